@@ -1,0 +1,3 @@
+"""Caucus: a local-first, supervised coordination hub for AI agents."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""The HTTP transport: parse, call one service method, format."""

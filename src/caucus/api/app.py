@@ -1,0 +1,58 @@
+"""`create_app(settings)`: everything the HTTP transport needs, built fresh, no globals."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from caucus import __version__
+from caucus.api.errors import install_error_handlers
+from caucus.api.middleware import BodyLimit
+from caucus.api.routes import channels, messages, meta, peers
+from caucus.clock import Clock
+from caucus.config import Settings
+from caucus.services.hub import Hub
+
+DESCRIPTION = """\
+Caucus hub HTTP API. Authenticate with `Authorization: Bearer <token>` from `POST /register`.
+Every error is JSON `{"error": <code>, "detail": <sentence>}`.
+"""
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    hub: Hub | None = None,
+    clock: Clock | None = None,
+) -> FastAPI:
+    """Build the app. If no hub is given, the app owns one and starts/stops it with its lifespan;
+    a hub passed in is started and stopped by the caller."""
+    settings = settings or (hub.settings if hub else Settings())
+    owned = hub is None
+    the_hub = hub or Hub(settings, clock=clock)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if owned:
+            await the_hub.start()
+        try:
+            yield
+        finally:
+            if owned:
+                await the_hub.stop()
+
+    app = FastAPI(
+        title="Caucus hub",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        redoc_url=None,
+    )
+    app.state.hub = the_hub
+    install_error_handlers(app)
+    for module in (peers, messages, channels, meta):
+        app.include_router(module.router)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    return app

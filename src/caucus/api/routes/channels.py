@@ -1,0 +1,70 @@
+"""Channels: join, leave, topic, list."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from caucus.api.auth import PeerDep, hub_of
+from caucus.api.schemas import (
+    ChannelOut,
+    ChannelRequest,
+    ChannelsResponse,
+    ErrorBody,
+    JoinResponse,
+    LeaveChannelResponse,
+    TopicRequest,
+)
+from caucus.domain.names import check_channel_name
+
+router = APIRouter(prefix="/channels", tags=["channels"])
+
+_AUTH: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorBody, "description": "missing, unknown or ended token"},
+    422: {"model": ErrorBody, "description": "invalid channel name"},
+}
+
+
+@router.post(
+    "/join", response_model=JoinResponse, summary="Join (and create) a channel", responses=_AUTH
+)
+async def join(body: ChannelRequest, request: Request, peer: PeerDep) -> dict[str, Any]:
+    channel, joined = await hub_of(request).channels.join(peer, body.channel)
+    return {**ChannelOut.dump(channel), "joined": joined}
+
+
+@router.post(
+    "/leave",
+    response_model=LeaveChannelResponse,
+    summary="Leave a channel",
+    responses={**_AUTH, 404: {"model": ErrorBody, "description": "not a member"}},
+)
+async def leave(body: ChannelRequest, request: Request, peer: PeerDep) -> dict[str, Any]:
+    await hub_of(request).channels.leave(peer, body.channel)
+    return {"channel": check_channel_name(body.channel), "left": True}
+
+
+@router.post(
+    "/topic",
+    response_model=ChannelOut,
+    summary="Set a channel's topic (members only)",
+    responses={
+        **_AUTH,
+        403: {"model": ErrorBody, "description": "not a member"},
+        404: {"model": ErrorBody, "description": "no such channel"},
+    },
+)
+async def topic(body: TopicRequest, request: Request, peer: PeerDep) -> dict[str, Any]:
+    return ChannelOut.dump(await hub_of(request).channels.set_topic(peer, body.channel, body.topic))
+
+
+@router.get(
+    "",
+    response_model=ChannelsResponse,
+    summary="Every channel, its members and topic",
+    responses=_AUTH,
+)
+async def channels(request: Request, _: PeerDep) -> dict[str, Any]:
+    found = await hub_of(request).channels.all()
+    return {"channels": [ChannelOut.dump(c) for c in found]}

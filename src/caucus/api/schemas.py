@@ -1,0 +1,254 @@
+"""Wire models of the HTTP API (they document it in /openapi.json, too)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from caucus.domain.channels import Channel
+from caucus.domain.messages import Delivery, Message, Peek, SendReceipt, preview
+from caucus.services.registry import PeerView
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Skill(BaseModel):
+    id: str
+    name: str
+    description: str | None = None
+    tags: list[str] | None = None
+
+
+class RegisterRequest(_In):
+    name: str = Field(description="1-64 letters, digits, '.', '_' or '-'")
+    token: str | None = Field(
+        None, description="your existing token, to resume that identity (or send it as Bearer)"
+    )
+    skills: list[str | Skill] | None = Field(None, description="kept when omitted")
+    description: str | None = Field(None, description="kept when omitted")
+    protocol_version: int | None = Field(
+        None, description="the protocol version you know; the text is returned if it is behind"
+    )
+
+
+class RegisterResponse(BaseModel):
+    token: str
+    name: str
+    outcome: str = Field(description="created | reaffirmed | replaced | revived")
+    protocol_version: int
+    protocol: str | None = None
+    note: str | None = None
+
+
+class SendRequest(_In):
+    to: str = Field(description="a peer name, 'all', or '#channel'")
+    content: str
+    thread: str | None = None
+    reply_to: str | None = Field(None, description="id of the message this answers")
+    meta: dict[str, Any] | None = None
+    idempotency_key: str | None = Field(
+        None, description="repeat within 24 h to get the first result back"
+    )
+
+
+class SendResponse(BaseModel):
+    message_id: str
+    seq: int
+    delivered_to: list[str]
+    missed: list[str] = Field(description="recipients who are reaped; their copy waits for them")
+
+    @staticmethod
+    def dump(receipt: SendReceipt) -> dict[str, Any]:
+        return {
+            "message_id": receipt.message_id,
+            "seq": receipt.seq,
+            "delivered_to": receipt.delivered_to,
+            "missed": receipt.missed,
+        }
+
+
+class MessageOut(BaseModel):
+    seq: int
+    id: str
+    ts: float
+    sender: str
+    to: str
+    kind: str
+    content: str
+    meta: dict[str, Any] | None = None
+    thread: str | None = None
+    reply_to: str | None = None
+    redelivered: bool = False
+    delivery_count: int = 1
+
+    @staticmethod
+    def dump(message: Message, delivery_count: int = 1) -> dict[str, Any]:
+        return {
+            "seq": message.seq,
+            "id": message.id,
+            "ts": message.ts,
+            "sender": message.sender,
+            "to": message.to,
+            "kind": message.kind,
+            "content": message.content,
+            "meta": message.meta,
+            "thread": message.thread,
+            "reply_to": message.reply_to,
+            "redelivered": delivery_count > 1,
+            "delivery_count": delivery_count,
+        }
+
+    @staticmethod
+    def from_delivery(d: Delivery) -> dict[str, Any]:
+        return MessageOut.dump(d.message, d.delivery_count)
+
+
+class ReceiveResponse(BaseModel):
+    messages: list[MessageOut]
+    acked: int = Field(description="deliveries acknowledged by this call's `ack`")
+    superseded: bool = Field(
+        False, description="a newer receive for this identity took over; this one got nothing"
+    )
+
+
+class AckRequest(_In):
+    seqs: list[int] | None = None
+    through: int | None = Field(
+        None, description="acknowledge the batch holding this seq, up to and including it"
+    )
+
+
+class AckResponse(BaseModel):
+    acked: int
+
+
+class LastMessage(BaseModel):
+    seq: int
+    sender: str
+    to: str
+    preview: str
+    truncated: bool
+    chars: int
+
+
+class PeekResponse(BaseModel):
+    pending: int
+    last: LastMessage | None
+
+    @staticmethod
+    def dump(peek: Peek) -> dict[str, Any]:
+        last = None
+        if peek.last is not None:
+            text, cut = preview(peek.last.content)
+            last = {
+                "seq": peek.last.seq,
+                "sender": peek.last.sender,
+                "to": peek.last.to,
+                "preview": text,
+                "truncated": cut,
+                "chars": len(peek.last.content),
+            }
+        return {"pending": peek.pending, "last": last}
+
+
+class PeerOut(BaseModel):
+    name: str
+    state: str = Field(description="online | quiet | stale | reaped")
+    status: str
+    status_age: float | None
+    skills: list[Skill]
+    description: str
+    last_seen_age: float
+    listening: bool
+
+    @staticmethod
+    def dump(view: PeerView) -> dict[str, Any]:
+        return {
+            "name": view.name,
+            "state": view.state.value,
+            "status": view.status,
+            "status_age": round(view.status_age, 3) if view.status_age is not None else None,
+            "skills": view.skills,
+            "description": view.description,
+            "last_seen_age": round(view.last_seen_age, 3),
+            "listening": view.listening,
+        }
+
+
+class PeersResponse(BaseModel):
+    peers: list[PeerOut]
+
+
+class StatusRequest(_In):
+    status: str = Field(description="one line, at most 280 characters")
+
+
+class StatusResponse(BaseModel):
+    name: str
+    status: str
+
+
+class LeaveResponse(BaseModel):
+    name: str
+    left: bool
+
+
+class ChannelRequest(_In):
+    channel: str = Field(description="'#name' (the '#' may be omitted)")
+
+
+class TopicRequest(_In):
+    channel: str
+    topic: str = Field(description="one line, at most 280 characters")
+
+
+class ChannelOut(BaseModel):
+    name: str
+    topic: str
+    topic_by: str | None
+    members: list[str]
+    created_at: float
+
+    @staticmethod
+    def dump(channel: Channel) -> dict[str, Any]:
+        return {
+            "name": channel.name,
+            "topic": channel.topic,
+            "topic_by": channel.topic_by,
+            "members": channel.members,
+            "created_at": channel.created_at,
+        }
+
+
+class JoinResponse(ChannelOut):
+    joined: bool = Field(description="false if you were already a member")
+
+
+class LeaveChannelResponse(BaseModel):
+    channel: str
+    left: bool
+
+
+class ChannelsResponse(BaseModel):
+    channels: list[ChannelOut]
+
+
+class ProtocolResponse(BaseModel):
+    version: int
+    text: str
+    sections: list[str]
+    section: str | None = None
+
+
+class HealthResponse(BaseModel):
+    ok: bool
+    version: str
+    uptime: float
+
+
+class ErrorBody(BaseModel):
+    error: str = Field(description="a stable machine-readable code")
+    detail: str = Field(description="what went wrong and what to do")

@@ -1,0 +1,150 @@
+"""The `caucus` command line."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import uvicorn
+from pydantic import ValidationError
+from rich.console import Console
+
+from caucus import __version__
+from caucus.config import load_settings
+
+app = typer.Typer(
+    name="caucus",
+    help="Caucus: a local-first, supervised coordination hub for AI agents.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+err = Console(stderr=True)
+
+
+def _fail(message: str, hint: str | None = None) -> None:
+    err.print(f"[bold red]error:[/] {message}")
+    if hint:
+        err.print(f"[dim]{hint}[/]")
+    raise typer.Exit(2)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        _fail(
+            f"cannot listen on {host}:{port}: {exc.strerror}",
+            "another hub may be running there; pick another --port",
+        )
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+class HubServer(uvicorn.Server):
+    """uvicorn, but parked long-polls are answered as soon as shutdown begins."""
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        application = self.config.app
+        hub_state = getattr(getattr(application, "state", None), "hub", None)
+        if hub_state is not None:
+            hub_state.begin_shutdown()
+        await super().shutdown(sockets)
+
+
+@app.command()
+def hub(
+    host: Annotated[str | None, typer.Option(help="address to bind (default 127.0.0.1)")] = None,
+    port: Annotated[int | None, typer.Option(help="port (default 8765; 0 picks a free one)")] = None,
+    db: Annotated[
+        str | None, typer.Option(help="SQLite file (default: in the user data directory)")
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option(help="TOML config file (keys as in `CAUCUS_*` without prefix)")
+    ] = None,
+    peer_ttl: Annotated[
+        float | None, typer.Option(help="seconds of silence before a peer is reaped")
+    ] = None,
+    log_level: Annotated[str | None, typer.Option(help="debug, info, warning, error")] = None,
+    access_log: Annotated[bool, typer.Option(help="log every request")] = False,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="print the startup line as JSON")
+    ] = False,
+) -> None:
+    """Run the hub: HTTP API on 127.0.0.1:8765, SQLite database in the user data directory."""
+    from caucus.api.app import create_app
+
+    try:
+        settings = load_settings(
+            config, host=host, port=port, db=db, peer_ttl=peer_ttl, log_level=log_level
+        )
+    except ValidationError as exc:
+        _fail(f"invalid setting: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}")
+        return
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+        return
+    sock = _bind(settings.host, settings.port)
+    bound_port = sock.getsockname()[1]
+    shown_host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    url = f"http://{shown_host}:{bound_port}"
+    db_path = settings.db_path()
+    if json_output:
+        print(json.dumps({"url": url, "db": str(db_path), "version": __version__}), flush=True)
+    else:
+        out = Console()
+        out.print(f"[bold]Caucus hub {__version__}[/] listening on [cyan]{url}[/]")
+        out.print(f"database: {db_path}")
+        out.print("[dim]Ctrl-C stops the hub; API reference at " + url + "/docs[/]")
+        sys.stdout.flush()
+    server = HubServer(
+        uvicorn.Config(
+            create_app(settings),
+            log_level=settings.log_level,
+            access_log=access_log,
+            timeout_graceful_shutdown=5,
+            lifespan="on",
+        )
+    )
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+    if not server.started:
+        raise typer.Exit(1)
+
+
+@app.command()
+def version() -> None:
+    """Print the version."""
+    print(__version__)
+
+
+@app.command()
+def settings(
+    json_output: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
+) -> None:
+    """Show the effective settings (defaults, config file, environment)."""
+    current = load_settings().model_dump()
+    current["db"] = str(load_settings().db_path())
+    if json_output:
+        print(json.dumps(current, indent=2))
+        return
+    for key, value in current.items():
+        print(f"{key} = {value!r}")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

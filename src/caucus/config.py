@@ -1,0 +1,122 @@
+"""Hub configuration: defaults < TOML file < `CAUCUS_*` environment < command-line flags."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+DEFAULT_PORT = 8765
+
+
+def user_data_dir() -> Path:
+    """Where the hub keeps its database when `--db` is not given."""
+    override = os.environ.get("CAUCUS_HOME")
+    if override:
+        return Path(override).expanduser()
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local"))
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support"
+    else:
+        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / "caucus"
+
+
+def default_db_path() -> Path:
+    return user_data_dir() / "caucus.db"
+
+
+class Settings(BaseSettings):
+    """Everything a hub process can be told. Durations are in seconds."""
+
+    model_config = SettingsConfigDict(env_prefix="CAUCUS_", extra="forbid")
+
+    host: str = "127.0.0.1"
+    port: int = Field(DEFAULT_PORT, ge=0, le=65535)
+    db: str = Field("", description="SQLite file path; empty means the user data directory")
+
+    # Liveness: quiet after TTL/5, stale after 3·TTL/5, reaped after TTL, forgotten after grace.
+    peer_ttl: float = Field(300.0, gt=0)
+    reaped_grace: float = Field(1800.0, ge=0)
+    maintenance_interval: float = Field(2.0, gt=0)
+
+    # Delivery.
+    visibility_timeout: float = Field(60.0, gt=0)
+    receive_timeout_max: float = Field(25.0, gt=0)
+    receive_batch_max: int = Field(100, ge=1, le=1000)
+    idempotency_window: float = Field(86400.0, gt=0)
+
+    # Limits.
+    max_content_chars: int = Field(8192, ge=1)
+    max_body_bytes: int = Field(64 * 1024, ge=1024)
+    send_rate_capacity: float = Field(10.0, gt=0)
+    send_rate_refill: float = Field(2.0, gt=0)
+    status_rate_capacity: float = Field(5.0, gt=0)
+    status_rate_refill: float = Field(0.2, gt=0)
+
+    # Storage.
+    sqlite_synchronous: str = Field("FULL", pattern="^(FULL|EXTRA|NORMAL)$")
+    group_commit_max: int = Field(512, ge=1)
+
+    log_level: str = "info"
+
+    @model_validator(mode="after")
+    def _check(self) -> Settings:
+        if self.receive_timeout_max > 300:
+            raise ValueError("receive_timeout_max must be at most 300 seconds")
+        return self
+
+    @property
+    def quiet_after(self) -> float:
+        return self.peer_ttl / 5
+
+    @property
+    def stale_after(self) -> float:
+        return self.peer_ttl * 3 / 5
+
+    def db_path(self) -> Path:
+        return Path(self.db).expanduser() if self.db else default_db_path()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # TomlConfigSettingsSource reads `toml_file` from model_config; it is None unless
+        # load_settings() was given a file, and then it is the lowest-priority source.
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls))
+
+
+def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
+    """Build settings; `overrides` (command-line flags) win over everything else.
+
+    The config file (argument, else `CAUCUS_CONFIG`) is TOML with the settings' field names as keys.
+    """
+    clean = {k: v for k, v in overrides.items() if v is not None}
+    if config_file is None and os.environ.get("CAUCUS_CONFIG"):
+        config_file = Path(os.environ["CAUCUS_CONFIG"])
+    if config_file is None:
+        return Settings(**clean)
+    if not config_file.is_file():
+        raise FileNotFoundError(f"config file not found: {config_file}")
+
+    class FileSettings(Settings):
+        model_config = SettingsConfigDict(
+            env_prefix="CAUCUS_", extra="forbid", toml_file=config_file
+        )
+
+    return FileSettings(**clean)

@@ -1,0 +1,100 @@
+"""Messages, their per-recipient deliveries, and what a send reports back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+PREVIEW_CHARS = 200
+
+
+class MessageKind(StrEnum):
+    CHAT = "chat"
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    seq: int
+    id: str
+    ts: float
+    sender: str
+    to: str
+    kind: str
+    content: str
+    meta: dict[str, Any] | None = None
+    thread: str | None = None
+    reply_to: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    message: Message
+    delivery_count: int
+
+    @property
+    def redelivered(self) -> bool:
+        return self.delivery_count > 1
+
+
+@dataclass(frozen=True, slots=True)
+class SendReceipt:
+    """What a sender is told. `missed` lists recipients who are reaped: their copy is held until
+    they come back (or are forgotten)."""
+
+    message_id: str
+    seq: int
+    delivered_to: list[str]
+    missed: list[str]
+    duplicate: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class NewMessage:
+    """A message the delivery service asks storage to append and fan out."""
+
+    id: str
+    ts: float
+    sender_id: int | None
+    sender: str
+    to: str
+    kind: str
+    content: str
+    meta: dict[str, Any] | None = None
+    thread: str | None = None
+    reply_to: str | None = None
+    idempotency_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Recipient:
+    peer_id: int
+    name: str
+    reaped: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AppendOutcome:
+    receipt: SendReceipt
+    message: Message
+    recipients: list[Recipient] = field(default_factory=list)
+    joined_channel: bool = False  # the sender was added to the target channel by this send
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimResult:
+    deliveries: list[Delivery]
+    acked: int
+    next_visible_at: float | None  # when an in-flight delivery becomes visible again
+
+
+@dataclass(frozen=True, slots=True)
+class Peek:
+    pending: int
+    last: Message | None
+
+
+def preview(content: str) -> tuple[str, bool]:
+    if len(content) <= PREVIEW_CHARS:
+        return content, False
+    return content[:PREVIEW_CHARS], True

@@ -1,0 +1,67 @@
+"""Names of peers and channels, and the targets a message can be addressed to."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+from caucus.errors import InvalidRequest
+
+NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+RESERVED_NAMES = frozenset({"all", "human", "operator", "hub", "system"})
+BROADCAST = "all"
+
+
+def check_peer_name(name: str) -> str:
+    if not NAME_RE.fullmatch(name):
+        raise InvalidRequest(
+            f"invalid name {name!r}: use 1-64 letters, digits, '.', '_' or '-'",
+            field="name",
+        )
+    if name.lower() in RESERVED_NAMES:
+        raise InvalidRequest(
+            f"the name {name!r} is reserved; reserved names are "
+            + ", ".join(sorted(RESERVED_NAMES)),
+            field="name",
+        )
+    return name
+
+
+def check_channel_name(channel: str) -> str:
+    """Return the canonical `#name` form; a missing leading '#' is accepted."""
+    bare = channel[1:] if channel.startswith("#") else channel
+    if not NAME_RE.fullmatch(bare):
+        raise InvalidRequest(
+            f"invalid channel {channel!r}: use '#' then 1-64 letters, digits, '.', '_' or '-'",
+            field="channel",
+        )
+    return "#" + bare
+
+
+class TargetKind(StrEnum):
+    PEER = "peer"
+    ALL = "all"
+    CHANNEL = "channel"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    kind: TargetKind
+    name: str  # peer name, "all", or "#channel"
+
+
+def parse_target(to: str) -> Target:
+    if to == BROADCAST:
+        return Target(TargetKind.ALL, BROADCAST)
+    if to.startswith("#"):
+        return Target(TargetKind.CHANNEL, check_channel_name(to))
+    if not NAME_RE.fullmatch(to):
+        raise InvalidRequest(
+            f"invalid recipient {to!r}: use a peer name, 'all', or '#channel'", field="to"
+        )
+    if to.lower() in RESERVED_NAMES:
+        raise InvalidRequest(
+            f"{to!r} is not a peer; address a peer by name, 'all', or a '#channel'", field="to"
+        )
+    return Target(TargetKind.PEER, to)

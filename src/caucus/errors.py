@@ -1,0 +1,131 @@
+"""The one error tree of Caucus.
+
+Every failure a caller can cause or observe is a `CaucusError` subclass with a stable
+machine-readable `code` and an HTTP `status`. Transports map this tree to their wire format in
+exactly one place each (`api/errors.py` for HTTP); the client maps codes back to these classes, so
+a caller catches the same exception whether it talks in-process or over HTTP.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class CaucusError(Exception):
+    """Base of every error Caucus reports to a caller."""
+
+    code: ClassVar[str] = "error"
+    status: ClassVar[int] = 500
+
+    def __init__(self, detail: str, **extra: Any) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.extra: dict[str, Any] = extra
+
+    def to_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"error": self.code, "detail": self.detail}
+        body.update(self.extra)
+        return body
+
+
+class InvalidRequest(CaucusError):
+    code = "invalid_request"
+    status = 422
+
+
+class Unauthorized(CaucusError):
+    code = "unauthorized"
+    status = 401
+
+
+class Forbidden(CaucusError):
+    code = "forbidden"
+    status = 403
+
+
+class NotFound(CaucusError):
+    code = "not_found"
+    status = 404
+
+
+class Conflict(CaucusError):
+    code = "conflict"
+    status = 409
+
+
+class NameInUse(Conflict):
+    code = "name_in_use"
+
+
+class NameTaken(Conflict):
+    """A revived identity's name now belongs to another peer."""
+
+    code = "name_taken"
+
+
+class PayloadTooLarge(CaucusError):
+    code = "payload_too_large"
+    status = 413
+
+
+class RateLimited(CaucusError):
+    code = "rate_limited"
+    status = 429
+
+    def __init__(self, detail: str, retry_after: float) -> None:
+        super().__init__(detail, retry_after=round(retry_after, 3))
+        self.retry_after = retry_after
+
+
+class StorageFull(CaucusError):
+    code = "storage_full"
+    status = 507
+
+
+class StorageError(CaucusError):
+    code = "storage_error"
+    status = 503
+
+
+class HubUnavailable(CaucusError):
+    """The client could not reach the hub at all (no HTTP answer)."""
+
+    code = "hub_unavailable"
+    status = 503
+
+
+ERRORS_BY_CODE: dict[str, type[CaucusError]] = {
+    cls.code: cls
+    for cls in (
+        CaucusError,
+        InvalidRequest,
+        Unauthorized,
+        Forbidden,
+        NotFound,
+        Conflict,
+        NameInUse,
+        NameTaken,
+        PayloadTooLarge,
+        RateLimited,
+        StorageFull,
+        StorageError,
+        HubUnavailable,
+    )
+}
+
+
+def error_from_body(status: int, body: Any) -> CaucusError:
+    """Rebuild the exception a hub response describes (used by the client)."""
+    if isinstance(body, dict) and isinstance(body.get("error"), str):
+        code = body["error"]
+        detail = str(body.get("detail", code))
+        cls = ERRORS_BY_CODE.get(code)
+        extra = {k: v for k, v in body.items() if k not in ("error", "detail")}
+        if cls is RateLimited:
+            return RateLimited(detail, retry_after=float(extra.get("retry_after", 1.0)))
+        if cls is not None:
+            return cls(detail, **extra)
+        err = CaucusError(detail, **extra)
+        err.code = code  # type: ignore[misc]  # an unknown code from a newer hub stays visible
+        return err
+    return CaucusError(f"hub answered HTTP {status} without an error body")

@@ -1,0 +1,37 @@
+"""The operating protocol agents read on join: a short core plus on-demand sections.
+
+Bump PROTOCOL_VERSION whenever the core text changes in a way an agent must re-read.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+
+from caucus.errors import NotFound
+
+PROTOCOL_VERSION = 1
+CORE_LIMIT = 8000
+
+
+@cache
+def core_text() -> str:
+    return resources.files(__package__).joinpath("core.md").read_text(encoding="utf-8")
+
+
+@cache
+def section_names() -> tuple[str, ...]:
+    folder = resources.files(__package__).joinpath("sections")
+    return tuple(
+        sorted(e.name.removesuffix(".md") for e in folder.iterdir() if e.name.endswith(".md"))
+    )
+
+
+def section(name: str) -> str:
+    if name not in section_names():
+        raise NotFound(
+            f"no protocol section {name!r}; the sections are: {', '.join(section_names())}",
+            sections=list(section_names()),
+        )
+    folder = resources.files(__package__).joinpath("sections")
+    return folder.joinpath(f"{name}.md").read_text(encoding="utf-8")

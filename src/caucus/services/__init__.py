@@ -1,0 +1,1 @@
+"""All policy lives here: identity, caps, rate limits, gates, state transitions."""

@@ -1,0 +1,181 @@
+"""Sending, receiving and acknowledging: durable, at-least-once, in seq order.
+
+Concurrent receives on one identity: the newest wins. A receive that is parked when another one
+arrives for the same identity returns at once with no messages and `superseded: true`; it had
+claimed nothing, so nothing is split or lost. A batch already handed out is never taken back:
+what its receiver does not acknowledge comes back after the visibility timeout, or at once when the
+identity registers again (a reconnect).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+
+from caucus.clock import Clock
+from caucus.config import Settings
+from caucus.domain.events import ChannelJoined, MessageRouted
+from caucus.domain.messages import Delivery, MessageKind, NewMessage, Peek, SendReceipt
+from caucus.domain.names import parse_target
+from caucus.domain.peers import Peer
+from caucus.errors import InvalidRequest, PayloadTooLarge
+from caucus.ids import new_message_id
+from caucus.services.notifier import Notifier
+from caucus.services.ratelimit import TokenBuckets
+from caucus.services.registry import Registry
+from caucus.storage.base import Store
+
+MAX_THREAD = 128
+MAX_IDEMPOTENCY_KEY = 200
+MAX_ACK_SEQS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiveResult:
+    deliveries: list[Delivery]
+    acked: int
+    superseded: bool = False
+
+
+class DeliveryService:
+    def __init__(
+        self,
+        store: Store,
+        notifier: Notifier,
+        registry: Registry,
+        clock: Clock,
+        settings: Settings,
+    ) -> None:
+        self._store = store
+        self._notifier = notifier
+        self._registry = registry
+        self._clock = clock
+        self._settings = settings
+        self.send_budget = TokenBuckets(
+            clock,
+            capacity=settings.send_rate_capacity,
+            refill=settings.send_rate_refill,
+            what="sends",
+        )
+
+    async def send(
+        self,
+        peer: Peer,
+        *,
+        to: str,
+        content: str,
+        thread: str | None = None,
+        reply_to: str | None = None,
+        meta: dict[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> SendReceipt:
+        target = parse_target(to)
+        limit = self._settings.max_content_chars
+        if not content:
+            raise InvalidRequest("content is empty: say something", field="content")
+        if len(content) > limit:
+            raise PayloadTooLarge(
+                f"content is {len(content)} characters; the limit is {limit}: split it or "
+                "send a summary",
+                field="content",
+                limit=limit,
+            )
+        if thread is not None and not 0 < len(thread) <= MAX_THREAD:
+            raise InvalidRequest(f"thread is 1-{MAX_THREAD} characters", field="thread")
+        if idempotency_key is not None and not 0 < len(idempotency_key) <= MAX_IDEMPOTENCY_KEY:
+            raise InvalidRequest(
+                f"idempotency_key is 1-{MAX_IDEMPOTENCY_KEY} characters", field="idempotency_key"
+            )
+        self.send_budget.take(peer.id)
+        now = self._clock.now()
+        outcome = await self._store.append_message(
+            NewMessage(
+                id=new_message_id(),
+                ts=now,
+                sender_id=peer.id,
+                sender=peer.name,
+                to=target.name,
+                kind=MessageKind.CHAT,
+                content=content,
+                meta=meta,
+                thread=thread,
+                reply_to=reply_to,
+                idempotency_key=idempotency_key,
+            ),
+            target,
+            idempotency_since=now - self._settings.idempotency_window,
+        )
+        if outcome.receipt.duplicate:
+            return outcome.receipt
+        ids = tuple(r.peer_id for r in outcome.recipients)
+        self._notifier.wake(ids)
+        if outcome.joined_channel:
+            self._notifier.emit(ChannelJoined(now, target.name, peer.name))
+        self._notifier.emit(
+            MessageRouted(now, outcome.message, tuple(outcome.receipt.delivered_to), ids)
+        )
+        return outcome.receipt
+
+    async def receive(
+        self,
+        peer: Peer,
+        *,
+        wait: float,
+        ack_through: int | None = None,
+        limit: int | None = None,
+    ) -> ReceiveResult:
+        """Long-poll for pending deliveries; returns as soon as there is at least one."""
+        wait = min(max(wait, 0.0), self._settings.receive_timeout_max)
+        batch = min(limit or self._settings.receive_batch_max, self._settings.receive_batch_max)
+        if batch < 1:
+            raise InvalidRequest("limit must be at least 1", field="limit")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait
+        waiter = self._notifier.listen(peer.id)
+        acked = 0
+        ack = ack_through
+        try:
+            while True:
+                waiter.event.clear()
+                result = await self._store.claim(
+                    peer.id,
+                    now=self._clock.now(),
+                    visibility=self._settings.visibility_timeout,
+                    limit=batch,
+                    ack_through=ack,
+                )
+                acked += result.acked
+                ack = None
+                if result.deliveries:
+                    return ReceiveResult(result.deliveries, acked)
+                if waiter.superseded or peer.state.terminal or self._notifier.closing:
+                    return ReceiveResult([], acked, superseded=waiter.superseded)
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    return ReceiveResult([], acked)
+                if result.next_visible_at is not None:
+                    until_visible = result.next_visible_at - self._clock.now()
+                    remaining = min(remaining, max(until_visible, 0.0) + 0.005)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(waiter.event.wait(), remaining)
+                if waiter.superseded:
+                    return ReceiveResult([], acked, superseded=True)
+                if self._notifier.closing:
+                    return ReceiveResult([], acked)
+        finally:
+            self._notifier.unlisten(waiter)
+            self._registry.touch(peer)
+
+    async def ack(
+        self, peer: Peer, *, seqs: list[int] | None = None, through: int | None = None
+    ) -> int:
+        if not seqs and through is None:
+            raise InvalidRequest("give seqs (a list) or through (a seq) to acknowledge")
+        if seqs and len(seqs) > MAX_ACK_SEQS:
+            raise InvalidRequest(f"at most {MAX_ACK_SEQS} seqs per ack", field="seqs")
+        return await self._store.ack(peer.id, seqs=seqs or (), through=through)
+
+    async def peek(self, peer: Peer) -> Peek:
+        return await self._store.peek(peer.id)

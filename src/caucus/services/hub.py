@@ -1,0 +1,95 @@
+"""The façade transports talk to: builds every service over one store, runs background loops."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from pathlib import Path
+
+from caucus.clock import Clock, SystemClock
+from caucus.config import Settings
+from caucus.services.channels import Channels
+from caucus.services.delivery import DeliveryService
+from caucus.services.notifier import Notifier
+from caucus.services.registry import Registry
+from caucus.storage.base import Store
+from caucus.storage.sqlite import SqliteStore
+
+log = logging.getLogger(__name__)
+
+
+def open_store(settings: Settings) -> Store:
+    return SqliteStore(
+        settings.db_path(),
+        synchronous=settings.sqlite_synchronous,
+        batch_max=settings.group_commit_max,
+    )
+
+
+class Hub:
+    """One hub: its store, its services and its maintenance loop.
+
+    `start()` opens storage and starts the loop; `stop()` ends the loop, flushes and closes.
+    Tests may call `maintain()` directly instead of waiting for the loop.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        store: Store | None = None,
+        clock: Clock | None = None,
+        run_maintenance: bool = True,
+    ) -> None:
+        self.settings = settings
+        self.clock: Clock = clock or SystemClock()
+        self.store: Store = store or open_store(settings)
+        self.notifier = Notifier()
+        self.registry = Registry(self.store, self.notifier, self.clock, settings)
+        self.delivery = DeliveryService(
+            self.store, self.notifier, self.registry, self.clock, settings
+        )
+        self.channels = Channels(self.store, self.notifier, self.clock)
+        self._run_maintenance = run_maintenance
+        self._task: asyncio.Task[None] | None = None
+        self.started_at: float | None = None
+
+    @property
+    def db_path(self) -> Path | None:
+        path = getattr(self.store, "path", None)
+        return path if isinstance(path, Path) else None
+
+    async def start(self) -> None:
+        await self.store.open()
+        self.started_at = self.clock.now()
+        if self._run_maintenance:
+            self._task = asyncio.create_task(self._loop(), name="caucus-maintenance")
+
+    def begin_shutdown(self) -> None:
+        """Answer every parked long-poll now so the server can drain quickly."""
+        self.notifier.close()
+
+    async def stop(self) -> None:
+        self.begin_shutdown()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        with contextlib.suppress(Exception):
+            await self.registry.flush_last_seen()
+        await self.store.close()
+
+    async def maintain(self) -> None:
+        """One round of upkeep: flush liveness, reap, forget, purge old idempotency keys."""
+        await self.registry.reap()
+        await self.store.purge_idempotency(self.clock.now() - self.settings.idempotency_window)
+
+    async def _loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.maintenance_interval)
+            try:
+                await self.maintain()
+            except Exception:  # keep the hub serving; the next round may succeed
+                log.exception("maintenance round failed")

@@ -1,0 +1,1 @@
+"""Persistence behind the `Store` protocol: SQLite (embedded, default); PostgreSQL to follow."""

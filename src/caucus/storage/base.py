@@ -1,0 +1,128 @@
+"""The storage contract every backend implements.
+
+Services call only these methods and never assume a particular database. Each method is one
+atomic unit of work: a backend may batch several concurrent calls into one transaction (group
+commit) but must not let a failure in one call undo another's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
+
+from caucus.domain.channels import Channel
+from caucus.domain.messages import AppendOutcome, ClaimResult, Message, NewMessage, Peek
+from caucus.domain.names import Target
+from caucus.domain.peers import Peer, PeerState
+
+
+class Store(Protocol):
+    # --- lifecycle -------------------------------------------------------------------------
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    # --- peers -----------------------------------------------------------------------------
+    async def create_peer(
+        self,
+        *,
+        name: str,
+        token_hash: bytes,
+        skills: list[dict[str, Any]],
+        description: str,
+        now: float,
+    ) -> Peer:
+        """Insert an active peer. Raises NameInUse if an active peer holds the name."""
+        ...
+
+    async def peer_by_token(self, token_hash: bytes) -> Peer | None: ...
+
+    async def peer_by_name(self, name: str) -> Peer | None:
+        """The active peer holding `name`, if any."""
+        ...
+
+    async def list_peers(self, states: Iterable[PeerState]) -> list[Peer]: ...
+
+    async def update_peer(self, peer_id: int, fields: Mapping[str, Any]) -> None:
+        """Set columns of one peer: name, token_hash, skills, description, status, status_at,
+        last_seen. Raises NameInUse if a rename collides with an active peer."""
+        ...
+
+    async def revive_peer(self, peer_id: int, now: float) -> None:
+        """Reaped → active. Raises NameTaken if another active peer now holds its name."""
+        ...
+
+    async def touch_peers(self, last_seen: Mapping[int, float]) -> None: ...
+
+    async def reap_peers(
+        self, idle_before: float, now: float, exclude: Iterable[int]
+    ) -> list[Peer]:
+        """Mark active peers last seen before `idle_before` as reaped; return them."""
+        ...
+
+    async def forget_peers(self, reaped_before: float, now: float) -> list[Peer]:
+        """End reaped peers whose grace ran out; their pending deliveries are dropped."""
+        ...
+
+    async def end_peer(self, peer_id: int, state: PeerState, now: float) -> None:
+        """Terminal: left or kicked. Drops pending deliveries and channel memberships."""
+        ...
+
+    async def peer_channels(self, peer_id: int) -> list[str]: ...
+
+    # --- messages and deliveries ---------------------------------------------------------
+    async def append_message(
+        self, msg: NewMessage, target: Target, *, idempotency_since: float
+    ) -> AppendOutcome:
+        """Persist a message and queue it for its audience, durably, in one transaction.
+
+        Audience: the named active or reaped peer; every active or reaped peer but the sender
+        for `all`; the channel's members but the sender (the sender joins the channel). A repeat
+        of (sender, idempotency_key) newer than `idempotency_since` returns the first outcome
+        with `duplicate=True` and stores nothing. Raises NotFound for an unknown peer or an
+        unknown `reply_to`.
+        """
+        ...
+
+    async def claim(
+        self,
+        peer_id: int,
+        *,
+        now: float,
+        visibility: float,
+        limit: int,
+        ack_through: int | None,
+    ) -> ClaimResult:
+        """Acknowledge (see `ack`), then hand out up to `limit` visible deliveries in seq order,
+        hiding them for `visibility` seconds and counting the attempt."""
+        ...
+
+    async def ack(
+        self, peer_id: int, *, seqs: Iterable[int] = (), through: int | None = None
+    ) -> int:
+        """Delete handed-out deliveries: exactly `seqs`, and/or those of the batch that held
+        `through` with seq ≤ `through`. Never acknowledges a delivery not yet handed out."""
+        ...
+
+    async def release_inflight(self, peer_id: int, now: float) -> int:
+        """Make every handed-out, unacknowledged delivery visible again (a reconnect)."""
+        ...
+
+    async def peek(self, peer_id: int) -> Peek: ...
+
+    async def messages_after(self, seq: int, limit: int) -> list[Message]: ...
+
+    async def purge_idempotency(self, before: float) -> int: ...
+
+    # --- channels --------------------------------------------------------------------------
+    async def join_channel(self, peer_id: int, channel: str, now: float) -> bool:
+        """Create the channel if needed and add the peer; False if already a member."""
+        ...
+
+    async def leave_channel(self, peer_id: int, channel: str) -> bool: ...
+
+    async def set_topic(self, channel: str, topic: str, by: str, now: float) -> None: ...
+
+    async def get_channel(self, channel: str) -> Channel | None: ...
+
+    async def list_channels(self) -> list[Channel]: ...

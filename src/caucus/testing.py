@@ -1,0 +1,116 @@
+"""Test helpers that ship with Caucus, for its own tests and for yours.
+
+- `FakeClock`: time you advance by hand (liveness, expiry) without sleeping.
+- `make_hub()`: a fresh hub on a real SQLite file, started and stopped around the block.
+- `serve()`: a real uvicorn server on an ephemeral loopback port, in the running event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from caucus.clock import Clock
+from caucus.config import Settings
+from caucus.services.hub import Hub
+
+
+class FakeClock:
+    """A clock that moves only when told to."""
+
+    def __init__(self, start: float = 1_800_000_000.0) -> None:
+        self._now = start
+        self._mono = 1_000.0
+
+    def now(self) -> float:
+        return self._now
+
+    def monotonic(self) -> float:
+        return self._mono
+
+    def advance(self, seconds: float) -> None:
+        if seconds < 0:
+            raise ValueError("time only moves forward")
+        self._now += seconds
+        self._mono += seconds
+
+
+def hub_settings(directory: Path | str | None = None, **overrides: Any) -> Settings:
+    """Settings for a throwaway hub: its own SQLite file, ephemeral port, no env or file."""
+    folder = Path(directory) if directory is not None else Path(tempfile.mkdtemp("-caucus"))
+    values: dict[str, Any] = {"db": str(folder / "caucus.db"), "port": 0}
+    values.update(overrides)
+    return Settings(**values)
+
+
+@asynccontextmanager
+async def make_hub(
+    directory: Path | str | None = None,
+    *,
+    clock: Clock | None = None,
+    run_maintenance: bool = False,
+    **overrides: Any,
+) -> AsyncIterator[Hub]:
+    """A started hub on a fresh SQLite file. Maintenance runs only when you call
+    `hub.maintain()`, unless `run_maintenance=True`."""
+    hub = Hub(
+        hub_settings(directory, **overrides), clock=clock, run_maintenance=run_maintenance
+    )
+    await hub.start()
+    try:
+        yield hub
+    finally:
+        await hub.stop()
+
+
+class _TestServer(uvicorn.Server):
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        # The test runner owns the process's signals; uvicorn must not take them over.
+        yield
+
+
+@asynccontextmanager
+async def serve(hub: Hub) -> AsyncIterator[str]:
+    """Serve `hub` over real HTTP on 127.0.0.1 and an ephemeral port; yields the base URL.
+
+    The hub's lifecycle stays with the caller (start it before, stop it after). Leaving the
+    block answers parked long-polls, as a hub shutting down does.
+    """
+    from caucus.api.app import create_app
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1024)
+    port = sock.getsockname()[1]
+    server = _TestServer(
+        uvicorn.Config(
+            create_app(hub=hub),
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            timeout_graceful_shutdown=2,
+        )
+    )
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        while not server.started:
+            if task.done():
+                task.result()
+                raise RuntimeError("the test server stopped before it started")
+            await asyncio.sleep(0.005)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        hub.begin_shutdown()
+        server.should_exit = True
+        await task
+        sock.close()

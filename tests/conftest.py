@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from caucus.client import HubClient
+from caucus.services.hub import Hub
+from caucus.testing import FakeClock, make_hub, serve
+
+ClientFactory = Callable[..., Awaitable[HubClient]]
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+async def hub(tmp_path: Path, clock: FakeClock) -> AsyncIterator[Hub]:
+    """A hub on a fresh SQLite file whose time moves only with `clock.advance()`."""
+    async with make_hub(tmp_path, clock=clock, send_rate_capacity=1000) as h:
+        yield h
+
+
+@pytest.fixture
+async def live_hub(tmp_path: Path) -> AsyncIterator[Hub]:
+    """A hub on real time, for tests where time must pass by itself."""
+    async with make_hub(tmp_path, send_rate_capacity=1000) as h:
+        yield h
+
+
+@pytest.fixture
+async def url(live_hub: Hub) -> AsyncIterator[str]:
+    """Base URL of `live_hub` served by a real uvicorn on an ephemeral loopback port."""
+    async with serve(live_hub) as base:
+        yield base
+
+
+@pytest.fixture
+async def connect(url: str) -> AsyncIterator[ClientFactory]:
+    """Make registered HubClients against the served hub: `alice = await connect("alice")`."""
+    clients: list[HubClient] = []
+
+    async def factory(name: str | None = None, **register_args: object) -> HubClient:
+        client = HubClient(url)
+        clients.append(client)
+        if name is not None:
+            await client.register(name, **register_args)  # type: ignore[arg-type]
+        return client
+
+    yield factory
+    for client in clients:
+        await client.aclose()
