@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
@@ -10,6 +11,24 @@ from caucus.services.hub import Hub
 from caucus.testing import FakeClock, make_hub, serve
 
 ClientFactory = Callable[..., Awaitable[HubClient]]
+
+
+async def eventually(
+    condition: Callable[[], Awaitable[bool] | bool], *, within: float = 10.0, what: str = ""
+) -> None:
+    """Wait, bounded, for a condition another party makes true (a peer starts listening, the
+    reaper runs). Fails the test with `what` if it does not happen in `within` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while True:
+        outcome = condition()
+        if not isinstance(outcome, bool):
+            outcome = await outcome
+        if outcome:
+            return
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out after {within} s waiting for {what or condition}")
+        await asyncio.sleep(0.01)
 
 
 @pytest.fixture

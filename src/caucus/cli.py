@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import signal
 import socket
 import sys
+import threading
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 import uvicorn
@@ -14,7 +19,8 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from caucus import __version__
-from caucus.config import load_settings
+from caucus.config import Settings, load_settings
+from caucus.errors import CaucusError
 
 app = typer.Typer(
     name="caucus",
@@ -22,7 +28,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True, highlight=False)
 
 
 def _fail(message: str, hint: str | None = None) -> None:
@@ -50,7 +56,23 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 class HubServer(uvicorn.Server):
-    """uvicorn, but parked long-polls are answered as soon as shutdown begins."""
+    """uvicorn, but parked long-polls are answered as soon as shutdown begins, and a signal
+    that asked for a graceful stop ends the process with status 0 once the stop is done."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        # uvicorn re-raises the signal after its graceful shutdown, turning a clean stop into
+        # "killed by SIGTERM"; a supervisor should see success.
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        wanted = (signal.SIGINT, signal.SIGTERM)
+        previous = {sig: signal.signal(sig, self.handle_exit) for sig in wanted}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         application = self.config.app
@@ -63,7 +85,9 @@ class HubServer(uvicorn.Server):
 @app.command()
 def hub(
     host: Annotated[str | None, typer.Option(help="address to bind (default 127.0.0.1)")] = None,
-    port: Annotated[int | None, typer.Option(help="port (default 8765; 0 picks a free one)")] = None,
+    port: Annotated[
+        int | None, typer.Option(help="port (default 8765; 0 picks a free one)")
+    ] = None,
     db: Annotated[
         str | None, typer.Option(help="SQLite file (default: in the user data directory)")
     ] = None,
@@ -80,8 +104,6 @@ def hub(
     ] = False,
 ) -> None:
     """Run the hub: HTTP API on 127.0.0.1:8765, SQLite database in the user data directory."""
-    from caucus.api.app import create_app
-
     try:
         settings = load_settings(
             config, host=host, port=port, db=db, peer_ttl=peer_ttl, log_level=log_level
@@ -93,33 +115,60 @@ def hub(
         _fail(str(exc))
         return
     sock = _bind(settings.host, settings.port)
-    bound_port = sock.getsockname()[1]
-    shown_host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    url = f"http://{shown_host}:{bound_port}"
-    db_path = settings.db_path()
-    if json_output:
-        print(json.dumps({"url": url, "db": str(db_path), "version": __version__}), flush=True)
-    else:
-        out = Console()
-        out.print(f"[bold]Caucus hub {__version__}[/] listening on [cyan]{url}[/]")
-        out.print(f"database: {db_path}")
-        out.print("[dim]Ctrl-C stops the hub; API reference at " + url + "/docs[/]")
-        sys.stdout.flush()
-    server = HubServer(
-        uvicorn.Config(
-            create_app(settings),
-            log_level=settings.log_level,
-            access_log=access_log,
-            timeout_graceful_shutdown=5,
-            lifespan="on",
-        )
-    )
     try:
-        server.run(sockets=[sock])
+        code = _run_loop(_serve(settings, sock, access_log=access_log, json_output=json_output))
     finally:
         sock.close()
-    if not server.started:
-        raise typer.Exit(1)
+    if code:
+        raise typer.Exit(code)
+
+
+def _run_loop(main: Coroutine[Any, Any, int]) -> int:
+    try:
+        import uvloop
+    except ImportError:  # uvloop is optional (not on Windows)
+        return asyncio.run(main)
+    return uvloop.run(main)
+
+
+async def _serve(
+    settings: Settings, sock: socket.socket, *, access_log: bool, json_output: bool
+) -> int:
+    from caucus.api.app import create_app
+    from caucus.services.hub import Hub
+
+    hub = Hub(settings)
+    try:
+        await hub.start()  # before serving, so a locked or newer database is a clean error
+    except (CaucusError, RuntimeError, OSError) as exc:
+        err.print(f"[bold red]error:[/] cannot open the database: {exc}")
+        return 2
+    try:
+        bound_port = sock.getsockname()[1]
+        shown_host = f"[{settings.host}]" if ":" in settings.host else settings.host
+        url = f"http://{shown_host}:{bound_port}"
+        db_path = hub.db_path or settings.db_path()
+        if json_output:
+            print(json.dumps({"url": url, "db": str(db_path), "version": __version__}), flush=True)
+        else:
+            out = Console(soft_wrap=True, highlight=False)
+            out.print(f"[bold]Caucus hub {__version__}[/] listening on [cyan]{url}[/]")
+            out.print(f"database: {db_path}")
+            out.print(f"[dim]Ctrl-C stops the hub; API reference at {url}/docs[/]")
+            sys.stdout.flush()
+        server = HubServer(
+            uvicorn.Config(
+                create_app(hub=hub),
+                log_level=settings.log_level,
+                access_log=access_log,
+                timeout_graceful_shutdown=5,
+                lifespan="on",
+            )
+        )
+        await server.serve(sockets=[sock])
+        return 0 if server.started else 1
+    finally:
+        await hub.stop()
 
 
 @app.command()

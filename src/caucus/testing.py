@@ -61,9 +61,7 @@ async def make_hub(
 ) -> AsyncIterator[Hub]:
     """A started hub on a fresh SQLite file. Maintenance runs only when you call
     `hub.maintain()`, unless `run_maintenance=True`."""
-    hub = Hub(
-        hub_settings(directory, **overrides), clock=clock, run_maintenance=run_maintenance
-    )
+    hub = Hub(hub_settings(directory, **overrides), clock=clock, run_maintenance=run_maintenance)
     await hub.start()
     try:
         yield hub

@@ -38,8 +38,9 @@ def test_a_missing_config_file_is_an_error(tmp_path: Path) -> None:
         load_settings(tmp_path / "nope.toml")
 
 
-def test_the_default_database_lives_in_the_user_data_dir(monkeypatch: pytest.MonkeyPatch,
-                                                         tmp_path: Path) -> None:
+def test_the_default_database_lives_in_the_user_data_dir(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
     monkeypatch.delenv("CAUCUS_HOME", raising=False)
     assert Settings().db_path() == tmp_path / "caucus" / "caucus.db"

@@ -17,12 +17,19 @@ def _peer(last_seen: float, state: PeerState = PeerState.ACTIVE) -> Peer:
 
 @pytest.mark.parametrize(
     ("idle", "expected"),
-    [(0, Liveness.ONLINE), (59, Liveness.ONLINE), (60, Liveness.QUIET), (179, Liveness.QUIET),
-     (180, Liveness.STALE), (10_000, Liveness.STALE)],
+    [
+        (0, Liveness.ONLINE),
+        (59, Liveness.ONLINE),
+        (60, Liveness.QUIET),
+        (179, Liveness.QUIET),
+        (180, Liveness.STALE),
+        (10_000, Liveness.STALE),
+    ],
 )
 def test_liveness_follows_idle_time(idle: float, expected: Liveness) -> None:
-    got = liveness(_peer(1000.0 - idle), now=1000.0, listening=False, quiet_after=60,
-                   stale_after=180)
+    got = liveness(
+        _peer(1000.0 - idle), now=1000.0, listening=False, quiet_after=60, stale_after=180
+    )
     assert got is expected
 
 
@@ -32,8 +39,9 @@ def test_a_listening_peer_is_online_however_long_ago_it_was_seen() -> None:
 
 
 def test_a_reaped_peer_is_reaped() -> None:
-    got = liveness(_peer(999.0, PeerState.REAPED), now=1000.0, listening=False, quiet_after=60,
-                   stale_after=180)
+    got = liveness(
+        _peer(999.0, PeerState.REAPED), now=1000.0, listening=False, quiet_after=60, stale_after=180
+    )
     assert got is Liveness.REAPED
 
 

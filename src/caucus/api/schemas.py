@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from caucus.domain.channels import Channel
 from caucus.domain.messages import Delivery, Message, Peek, SendReceipt, preview
@@ -20,6 +26,11 @@ class Skill(BaseModel):
     name: str
     description: str | None = None
     tags: list[str] | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if v is not None}
 
 
 class RegisterRequest(_In):

@@ -128,9 +128,9 @@ class DeliveryService:
     ) -> ReceiveResult:
         """Long-poll for pending deliveries; returns as soon as there is at least one."""
         wait = min(max(wait, 0.0), self._settings.receive_timeout_max)
-        batch = min(limit or self._settings.receive_batch_max, self._settings.receive_batch_max)
-        if batch < 1:
+        if limit is not None and limit < 1:
             raise InvalidRequest("limit must be at least 1", field="limit")
+        batch = min(limit or self._settings.receive_batch_max, self._settings.receive_batch_max)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait
         waiter = self._notifier.listen(peer.id)

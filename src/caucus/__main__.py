@@ -1,0 +1,3 @@
+from caucus.cli import main
+
+main()

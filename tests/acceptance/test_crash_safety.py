@@ -1,0 +1,111 @@
+"""Nothing acknowledged to a sender is lost when the hub is killed with SIGKILL."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+import pytest
+
+from caucus.client import HubClient
+from caucus.errors import HubUnavailable
+from tests.acceptance.hubproc import start_hub
+from tests.conftest import eventually
+
+FAST = {"CAUCUS_SEND_RATE_CAPACITY": "1000000", "CAUCUS_SEND_RATE_REFILL": "1000000"}
+pytestmark = pytest.mark.slow
+
+
+async def drain(client: HubClient, expected: int) -> list[tuple[int, str]]:
+    got: list[tuple[int, str]] = []
+    async with asyncio.timeout(120):
+        while len(got) < expected:
+            batch = await client.receive(timeout=5)
+            if not batch.messages:
+                break
+            got += [(m.seq, m.content) for m in batch.messages]
+    await client.flush_acks()
+    return got
+
+
+async def send_all(client: HubClient, n: int, acked: dict[int, str], width: int = 32) -> None:
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    for i in range(n):
+        queue.put_nowait(i)
+
+    async def worker() -> None:
+        while not queue.empty():
+            i = queue.get_nowait()
+            result = await client.send("bob", f"msg-{i}")
+            acked[result.seq] = f"msg-{i}"
+
+    results = await asyncio.gather(*[worker() for _ in range(width)], return_exceptions=True)
+    for outcome in results:
+        if isinstance(outcome, BaseException):
+            raise outcome
+
+
+async def test_1000_acknowledged_messages_survive_sigkill_in_seq_order(tmp_path: Path) -> None:
+    db = tmp_path / "crash.db"
+    hub = start_hub(db, env=FAST)
+    acked: dict[int, str] = {}
+    try:
+        async with HubClient(hub.url) as alice, HubClient(hub.url) as bob:
+            await alice.register("alice")
+            await bob.register("bob")
+            bob_token = bob.token
+            await send_all(alice, 1000, acked)
+        hub.kill()  # no shutdown, no flush: whatever was acknowledged must be on disk
+    finally:
+        hub.stop()
+    assert len(acked) == 1000
+
+    again = start_hub(db, env=FAST)
+    try:
+        async with HubClient(again.url, token=bob_token) as bob:
+            reg = await bob.register("bob")
+            assert reg.outcome == "reaffirmed"
+            got = await drain(bob, 1000)
+    finally:
+        again.stop()
+    seqs = [seq for seq, _ in got]
+    assert seqs == sorted(acked)  # all of them, exactly once, in seq order
+    assert dict(got) == acked
+
+
+async def test_a_kill_in_the_middle_of_a_stream_loses_nothing_acknowledged(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "midstream.db"
+    hub = start_hub(db, env=FAST)
+    acked: dict[int, str] = {}
+    try:
+        async with HubClient(hub.url) as alice, HubClient(hub.url) as bob:
+            await alice.register("alice")
+            await bob.register("bob")
+            bob_token = bob.token
+
+            async def keep_sending() -> None:
+                # The hub dies under us: the sends in flight then were never acknowledged.
+                with contextlib.suppress(HubUnavailable):
+                    await send_all(alice, 100_000, acked, width=16)
+
+            sender = asyncio.create_task(keep_sending())
+            await eventually(lambda: len(acked) >= 500, within=120, what="500 acks")
+            hub.kill()
+            await sender
+    finally:
+        hub.stop()
+
+    again = start_hub(db, env=FAST)
+    try:
+        async with HubClient(again.url, token=bob_token) as bob:
+            await bob.register("bob")
+            got = await drain(bob, len(acked) + 16)
+    finally:
+        again.stop()
+    received = dict(got)
+    missing = set(acked) - set(received)
+    assert not missing, f"{len(missing)} acknowledged messages lost"
+    assert [s for s, _ in got] == sorted(received)

@@ -1,0 +1,85 @@
+"""Every route the app serves is documented in /openapi.json, with its errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx2
+from fastapi import FastAPI, routing
+from fastapi.routing import APIRoute
+
+from caucus.api.app import create_app
+from caucus.testing import hub_settings
+
+# FastAPI's own documentation routes document themselves.
+SELF_DOCUMENTING = {"/openapi.json", "/docs", "/docs/oauth2-redirect"}
+
+
+def served_routes(app: FastAPI) -> list[tuple[str, set[str], object]]:
+    """(path, methods, original route) of everything the app routes, included routers too."""
+    contexts = getattr(routing, "iter_route_contexts", None)  # FastAPI >= 0.16x includes lazily
+    found = []
+    for ctx in contexts(app.routes) if contexts else app.routes:
+        original = getattr(ctx, "original_route", ctx)
+        found.append((ctx.path, set(ctx.methods or ()), original))
+    return found
+
+
+def test_every_route_is_in_the_openapi_document(tmp_path: Path) -> None:
+    app = create_app(hub_settings(tmp_path))
+    spec = app.openapi()
+    served: set[tuple[str, str]] = set()
+    for path, methods, _ in served_routes(app):
+        assert path, "a route without a path"
+        if path in SELF_DOCUMENTING:
+            continue
+        for method in methods:
+            if method != "HEAD":
+                served.add((path, method.lower()))
+    documented = {(path, m) for path, ops in spec["paths"].items() for m in ops}
+    undocumented = served - documented
+    assert not undocumented, f"routes missing from /openapi.json: {sorted(undocumented)}"
+    assert served, "no routes found"
+    for path, method in served:
+        route_doc = spec["paths"][path][method]
+        assert route_doc.get("summary"), f"{method.upper()} {path} has no summary"
+
+
+def test_authenticated_routes_document_401_and_hot_routes_their_bodies(tmp_path: Path) -> None:
+    spec = create_app(hub_settings(tmp_path)).openapi()
+    for path in (
+        "/send",
+        "/receive",
+        "/peek",
+        "/ack",
+        "/peers",
+        "/ping",
+        "/status",
+        "/leave",
+        "/channels",
+        "/channels/join",
+        "/channels/leave",
+        "/channels/topic",
+    ):
+        ops = spec["paths"][path]
+        for op in ops.values():
+            assert "401" in op["responses"], path
+    send_body = spec["paths"]["/send"]["post"]["requestBody"]["content"]["application/json"]
+    assert set(send_body["schema"]["required"]) == {"to", "content"}
+    params = {p["name"] for p in spec["paths"]["/receive"]["get"]["parameters"]}
+    assert params == {"timeout", "ack", "limit"}
+
+
+def test_every_api_route_is_a_fastapi_route(tmp_path: Path) -> None:
+    # A raw Starlette route would bypass the OpenAPI document and the error mapping.
+    app = create_app(hub_settings(tmp_path))
+    for path, _, original in served_routes(app):
+        if path not in SELF_DOCUMENTING:
+            assert isinstance(original, APIRoute), path
+
+
+async def test_openapi_json_is_served(url: str) -> None:
+    async with httpx2.AsyncClient(base_url=url) as http:
+        response = await http.get("/openapi.json")
+    assert response.status_code == 200
+    assert "/send" in response.json()["paths"]

@@ -1,0 +1,167 @@
+"""Liveness: derived states, reaping, revival with the inbox intact, replacement, forgetting."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from caucus.client import HubClient
+from caucus.errors import NameInUse, NameTaken, Unauthorized
+from caucus.services.hub import Hub
+from caucus.testing import FakeClock, make_hub, serve
+from tests.conftest import eventually
+
+
+async def states(hub: Hub) -> dict[str, str]:
+    return {v.name: v.state.value for v in await hub.registry.peers()}
+
+
+async def test_states_go_online_quiet_stale_then_reaped(hub: Hub, clock: FakeClock) -> None:
+    await hub.registry.register(name="bob")
+    assert (await states(hub))["bob"] == "online"
+    clock.advance(61)
+    assert (await states(hub))["bob"] == "quiet"
+    clock.advance(120)
+    assert (await states(hub))["bob"] == "stale"
+    await hub.maintain()
+    assert (await states(hub))["bob"] == "stale"  # not yet past the TTL
+    clock.advance(120)
+    await hub.maintain()
+    assert (await states(hub))["bob"] == "reaped"
+
+
+async def test_every_authenticated_call_counts_as_a_sign_of_life(
+    hub: Hub, clock: FakeClock
+) -> None:
+    reg = await hub.registry.register(name="bob")
+    for _ in range(5):
+        clock.advance(200)
+        await hub.registry.authenticate(reg.token)
+        await hub.maintain()
+    assert (await states(hub))["bob"] == "online"
+
+
+async def test_an_open_long_poll_keeps_a_peer_alive(hub: Hub, clock: FakeClock) -> None:
+    reg = await hub.registry.register(name="bob")
+    listening = asyncio.create_task(hub.delivery.receive(reg.peer, wait=20))
+    await eventually(lambda: hub.notifier.is_listening(reg.peer.id), what="bob listening")
+    clock.advance(10_000)
+    await hub.maintain()
+    assert (await states(hub))["bob"] == "online"
+    other = await hub.registry.register(name="alice")
+    await hub.delivery.send(other.peer, to="bob", content="hi")
+    assert len((await listening).deliveries) == 1
+
+
+async def test_a_reaped_peer_revives_in_place_with_inbox_and_channels(
+    hub: Hub, clock: FakeClock
+) -> None:
+    bob = await hub.registry.register(name="bob")
+    await hub.channels.join(bob.peer, "#dev")
+    clock.advance(301)
+    alice = await hub.registry.register(name="alice")
+    await hub.maintain()
+    assert (await states(hub))["bob"] == "reaped"
+    receipt = await hub.delivery.send(alice.peer, to="bob", content="while you were out")
+    assert receipt.missed == ["bob"]
+    await hub.delivery.send(alice.peer, to="#dev", content="channel news")
+
+    peer = await hub.registry.authenticate(bob.token)  # any call revives
+    assert peer.id == bob.peer.id
+    assert (await states(hub))["bob"] == "online"
+    got = await hub.delivery.receive(peer, wait=0)
+    assert [d.message.content for d in got.deliveries] == ["while you were out", "channel news"]
+    assert await hub.channels.memberships(peer) == ["#dev"]
+
+
+async def test_a_revived_peer_that_finds_its_name_taken_is_told_how_to_resume(
+    hub: Hub, clock: FakeClock
+) -> None:
+    bob = await hub.registry.register(name="bob")
+    alice = await hub.registry.register(name="alice")
+    await hub.delivery.send(alice.peer, to="bob", content="kept for you")
+    clock.advance(301)
+    await hub.registry.authenticate(alice.token)
+    await hub.maintain()
+    usurper = await hub.registry.register(name="bob")  # the name is free once bob is reaped
+    assert usurper.outcome == "created"
+    with pytest.raises(NameTaken) as caught:
+        await hub.registry.authenticate(bob.token)
+    assert caught.value.status == 409
+    assert "new name" in caught.value.detail
+    resumed = await hub.registry.register(name="bob-2", token=bob.token)
+    assert resumed.outcome == "revived"
+    assert resumed.peer.name == "bob-2"
+    got = await hub.delivery.receive(resumed.peer, wait=0)
+    assert [d.message.content for d in got.deliveries] == ["kept for you"]
+
+
+async def test_a_peer_reaped_past_its_grace_is_forgotten(hub: Hub, clock: FakeClock) -> None:
+    bob = await hub.registry.register(name="bob")
+    clock.advance(301)
+    await hub.maintain()
+    clock.advance(hub.settings.reaped_grace + 1)
+    await hub.maintain()
+    assert "bob" not in await states(hub)
+    with pytest.raises(Unauthorized, match="expired"):
+        await hub.registry.authenticate(bob.token)
+
+
+async def test_an_idle_name_is_replaced_and_the_inbox_carries_over(
+    hub: Hub, clock: FakeClock
+) -> None:
+    old = await hub.registry.register(name="bob", skills=["sql"])
+    alice = await hub.registry.register(name="alice")
+    await hub.delivery.send(alice.peer, to="bob", content="waiting for bob")
+    with pytest.raises(NameInUse):  # bob was seen just now: a live listener
+        await hub.registry.register(name="bob")
+    clock.advance(hub.settings.quiet_after + 1)
+    new = await hub.registry.register(name="bob")
+    assert new.outcome == "replaced"
+    assert new.note is not None
+    assert "1 pending message" in new.note
+    assert new.token != old.token
+    assert new.peer.skills == [{"id": "sql", "name": "sql"}]  # kept when omitted
+    with pytest.raises(Unauthorized):
+        await hub.registry.authenticate(old.token)
+    got = await hub.delivery.receive(new.peer, wait=0)
+    assert [d.message.content for d in got.deliveries] == ["waiting for bob"]
+
+
+async def test_reregistering_keeps_skills_and_description_unless_given(hub: Hub) -> None:
+    reg = await hub.registry.register(name="bob", skills=["sql"], description="db person")
+    again = await hub.registry.register(name="bob", token=reg.token)
+    assert (again.peer.skills, again.peer.description) == (
+        [{"id": "sql", "name": "sql"}],
+        "db person",
+    )
+    changed = await hub.registry.register(name="bob", token=reg.token, skills=[])
+    assert changed.peer.skills == []
+    assert changed.peer.description == "db person"
+
+
+async def test_reaping_and_revival_over_http_with_a_short_ttl(tmp_path: Path) -> None:
+    async with (
+        make_hub(tmp_path, peer_ttl=0.5, maintenance_interval=0.05, run_maintenance=True) as h,
+        serve(h) as url,
+        HubClient(url) as alice,
+        HubClient(url) as bob,
+    ):
+        await alice.register("alice")
+        await bob.register("bob")
+
+        async def bob_state() -> str:
+            return {p.name: p.state for p in await alice.peers()}["bob"]
+
+        async def reaped() -> bool:
+            return await bob_state() == "reaped"
+
+        await eventually(reaped, what="bob reaped")
+        result = await alice.send("bob", "are you there?")
+        assert result.missed == ["bob"]
+        assert (await bob.peek()).pending == 1  # bob's call revives him, inbox intact
+        assert await bob_state() in ("online", "quiet")
+        got = await bob.receive(timeout=5)
+        assert [m.content for m in got.messages] == ["are you there?"]

@@ -1,0 +1,75 @@
+"""SQLite-specific behaviour: group commit, durability settings, the single-process lock."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from caucus.domain.messages import NewMessage
+from caucus.domain.names import parse_target
+from caucus.errors import StorageError
+from caucus.ids import hash_token, new_token
+from caucus.storage.sqlite import SqliteStore
+
+
+async def test_concurrent_sends_share_commits(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "g.db")
+    await store.open()
+    try:
+        a = await store.create_peer(
+            name="a", token_hash=hash_token(new_token()), skills=[], description="", now=1.0
+        )
+        await store.create_peer(
+            name="b", token_hash=hash_token(new_token()), skills=[], description="", now=1.0
+        )
+        before = store.stats["write_batches"]
+        await asyncio.gather(
+            *[
+                store.append_message(
+                    NewMessage(
+                        id=f"m{i}",
+                        ts=1.0,
+                        sender_id=a.id,
+                        sender="a",
+                        to="b",
+                        kind="chat",
+                        content="x",
+                    ),
+                    parse_target("b"),
+                    idempotency_since=0.0,
+                )
+                for i in range(300)
+            ]
+        )
+        batches = store.stats["write_batches"] - before
+        # 300 operations queued at once are committed together, not one fsync each.
+        assert batches < 50
+    finally:
+        await store.close()
+
+
+async def test_the_database_is_in_wal_mode_with_full_sync(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "w.db")
+    await store.open()
+    await store.close()
+    conn = sqlite3.connect(tmp_path / "w.db")
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        conn.close()
+
+
+async def test_a_second_hub_cannot_open_the_same_database(tmp_path: Path) -> None:
+    first = SqliteStore(tmp_path / "one.db")
+    await first.open()
+    try:
+        with pytest.raises(StorageError, match="in use by another hub"):
+            await SqliteStore(tmp_path / "one.db").open()
+    finally:
+        await first.close()
+    again = SqliteStore(tmp_path / "one.db")
+    await again.open()
+    await again.close()
