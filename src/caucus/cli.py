@@ -75,10 +75,9 @@ class HubServer(uvicorn.Server):
                 signal.signal(sig, handler)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        application = self.config.app
-        hub_state = getattr(getattr(application, "state", None), "hub", None)
-        if hub_state is not None:
-            hub_state.begin_shutdown()
+        hub = getattr(self.config.app, "hub", None)
+        if hub is not None:
+            hub.begin_shutdown()
         await super().shutdown(sockets)
 
 
@@ -134,7 +133,7 @@ def _run_loop(main: Coroutine[Any, Any, int]) -> int:
 async def _serve(
     settings: Settings, sock: socket.socket, *, access_log: bool, json_output: bool
 ) -> int:
-    from caucus.api.app import create_app
+    from caucus.api.app import asgi, create_app
     from caucus.services.hub import Hub
 
     hub = Hub(settings)
@@ -158,11 +157,12 @@ async def _serve(
             sys.stdout.flush()
         server = HubServer(
             uvicorn.Config(
-                create_app(hub=hub),
+                asgi(create_app(hub=hub)),
                 log_level=settings.log_level,
                 access_log=access_log,
                 timeout_graceful_shutdown=5,
                 lifespan="on",
+                proxy_headers=False,  # trusting X-Forwarded-* is a deployment decision
             )
         )
         await server.serve(sockets=[sock])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import itertools
 import secrets
 
 TOKEN_PREFIX = "cau_"  # noqa: S105 - a prefix that makes leaked tokens greppable
@@ -23,5 +24,16 @@ def tokens_equal(a: bytes, b: bytes) -> bool:
     return hmac.compare_digest(a, b)
 
 
-def new_message_id() -> str:
-    return "m_" + secrets.token_hex(8)
+class MessageIds:
+    """Unique message ids: a random per-process prefix and a counter.
+
+    Cheaper than fresh randomness per message on the send path, and unique across restarts
+    because each process draws its own 48-bit prefix.
+    """
+
+    def __init__(self) -> None:
+        self._prefix = "m_" + secrets.token_hex(6)
+        self._next = itertools.count(1)
+
+    def next(self) -> str:
+        return f"{self._prefix}{next(self._next):x}"

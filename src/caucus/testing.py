@@ -83,7 +83,7 @@ async def serve(hub: Hub) -> AsyncIterator[str]:
     The hub's lifecycle stays with the caller (start it before, stop it after). Leaving the
     block answers parked long-polls, as a hub shutting down does.
     """
-    from caucus.api.app import create_app
+    from caucus.api.app import asgi, create_app
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -92,11 +92,12 @@ async def serve(hub: Hub) -> AsyncIterator[str]:
     port = sock.getsockname()[1]
     server = _TestServer(
         uvicorn.Config(
-            create_app(hub=hub),
+            asgi(create_app(hub=hub)),
             log_level="warning",
             access_log=False,
             lifespan="on",
             timeout_graceful_shutdown=2,
+            proxy_headers=False,
         )
     )
     task = asyncio.create_task(server.serve(sockets=[sock]))

@@ -1,6 +1,7 @@
 CREATE INDEX channel_members_peer ON channel_members (peer_id);
 CREATE INDEX idempotency_created ON idempotency (created_at);
 CREATE UNIQUE INDEX peers_active_name ON peers (name) WHERE state = 'active';
+CREATE INDEX peers_name ON peers (name);
 CREATE INDEX peers_state ON peers (state, last_seen);
 CREATE TABLE channel_members ( channel TEXT NOT NULL, peer_id INTEGER NOT NULL, joined_at REAL NOT NULL, PRIMARY KEY (channel, peer_id) ) WITHOUT ROWID;
 CREATE TABLE channels ( name TEXT PRIMARY KEY, topic TEXT NOT NULL DEFAULT '', topic_by TEXT, topic_at REAL, created_at REAL NOT NULL ) WITHOUT ROWID;

@@ -6,9 +6,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from starlette.types import ASGIApp
 
 from caucus import __version__
 from caucus.api.errors import install_error_handlers
+from caucus.api.hotpath import FastLane
 from caucus.api.middleware import BodyLimit
 from caucus.api.routes import channels, messages, meta, peers
 from caucus.clock import Clock
@@ -19,6 +21,12 @@ DESCRIPTION = """\
 Caucus hub HTTP API. Authenticate with `Authorization: Bearer <token>` from `POST /register`.
 Every error is JSON `{"error": <code>, "detail": <sentence>}`.
 """
+
+
+def asgi(app: FastAPI) -> ASGIApp:
+    """What a server should run: the app behind the hot-path lane (see `api/hotpath.py`)."""
+    hub: Hub = app.state.hub
+    return FastLane(app, hub, max_body_bytes=hub.settings.max_body_bytes)
 
 
 def create_app(

@@ -12,7 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from caucus.errors import CaucusError, RateLimited
+from caucus.errors import CaucusError, PayloadTooLarge, RateLimited
 
 log = logging.getLogger(__name__)
 
@@ -36,11 +36,23 @@ def error_response(
     )
 
 
-def caucus_error_response(exc: CaucusError) -> Response:
-    headers = None
+def caucus_error_response(
+    exc: CaucusError, extra_headers: list[tuple[bytes, bytes]] | None = None
+) -> Response:
+    headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in extra_headers or ()}
     if isinstance(exc, RateLimited):
-        headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))}
-    return error_response(exc.status, exc.to_dict(), headers)
+        headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
+    return error_response(exc.status, exc.to_dict(), headers or None)
+
+
+def unexpected_error_body() -> dict[str, str]:
+    return {"error": "internal_error", "detail": "the hub hit an unexpected error; see its log"}
+
+
+def body_too_large(limit: int) -> PayloadTooLarge:
+    return PayloadTooLarge(
+        f"request body is over the {limit // 1024} KiB limit; send less", limit=limit
+    )
 
 
 def describe_validation(errors: list[Any]) -> str:
@@ -79,10 +91,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def on_unexpected(request: Request, exc: Exception) -> Response:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
-        return error_response(
-            500,
-            {"error": "internal_error", "detail": "the hub hit an unexpected error; see its log"},
-        )
+        return error_response(500, unexpected_error_body())
 
     app.add_exception_handler(CaucusError, on_caucus)
     app.add_exception_handler(RequestValidationError, on_validation)

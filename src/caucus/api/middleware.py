@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from caucus.api.errors import caucus_error_response
-from caucus.errors import PayloadTooLarge
+from caucus.api.errors import body_too_large, caucus_error_response
 
 
 class BodyLimit:
@@ -14,12 +13,6 @@ class BodyLimit:
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
-
-    def _too_large(self) -> PayloadTooLarge:
-        return PayloadTooLarge(
-            f"request body is over the {self.max_bytes // 1024} KiB limit; send less",
-            limit=self.max_bytes,
-        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -32,12 +25,13 @@ class BodyLimit:
                 except ValueError:
                     declared = 0
                 if declared > self.max_bytes:
-                    await caucus_error_response(self._too_large())(scope, receive, send)
+                    await caucus_error_response(body_too_large(self.max_bytes))(
+                        scope, receive, send
+                    )
                     return
                 break
         seen = 0
         limit = self.max_bytes
-        too_large = self._too_large
 
         async def limited() -> Message:
             nonlocal seen
@@ -45,7 +39,7 @@ class BodyLimit:
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > limit:
-                    raise too_large()
+                    raise body_too_large(limit)
             return message
 
         await self.app(scope, limited, send)

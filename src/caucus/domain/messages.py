@@ -1,4 +1,8 @@
-"""Messages, their per-recipient deliveries, and what a send reports back."""
+"""Messages, their per-recipient deliveries, and what a send reports back.
+
+These records are treated as immutable but not frozen: they are built several times per message
+on the hot path, and a frozen dataclass's __init__ costs several times more.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ class MessageKind(StrEnum):
     CHAT = "chat"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Message:
     seq: int
     id: str
@@ -27,7 +31,7 @@ class Message:
     reply_to: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Delivery:
     message: Message
     delivery_count: int
@@ -37,7 +41,7 @@ class Delivery:
         return self.delivery_count > 1
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SendReceipt:
     """What a sender is told. `missed` lists recipients who are reaped: their copy is held until
     they come back (or are forgotten)."""
@@ -49,7 +53,7 @@ class SendReceipt:
     duplicate: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class NewMessage:
     """A message the delivery service asks storage to append and fan out."""
 
@@ -66,14 +70,14 @@ class NewMessage:
     idempotency_key: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Recipient:
     peer_id: int
     name: str
     reaped: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class AppendOutcome:
     receipt: SendReceipt
     message: Message
@@ -81,14 +85,14 @@ class AppendOutcome:
     joined_channel: bool = False  # the sender was added to the target channel by this send
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ClaimResult:
     deliveries: list[Delivery]
     acked: int
     next_visible_at: float | None  # when an in-flight delivery becomes visible again
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Peek:
     pending: int
     last: Message | None

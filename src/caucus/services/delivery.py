@@ -10,7 +10,6 @@ identity registers again (a reconnect).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +20,7 @@ from caucus.domain.messages import Delivery, MessageKind, NewMessage, Peek, Send
 from caucus.domain.names import parse_target
 from caucus.domain.peers import Peer
 from caucus.errors import InvalidRequest, PayloadTooLarge
-from caucus.ids import new_message_id
+from caucus.ids import MessageIds
 from caucus.services.notifier import Notifier
 from caucus.services.ratelimit import TokenBuckets
 from caucus.services.registry import Registry
@@ -53,6 +52,8 @@ class DeliveryService:
         self._registry = registry
         self._clock = clock
         self._settings = settings
+        self._ids = MessageIds()
+        self._background: set[asyncio.Task[int]] = set()
         self.send_budget = TokenBuckets(
             clock,
             capacity=settings.send_rate_capacity,
@@ -92,7 +93,7 @@ class DeliveryService:
         now = self._clock.now()
         outcome = await self._store.append_message(
             NewMessage(
-                id=new_message_id(),
+                id=self._ids.next(),
                 ts=now,
                 sender_id=peer.id,
                 sender=peer.name,
@@ -133,40 +134,56 @@ class DeliveryService:
         batch = min(limit or self._settings.receive_batch_max, self._settings.receive_batch_max)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait
-        waiter = self._notifier.listen(peer.id)
+        notifier = self._notifier
+        waiter = notifier.listen(peer.id)
+        # While nothing is claimable the acknowledgement waits, to ride on the next claim: one
+        # storage operation per batch instead of two. It is applied before this call returns.
+        # Safe because it is applied long before the acknowledged batch could become visible.
+        pending_ack = ack_through
+        defer_ack = self._settings.visibility_timeout > self._settings.receive_timeout_max + 5
         acked = 0
-        ack = ack_through
         try:
             while True:
-                waiter.event.clear()
-                result = await self._store.claim(
-                    peer.id,
-                    now=self._clock.now(),
-                    visibility=self._settings.visibility_timeout,
-                    limit=batch,
-                    ack_through=ack,
-                )
-                acked += result.acked
-                ack = None
-                if result.deliveries:
-                    return ReceiveResult(result.deliveries, acked)
-                if waiter.superseded or peer.state.terminal or self._notifier.closing:
-                    return ReceiveResult([], acked, superseded=waiter.superseded)
+                idle = notifier.idle_until(peer.id)
+                now = self._clock.now()
+                if idle is None or idle <= now or waiter.signalled or not defer_ack:
+                    waiter.signalled = False
+                    result = await self._store.claim(
+                        peer.id,
+                        now=now,
+                        visibility=self._settings.visibility_timeout,
+                        limit=batch,
+                        ack_through=pending_ack,
+                    )
+                    acked += result.acked
+                    pending_ack = None
+                    if len(result.deliveries) < batch:
+                        notifier.set_idle(peer.id, result.next_visible_at)
+                    if result.deliveries:
+                        return ReceiveResult(result.deliveries, acked)
+                    idle = result.next_visible_at
+                if waiter.superseded or peer.state.terminal or notifier.closing:
+                    break
                 remaining = deadline - loop.time()
                 if remaining <= 0:
-                    return ReceiveResult([], acked)
-                if result.next_visible_at is not None:
-                    until_visible = result.next_visible_at - self._clock.now()
+                    break
+                if idle is not None:
+                    until_visible = idle - self._clock.now()
                     remaining = min(remaining, max(until_visible, 0.0) + 0.005)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(waiter.event.wait(), remaining)
-                if waiter.superseded:
-                    return ReceiveResult([], acked, superseded=True)
-                if self._notifier.closing:
-                    return ReceiveResult([], acked)
+                await waiter.wait(remaining)
+                if waiter.superseded or notifier.closing:
+                    break
+            if pending_ack is not None:
+                acked += await self._store.ack(peer.id, through=pending_ack)
+                pending_ack = None
+            return ReceiveResult([], acked, superseded=waiter.superseded)
         finally:
-            self._notifier.unlisten(waiter)
+            notifier.unlisten(waiter)
             self._registry.touch(peer)
+            if pending_ack is not None:  # cancelled (the client hung up): still honour the ack
+                task = asyncio.ensure_future(self._store.ack(peer.id, through=pending_ack))
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
 
     async def ack(
         self, peer: Peer, *, seqs: list[int] | None = None, through: int | None = None

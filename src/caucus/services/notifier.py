@@ -21,17 +21,49 @@ Subscriber = Callable[[Event], None]
 
 @dataclass(eq=False)
 class Waiter:
-    """One parked receive. `superseded` is set when a newer receive takes over the identity."""
+    """One parked receive. `superseded` is set when a newer receive takes over the identity.
+
+    A bare future and a timer handle rather than asyncio.Event plus asyncio.timeout: this is
+    on the path of every message, and those cost several times more.
+    """
 
     peer_id: int
-    event: asyncio.Event = field(default_factory=asyncio.Event)
     superseded: bool = False
+    signalled: bool = False
+    _future: asyncio.Future[None] | None = field(default=None, repr=False)
+
+    def signal(self) -> None:
+        self.signalled = True
+        fut = self._future
+        if fut is not None and not fut.done():
+            fut.set_result(None)
+
+    async def wait(self, timeout: float) -> None:
+        """Until signalled (returns at once if it already was) or `timeout` seconds pass."""
+        if self.signalled:
+            return
+        loop = asyncio.get_running_loop()
+        fut = self._future = loop.create_future()
+        timer = loop.call_later(timeout, _expire, fut)
+        try:
+            await fut
+        finally:
+            timer.cancel()
+            self._future = None
+
+
+def _expire(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
 
 
 class Notifier:
     def __init__(self) -> None:
         self._subscribers: list[Subscriber] = []
         self._waiters: dict[int, Waiter] = {}
+        # peer id -> until when a claim is known to find nothing visible (the next in-flight
+        # delivery's visibility deadline, or infinity). Lets a parked receive skip storage.
+        self._idle_until: dict[int, float] = {}
         self.closing = False
 
     # --- events ----------------------------------------------------------------------------
@@ -57,7 +89,7 @@ class Notifier:
         previous = self._waiters.get(peer_id)
         if previous is not None:
             previous.superseded = True
-            previous.event.set()
+            previous.signal()
         waiter = Waiter(peer_id)
         self._waiters[peer_id] = waiter
         return waiter
@@ -73,14 +105,25 @@ class Notifier:
         return set(self._waiters)
 
     def wake(self, peer_ids: Iterable[int]) -> None:
+        """Something may be deliverable to these peers now."""
+        idle = self._idle_until
+        waiters = self._waiters
         for pid in peer_ids:
-            waiter = self._waiters.get(pid)
+            idle.pop(pid, None)
+            waiter = waiters.get(pid)
             if waiter is not None:
-                waiter.event.set()
+                waiter.signal()
+
+    def set_idle(self, peer_id: int, until: float | None) -> None:
+        """A claim just found nothing more visible for `peer_id` until `until` (None: ever)."""
+        self._idle_until[peer_id] = until if until is not None else float("inf")
+
+    def idle_until(self, peer_id: int) -> float | None:
+        return self._idle_until.get(peer_id)
 
     def wake_all(self) -> None:
         for waiter in self._waiters.values():
-            waiter.event.set()
+            waiter.signal()
 
     def close(self) -> None:
         """The hub is shutting down: every parked receive answers now."""

@@ -201,6 +201,7 @@ class Registry:
         # A register with an existing token is a reconnect: whatever was handed out and not
         # acknowledged is redelivered now rather than after the visibility timeout.
         released = await self._store.release_inflight(peer.id, self._clock.now())
+        self._notifier.wake([peer.id])
         if released:
             extra = f"{released} unacknowledged message(s) will be delivered again"
             note = f"{note}; {extra}" if note else extra
@@ -244,6 +245,7 @@ class Registry:
             fields["description"] = description
         await self._store.update_peer(holder.id, fields)
         released = await self._store.release_inflight(holder.id, now)
+        self._notifier.wake([holder.id])
         self._by_hash.pop(holder.token_hash, None)
         holder.token_hash = digest
         holder.skills = skills if skills is not None else holder.skills

@@ -98,8 +98,10 @@ def _storage_error(exc: sqlite3.Error) -> CaucusError:
 class _Worker(threading.Thread):
     """One thread owning one connection, running submitted operations in order.
 
-    A writer runs everything it finds queued in one transaction (a savepoint per operation, so
-    one failure does not undo the others) and commits once.
+    A writer runs everything it finds queued in one transaction and commits once. Operations
+    raise a CaucusError only before they write anything (they validate first), so such a
+    failure needs no undo. Any other failure rolls the batch back and replays it one operation
+    per savepoint, so one bad operation never undoes or loses the others.
     """
 
     def __init__(
@@ -192,21 +194,44 @@ class _Worker(threading.Thread):
             return [(fut, None, err) for _, fut in batch]
         for op, fut in batch:
             try:
+                value = op(conn)
+            except CaucusError as exc:
+                results.append((fut, None, exc))
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+                return self._run_isolated(conn, batch)
+            else:
+                results.append((fut, value, None))
+        return self._commit(conn, batch, results)
+
+    def _run_isolated(self, conn: sqlite3.Connection, batch: list[Any]) -> list[Any]:
+        results: list[Any] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            err = _storage_error(exc)
+            return [(fut, None, err) for _, fut in batch]
+        for op, fut in batch:
+            try:
                 conn.execute("SAVEPOINT op")
+                try:
+                    value = op(conn)
+                except BaseException:
+                    conn.execute("ROLLBACK TO op")
+                    raise
+                finally:
+                    conn.execute("RELEASE op")
             except sqlite3.Error as exc:
                 results.append((fut, None, _storage_error(exc)))
-                continue
-            try:
-                value = op(conn)
             except BaseException as exc:
-                conn.execute("ROLLBACK TO op")
-                conn.execute("RELEASE op")
-                if isinstance(exc, sqlite3.Error):
-                    exc = _storage_error(exc)
                 results.append((fut, None, exc))
             else:
-                conn.execute("RELEASE op")
                 results.append((fut, value, None))
+        return self._commit(conn, batch, results)
+
+    @staticmethod
+    def _commit(conn: sqlite3.Connection, batch: list[Any], results: list[Any]) -> list[Any]:
         try:
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
@@ -561,16 +586,21 @@ class SqliteStore:
                 json.dumps(msg.meta) if msg.meta is not None else None,
                 thread,
                 msg.reply_to,
-                json.dumps(delivered_to),
-                json.dumps(missed),
+                _names_json(delivered_to),
+                _names_json(missed),
             ),
         )
         seq = cur.lastrowid
         assert seq is not None
-        conn.executemany(
-            "INSERT INTO deliveries (peer_id, seq) VALUES (?, ?)",
-            [(r.peer_id, seq) for r in recipients],
-        )
+        if len(recipients) == 1:
+            conn.execute(
+                "INSERT INTO deliveries (peer_id, seq) VALUES (?, ?)", (recipients[0].peer_id, seq)
+            )
+        else:
+            conn.executemany(
+                "INSERT INTO deliveries (peer_id, seq) VALUES (?, ?)",
+                [(r.peer_id, seq) for r in recipients],
+            )
         if key is not None and msg.sender_id is not None:
             conn.execute(
                 "INSERT OR REPLACE INTO idempotency (sender_id, key, created_at, seq)"
@@ -618,12 +648,13 @@ class SqliteStore:
                     [(now + visibility, lease, peer_id, r[1]) for r in rows],
                 )
                 deliveries = [Delivery(_message(r, 1), r[0] + 1) for r in rows]
-                return ClaimResult(deliveries, acked, None)
+            else:
+                deliveries = []
             nxt = conn.execute(
                 "SELECT MIN(visible_at) FROM deliveries WHERE peer_id = ? AND visible_at > ?",
                 (peer_id, now),
             ).fetchone()[0]
-            return ClaimResult([], acked, nxt)
+            return ClaimResult(deliveries, acked, nxt)
 
         return await self._write(op)
 
@@ -715,6 +746,11 @@ class SqliteStore:
 
     async def list_channels(self) -> list[Channel]:
         return await self._read(lambda conn: _channels(conn, None))
+
+
+def _names_json(names: list[str]) -> str:
+    # Peer names are letters, digits, '.', '_' and '-': a JSON array needs no escaping.
+    return '["' + '","'.join(names) + '"]' if names else "[]"
 
 
 def _ack(conn: sqlite3.Connection, peer_id: int, seqs: Iterable[int], through: int | None) -> int:

@@ -1,7 +1,7 @@
-"""The two hot routes (send, receive) and their companions (ack, peek).
+"""Messages: send, receive, ack, peek.
 
-Send and receive read the raw request and validate with pydantic-core directly: FastAPI's
-per-parameter machinery costs more than the whole durable relay on these paths (ADR 0002).
+Send and receive are documented here but implemented in `api/hotpath.py`, which `FastLane` also
+serves without FastAPI in front (ADR 0002).
 """
 
 from __future__ import annotations
@@ -10,22 +10,19 @@ import json
 from typing import Any
 
 from fastapi import APIRouter, Request
-from pydantic import ValidationError
 from starlette.responses import Response
 
 from caucus.api.auth import PeerDep, bearer_token, hub_of
-from caucus.api.errors import describe_validation
+from caucus.api.hotpath import REPLAYED_HEADER, receive_messages, send_message
 from caucus.api.schemas import (
     AckRequest,
     AckResponse,
     ErrorBody,
-    MessageOut,
     PeekResponse,
     ReceiveResponse,
     SendRequest,
     SendResponse,
 )
-from caucus.errors import InvalidRequest
 
 router = APIRouter(tags=["messages"])
 
@@ -66,33 +63,11 @@ def _body_schema(model: type[SendRequest]) -> dict[str, Any]:
     openapi_extra=_body_schema(SendRequest),
 )
 async def send(request: Request) -> Response:
-    hub = hub_of(request)
-    peer = await hub.registry.authenticate(bearer_token(request))
-    try:
-        body = SendRequest.model_validate_json(await request.body())
-    except ValidationError as exc:
-        raise InvalidRequest(describe_validation(list(exc.errors()))) from None
-    receipt = await hub.delivery.send(
-        peer,
-        to=body.to,
-        content=body.content,
-        thread=body.thread,
-        reply_to=body.reply_to,
-        meta=body.meta,
-        idempotency_key=body.idempotency_key,
+    body, replayed = await send_message(
+        hub_of(request), bearer_token(request), await request.body()
     )
-    headers = {"Idempotent-Replayed": "true"} if receipt.duplicate else None
-    return _json(SendResponse.dump(receipt), headers=headers)
-
-
-def _int_param(request: Request, name: str) -> int | None:
-    raw = request.query_params.get(name)
-    if raw is None or raw == "":
-        return None
-    try:
-        return int(raw)
-    except ValueError:
-        raise InvalidRequest(f"{name}: must be an integer", field=name) from None
+    headers = {REPLAYED_HEADER: "true"} if replayed else None
+    return Response(body, media_type="application/json", headers=headers)
 
 
 @router.get(
@@ -124,28 +99,10 @@ def _int_param(request: Request, name: str) -> int | None:
     },
 )
 async def receive(request: Request) -> Response:
-    hub = hub_of(request)
-    peer = await hub.registry.authenticate(bearer_token(request))
-    raw_timeout = request.query_params.get("timeout")
-    try:
-        timeout = float(raw_timeout) if raw_timeout not in (None, "") else 25.0
-    except ValueError:
-        raise InvalidRequest("timeout: must be a number of seconds", field="timeout") from None
-    if timeout != timeout or timeout < 0:  # NaN or negative
-        raise InvalidRequest("timeout: must be a number of seconds >= 0", field="timeout")
-    result = await hub.delivery.receive(
-        peer,
-        wait=timeout,
-        ack_through=_int_param(request, "ack"),
-        limit=_int_param(request, "limit"),
+    body = await receive_messages(
+        hub_of(request), bearer_token(request), dict(request.query_params)
     )
-    return _json(
-        {
-            "messages": [MessageOut.from_delivery(d) for d in result.deliveries],
-            "acked": result.acked,
-            "superseded": result.superseded,
-        }
-    )
+    return Response(body, media_type="application/json")
 
 
 @router.post(

@@ -15,6 +15,7 @@ CREATE TABLE peers (
 );
 CREATE UNIQUE INDEX peers_active_name ON peers (name) WHERE state = 'active';
 CREATE INDEX peers_state ON peers (state, last_seen);
+CREATE INDEX peers_name ON peers (name);
 
 -- Every routed message, in global order. seq never repeats, even after deletes.
 CREATE TABLE messages (

@@ -1,0 +1,220 @@
+"""The two hot routes, send and receive, and the lane that serves them without FastAPI.
+
+Each hot route is one function from (hub, token, raw input) to a JSON body. The FastAPI routes in
+`routes/messages.py` call these functions (and document them in /openapi.json); `FastLane`, an ASGI
+front placed before the FastAPI app, calls the very same functions directly, skipping FastAPI's
+routing, dependency solving and middleware stack, which cost more per request than the durable
+relay itself (ADR 0002). Error mapping is the shared one in `api/errors.py`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from urllib.parse import parse_qsl
+
+from pydantic import ValidationError
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from caucus.api.errors import (
+    body_too_large,
+    caucus_error_response,
+    describe_validation,
+    unexpected_error_body,
+)
+from caucus.api.schemas import MessageOut, SendRequest, SendResponse
+from caucus.errors import CaucusError, InvalidRequest
+from caucus.services.hub import Hub
+
+log = logging.getLogger(__name__)
+
+_Handler = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+REPLAYED_HEADER = "Idempotent-Replayed"
+
+
+def dumps(body: object) -> bytes:
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+async def send_message(hub: Hub, token: str | None, raw: bytes) -> tuple[bytes, bool]:
+    """POST /send. Returns the JSON body and whether it replays an idempotent earlier send."""
+    peer = await hub.registry.authenticate(token)
+    try:
+        body = SendRequest.model_validate_json(raw)
+    except ValidationError as exc:
+        raise InvalidRequest(describe_validation(list(exc.errors()))) from None
+    receipt = await hub.delivery.send(
+        peer,
+        to=body.to,
+        content=body.content,
+        thread=body.thread,
+        reply_to=body.reply_to,
+        meta=body.meta,
+        idempotency_key=body.idempotency_key,
+    )
+    return dumps(SendResponse.dump(receipt)), receipt.duplicate
+
+
+def _int_param(query: Mapping[str, str], name: str) -> int | None:
+    raw = query.get(name)
+    if raw is None or raw == "":
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise InvalidRequest(f"{name}: must be an integer", field=name) from None
+
+
+async def receive_messages(hub: Hub, token: str | None, query: Mapping[str, str]) -> bytes:
+    """GET /receive?timeout=&ack=&limit=."""
+    peer = await hub.registry.authenticate(token)
+    raw_timeout = query.get("timeout")
+    try:
+        timeout = float(raw_timeout) if raw_timeout not in (None, "") else 25.0
+    except ValueError:
+        raise InvalidRequest("timeout: must be a number of seconds", field="timeout") from None
+    if timeout != timeout or timeout < 0:  # NaN or negative
+        raise InvalidRequest("timeout: must be a number of seconds >= 0", field="timeout")
+    result = await hub.delivery.receive(
+        peer,
+        wait=timeout,
+        ack_through=_int_param(query, "ack"),
+        limit=_int_param(query, "limit"),
+    )
+    return dumps(
+        {
+            "messages": [MessageOut.from_delivery(d) for d in result.deliveries],
+            "acked": result.acked,
+            "superseded": result.superseded,
+        }
+    )
+
+
+def parse_query(raw: bytes) -> dict[str, str]:
+    """The few plain parameters the hot routes take; percent-decoding only when present."""
+    text = raw.decode("latin-1")
+    if "%" in text or "+" in text:
+        return dict(parse_qsl(text))
+    query: dict[str, str] = {}
+    for part in text.split("&"):
+        if part:
+            key, _, value = part.partition("=")
+            query[key] = value  # the last one wins, as with parse_qsl
+    return query
+
+
+def bearer_from_scope(scope: Scope) -> str | None:
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            text: str = value.decode("latin-1")
+            scheme, _, token = text.partition(" ")
+            token = token.strip()
+            if scheme.lower() == "bearer" and token and " " not in token:
+                return token
+            return None
+    return None
+
+
+_JSON = (b"content-type", b"application/json")
+
+
+async def _respond(send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]]) -> None:
+    headers = [_JSON, (b"content-length", str(len(body)).encode()), *extra]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class FastLane:
+    """ASGI front: POST /send and GET /receive straight to their handlers; the rest to `app`."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        hub: Hub,
+        *,
+        max_body_bytes: int,
+        headers: list[tuple[bytes, bytes]] | None = None,
+    ) -> None:
+        self.app = app
+        self.hub = hub
+        self.max_body_bytes = max_body_bytes
+        self.headers = headers or []
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            path, method = scope["path"], scope["method"]
+            if path == "/send" and method == "POST":
+                await self._guarded(self._send, scope, receive, send)
+                return
+            if path == "/receive" and method == "GET":
+                await self._guarded(self._receive, scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    async def _guarded(self, handler: _Handler, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await handler(scope, receive, send)
+        except CaucusError as exc:
+            await caucus_error_response(exc, self.headers)(scope, receive, send)
+        except Exception:
+            log.exception("unhandled error on %s %s", scope["method"], scope["path"])
+            await _respond(send, 500, dumps(unexpected_error_body()), self.headers)
+
+    async def _send(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raw = await self._read_body(scope, receive)
+        body, replayed = await send_message(self.hub, bearer_from_scope(scope), raw)
+        extra = [(REPLAYED_HEADER.lower().encode(), b"true")] if replayed else []
+        await _respond(send, 200, body, self.headers + extra)
+
+    async def _receive(self, scope: Scope, receive: Receive, send: Send) -> None:
+        query = parse_query(scope["query_string"])
+        # A client that hangs up ends its long-poll, so nothing is claimed for a reader that is
+        # gone. The watcher cancels this request's task; that cancellation is ours to absorb.
+        this = asyncio.current_task()
+        assert this is not None
+        hung_up = False
+
+        async def watch() -> None:
+            nonlocal hung_up
+            await _wait_disconnect(receive)
+            hung_up = True
+            this.cancel()
+
+        watcher = asyncio.ensure_future(watch())
+        try:
+            body = await receive_messages(self.hub, bearer_from_scope(scope), query)
+        except asyncio.CancelledError:
+            if hung_up:
+                this.uncancel()
+                return
+            raise
+        finally:
+            watcher.cancel()
+        await _respond(send, 200, body, self.headers)
+
+    async def _read_body(self, scope: Scope, receive: Receive) -> bytes:
+        limit = self.max_body_bytes
+        for name, value in scope["headers"]:
+            if name == b"content-length" and value.isdigit() and int(value) > limit:
+                raise body_too_large(limit)
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise InvalidRequest("the client disconnected before sending its body")
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise body_too_large(limit)
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+
+async def _wait_disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
