@@ -68,7 +68,12 @@ def _int_param(query: Mapping[str, str], name: str) -> int | None:
         raise InvalidRequest(f"{name}: must be an integer", field=name) from None
 
 
-async def receive_messages(hub: Hub, token: str | None, query: Mapping[str, str]) -> bytes:
+async def receive_messages(
+    hub: Hub,
+    token: str | None,
+    query: Mapping[str, str],
+    on_park: Callable[[], object] | None = None,
+) -> bytes:
     """GET /receive?timeout=&ack=&limit=."""
     peer = await hub.registry.authenticate(token)
     raw_timeout = query.get("timeout")
@@ -83,6 +88,7 @@ async def receive_messages(hub: Hub, token: str | None, query: Mapping[str, str]
         wait=timeout,
         ack_through=_int_param(query, "ack"),
         limit=_int_param(query, "limit"),
+        on_park=on_park,
     )
     return dumps(
         {
@@ -183,16 +189,22 @@ class FastLane:
             hung_up = True
             this.cancel()
 
-        watcher = asyncio.ensure_future(watch())
+        watcher: asyncio.Future[None] | None = None
+
+        def start_watching() -> None:
+            nonlocal watcher
+            watcher = asyncio.ensure_future(watch())
+
         try:
-            body = await receive_messages(self.hub, bearer_from_scope(scope), query)
+            body = await receive_messages(self.hub, bearer_from_scope(scope), query, start_watching)
         except asyncio.CancelledError:
             if hung_up:
                 this.uncancel()
                 return
             raise
         finally:
-            watcher.cancel()
+            if watcher is not None:
+                watcher.cancel()
         await _respond(send, 200, body, self.headers)
 
     async def _read_body(self, scope: Scope, receive: Receive) -> bytes:

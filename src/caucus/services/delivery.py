@@ -10,6 +10,7 @@ identity registers again (a reconnect).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -126,8 +127,13 @@ class DeliveryService:
         wait: float,
         ack_through: int | None = None,
         limit: int | None = None,
+        on_park: Callable[[], object] | None = None,
     ) -> ReceiveResult:
-        """Long-poll for pending deliveries; returns as soon as there is at least one."""
+        """Long-poll for pending deliveries; returns as soon as there is at least one.
+
+        `on_park` is called once, the first time the call has to wait (a transport uses it to
+        start watching for its client hanging up only when that can matter).
+        """
         wait = min(max(wait, 0.0), self._settings.receive_timeout_max)
         if limit is not None and limit < 1:
             raise InvalidRequest("limit must be at least 1", field="limit")
@@ -157,10 +163,9 @@ class DeliveryService:
                     )
                     acked += result.acked
                     pending_ack = None
-                    if len(result.deliveries) < batch:
-                        notifier.set_idle(peer.id, result.next_visible_at)
                     if result.deliveries:
                         return ReceiveResult(result.deliveries, acked)
+                    notifier.set_idle(peer.id, result.next_visible_at)
                     idle = result.next_visible_at
                 if waiter.superseded or peer.state.terminal or notifier.closing:
                     break
@@ -170,6 +175,9 @@ class DeliveryService:
                 if idle is not None:
                     until_visible = idle - self._clock.now()
                     remaining = min(remaining, max(until_visible, 0.0) + 0.005)
+                if on_park is not None:
+                    on_park()
+                    on_park = None
                 await waiter.wait(remaining)
                 if waiter.superseded or notifier.closing:
                     break

@@ -94,7 +94,8 @@ class Store(Protocol):
         ack_through: int | None,
     ) -> ClaimResult:
         """Acknowledge (see `ack`), then hand out up to `limit` visible deliveries in seq order,
-        hiding them for `visibility` seconds and counting the attempt."""
+        hiding them for `visibility` seconds and counting the attempt. When there is nothing to
+        hand out, `next_visible_at` says when an in-flight delivery becomes visible again."""
         ...
 
     async def ack(

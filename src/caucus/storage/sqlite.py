@@ -1,19 +1,13 @@
-"""The embedded SQLite store: WAL, one writer thread with group commit, one reader thread.
+"""The embedded SQLite store: WAL, one group-committing writer, one reader thread.
 
-Why threads: a durable commit waits for an fsync (0.2-4 ms here), which must never block the event
-loop. Why one writer that gathers every queued operation into one transaction: concurrent sends
-then share one fsync, so durability costs latency per batch, not per message (ADR 0001).
+Each method is one operation: a function of a connection, run by `sqlite_runners` (ADR 0001).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import os
-import queue
 import sqlite3
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -32,20 +26,16 @@ from caucus.domain.messages import (
 from caucus.domain.names import Target, TargetKind
 from caucus.domain.peers import Peer, PeerState
 from caucus.errors import (
-    CaucusError,
     InvalidRequest,
     NameInUse,
     NameTaken,
     NotFound,
     StorageError,
-    StorageFull,
 )
 from caucus.storage.migrate import migrate_sqlite
+from caucus.storage.sqlite_runners import GroupCommitWriter, ReaderThread
 
 T = TypeVar("T")
-Op = Callable[[sqlite3.Connection], Any]
-
-_STOP = object()
 _PEER_COLS = (
     "id, name, token_hash, state, skills, description, status, status_at, created_at, "
     "last_seen, reaped_at"
@@ -88,174 +78,6 @@ def _message(row: sqlite3.Row | tuple[Any, ...], offset: int = 0) -> Message:
     )
 
 
-def _storage_error(exc: sqlite3.Error) -> CaucusError:
-    text = str(exc)
-    if isinstance(exc, sqlite3.OperationalError) and "full" in text:
-        return StorageFull("the database disk is full; free space, then retry")
-    return StorageError(f"database error: {text}; retry, and check the hub log if it persists")
-
-
-class _Worker(threading.Thread):
-    """One thread owning one connection, running submitted operations in order.
-
-    A writer runs everything it finds queued in one transaction and commits once. Operations
-    raise a CaucusError only before they write anything (they validate first), so such a
-    failure needs no undo. Any other failure rolls the batch back and replays it one operation
-    per savepoint, so one bad operation never undoes or loses the others.
-    """
-
-    def __init__(
-        self,
-        name: str,
-        connect: Callable[[], sqlite3.Connection],
-        *,
-        transactional: bool,
-        batch_max: int,
-    ) -> None:
-        super().__init__(name=name, daemon=True)
-        self._connect = connect
-        self._transactional = transactional
-        self._batch_max = batch_max
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self.ready: asyncio.Future[None] | None = None
-        self.batches = 0
-        self.ops = 0
-
-    def start_on(self, loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
-        self._loop = loop
-        self.ready = loop.create_future()
-        self.start()
-        return self.ready
-
-    def submit(self, op: Op) -> asyncio.Future[Any]:
-        assert self._loop is not None
-        fut: asyncio.Future[Any] = self._loop.create_future()
-        self._queue.put((op, fut))
-        return fut
-
-    def stop(self) -> None:
-        self._queue.put(_STOP)
-
-    def run(self) -> None:
-        assert self._loop is not None
-        assert self.ready is not None
-        loop = self._loop
-        ready = self.ready
-        try:
-            conn = self._connect()
-        except BaseException as exc:  # report to open() rather than die silently
-            loop.call_soon_threadsafe(_settle, ready, None, exc)
-            return
-        loop.call_soon_threadsafe(_settle, ready, None, None)
-        try:
-            stopping = False
-            while not stopping:
-                item = self._queue.get()
-                if item is _STOP:
-                    break
-                batch = [item]
-                while len(batch) < self._batch_max:
-                    try:
-                        nxt = self._queue.get_nowait()
-                    except queue.Empty:
-                        break
-                    if nxt is _STOP:
-                        stopping = True
-                        break
-                    batch.append(nxt)
-                results = self._run(conn, batch)
-                self.batches += 1
-                self.ops += len(batch)
-                with contextlib.suppress(RuntimeError):  # loop closed during shutdown
-                    loop.call_soon_threadsafe(_resolve, results)
-        finally:
-            conn.close()
-
-    def _run(self, conn: sqlite3.Connection, batch: list[Any]) -> list[Any]:
-        results: list[Any] = []
-        if not self._transactional:
-            for op, fut in batch:
-                try:
-                    conn.execute("BEGIN")
-                    try:
-                        results.append((fut, op(conn), None))
-                    finally:
-                        conn.execute("COMMIT")
-                except sqlite3.Error as exc:
-                    results.append((fut, None, _storage_error(exc)))
-                except BaseException as exc:
-                    results.append((fut, None, exc))
-            return results
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            err = _storage_error(exc)
-            return [(fut, None, err) for _, fut in batch]
-        for op, fut in batch:
-            try:
-                value = op(conn)
-            except CaucusError as exc:
-                results.append((fut, None, exc))
-            except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
-                return self._run_isolated(conn, batch)
-            else:
-                results.append((fut, value, None))
-        return self._commit(conn, batch, results)
-
-    def _run_isolated(self, conn: sqlite3.Connection, batch: list[Any]) -> list[Any]:
-        results: list[Any] = []
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            err = _storage_error(exc)
-            return [(fut, None, err) for _, fut in batch]
-        for op, fut in batch:
-            try:
-                conn.execute("SAVEPOINT op")
-                try:
-                    value = op(conn)
-                except BaseException:
-                    conn.execute("ROLLBACK TO op")
-                    raise
-                finally:
-                    conn.execute("RELEASE op")
-            except sqlite3.Error as exc:
-                results.append((fut, None, _storage_error(exc)))
-            except BaseException as exc:
-                results.append((fut, None, exc))
-            else:
-                results.append((fut, value, None))
-        return self._commit(conn, batch, results)
-
-    @staticmethod
-    def _commit(conn: sqlite3.Connection, batch: list[Any], results: list[Any]) -> list[Any]:
-        try:
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK")
-            err = _storage_error(exc)
-            return [(fut, None, err) for _, fut in batch]
-        return results
-
-
-def _settle(fut: asyncio.Future[Any], value: Any, exc: BaseException | None) -> None:
-    if fut.done():  # the awaiting request went away; the work itself is done
-        return
-    if exc is not None:
-        fut.set_exception(exc)
-    else:
-        fut.set_result(value)
-
-
-def _resolve(results: list[Any]) -> None:
-    for fut, value, exc in results:
-        _settle(fut, value, exc)
-
-
 class SqliteStore:
     """`Store` on one SQLite file. Only one hub process may open a file at a time."""
 
@@ -264,26 +86,23 @@ class SqliteStore:
         self._synchronous = synchronous
         self._lease = 0
         self._lock_file: IO[str] | None = None
-        self._writer = _Worker(
-            "caucus-sqlite-writer", self._connect_writer, transactional=True, batch_max=batch_max
-        )
-        self._reader = _Worker(
-            "caucus-sqlite-reader", self._connect_reader, transactional=False, batch_max=64
-        )
+        self._writer = GroupCommitWriter(self._connect_writer, batch_max=batch_max)
+        self._reader = ReaderThread(self._connect_reader)
 
     # --- lifecycle -------------------------------------------------------------------------
     async def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._take_lock()
-        loop = asyncio.get_running_loop()
-        await self._writer.start_on(loop)
-        await self._reader.start_on(loop)
+        try:
+            await self._writer.open()
+            await self._reader.open()
+        except BaseException:
+            await self.close()
+            raise
 
     async def close(self) -> None:
-        for worker in (self._reader, self._writer):
-            if worker.is_alive():
-                worker.stop()
-                await asyncio.to_thread(worker.join)
+        await self._reader.close()
+        await self._writer.close()
         if self._lock_file is not None:
             self._lock_file.close()
             self._lock_file = None
@@ -502,7 +321,8 @@ class SqliteStore:
         def op(conn: sqlite3.Connection) -> AppendOutcome:
             return self._append(conn, msg, target, idempotency_since)
 
-        return await self._write(op)
+        result: AppendOutcome = await self._writer.submit(op)
+        return result
 
     def _append(
         self, conn: sqlite3.Connection, msg: NewMessage, target: Target, idem_since: float
@@ -648,15 +468,15 @@ class SqliteStore:
                     [(now + visibility, lease, peer_id, r[1]) for r in rows],
                 )
                 deliveries = [Delivery(_message(r, 1), r[0] + 1) for r in rows]
-            else:
-                deliveries = []
+                return ClaimResult(deliveries, acked, None)
             nxt = conn.execute(
                 "SELECT MIN(visible_at) FROM deliveries WHERE peer_id = ? AND visible_at > ?",
                 (peer_id, now),
             ).fetchone()[0]
-            return ClaimResult(deliveries, acked, nxt)
+            return ClaimResult([], acked, nxt)
 
-        return await self._write(op)
+        result: ClaimResult = await self._writer.submit(op)
+        return result
 
     async def ack(
         self, peer_id: int, *, seqs: Iterable[int] = (), through: int | None = None
