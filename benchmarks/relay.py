@@ -258,7 +258,7 @@ async def measure(hub_url: str, trivial_url: str, args: argparse.Namespace) -> d
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=8, help="sender/receiver pairs")
+    parser.add_argument("--pairs", type=int, default=128, help="sender/receiver pairs")
     parser.add_argument("--duration", type=float, default=5.0, help="seconds per phase")
     parser.add_argument("--rate", type=float, default=500.0, help="offered messages/s")
     parser.add_argument("--quick", action="store_true", help="1-second phases")

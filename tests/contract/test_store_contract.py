@@ -304,3 +304,18 @@ async def test_one_failing_operation_does_not_undo_concurrent_ones(store: Store)
     )
     assert sum(isinstance(r, NotFound) for r in results) == 1
     assert (await store.peek(b.id)).pending == 20
+
+
+async def test_a_direct_message_reaches_whoever_holds_the_name_now(store: Store) -> None:
+    a, first = await peer(store, "a"), await peer(store, "b")
+    await send(store, a, "b", "to the first b")
+    await store.end_peer(first.id, PeerState.LEFT, NOW)
+    second = await peer(store, "b")
+    await send(store, a, "b", "to the second b")
+    assert (await store.peek(second.id)).pending == 1
+    await store.update_peer(second.id, {"name": "b2"})
+    with pytest.raises(NotFound):
+        await send(store, a, "b")
+    assert (await send(store, a, "b2")).receipt.delivered_to == ["b2"]
+    await store.reap_peers(NOW + 1, NOW + 1, exclude=[a.id])
+    assert (await send(store, a, "b2")).receipt.missed == ["b2"]

@@ -35,8 +35,12 @@ _Handler = Callable[[Scope, Receive, Send], Awaitable[None]]
 REPLAYED_HEADER = "Idempotent-Replayed"
 
 
+# json.dumps() builds a new encoder per call when given options; one configured encoder is reused.
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+
+
 def dumps(body: object) -> bytes:
-    return json.dumps(body, separators=(",", ":")).encode()
+    return _encode(body).encode()
 
 
 async def send_message(hub: Hub, token: str | None, raw: bytes) -> tuple[bytes, bool]:

@@ -115,9 +115,10 @@ class DeliveryService:
         self._notifier.wake(ids)
         if outcome.joined_channel:
             self._notifier.emit(ChannelJoined(now, target.name, peer.name))
-        self._notifier.emit(
-            MessageRouted(now, outcome.message, tuple(outcome.receipt.delivered_to), ids)
-        )
+        if self._notifier.has_subscribers:
+            self._notifier.emit(
+                MessageRouted(now, outcome.message, tuple(outcome.receipt.delivered_to), ids)
+            )
         return outcome.receipt
 
     async def receive(

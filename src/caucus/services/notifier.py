@@ -76,6 +76,11 @@ class Notifier:
 
         return unsubscribe
 
+    @property
+    def has_subscribers(self) -> bool:
+        """Lets a hot path skip building an event nobody will read."""
+        return bool(self._subscribers)
+
     def emit(self, event: Event) -> None:
         for fn in list(self._subscribers):
             try:

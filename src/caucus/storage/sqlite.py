@@ -86,7 +86,14 @@ class SqliteStore:
         self._synchronous = synchronous
         self._lease = 0
         self._lock_file: IO[str] | None = None
-        self._writer = GroupCommitWriter(self._connect_writer, batch_max=batch_max)
+        # name -> (id, name, state) of the peer a direct message to that name reaches. Used and
+        # cleared only by write operations (on the writer), so it never disagrees with the
+        # database: every operation that changes a peer's name or state clears it, and so does
+        # every rolled-back batch.
+        self._recipients: dict[str, tuple[int, str, str]] = {}
+        self._writer = GroupCommitWriter(
+            self._connect_writer, batch_max=batch_max, on_abort=self._recipients.clear
+        )
         self._reader = ReaderThread(self._connect_reader)
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -169,6 +176,7 @@ class SqliteStore:
         now: float,
     ) -> Peer:
         def op(conn: sqlite3.Connection) -> Peer:
+            self._recipients.clear()
             try:
                 cur = conn.execute(
                     "INSERT INTO peers (name, token_hash, state, skills, description, created_at,"
@@ -225,6 +233,8 @@ class SqliteStore:
         assignments = ", ".join(f"{k} = ?" for k in fields)
 
         def op(conn: sqlite3.Connection) -> None:
+            if "name" in fields:
+                self._recipients.clear()
             try:
                 conn.execute(f"UPDATE peers SET {assignments} WHERE id = ?", (*values, peer_id))
             except sqlite3.IntegrityError:
@@ -236,6 +246,7 @@ class SqliteStore:
 
     async def revive_peer(self, peer_id: int, now: float) -> None:
         def op(conn: sqlite3.Connection) -> None:
+            self._recipients.clear()
             try:
                 conn.execute(
                     "UPDATE peers SET state = 'active', reaped_at = NULL, last_seen = ?"
@@ -269,6 +280,7 @@ class SqliteStore:
         skip = set(exclude)
 
         def op(conn: sqlite3.Connection) -> list[Peer]:
+            self._recipients.clear()
             rows = conn.execute(
                 f"SELECT {_PEER_COLS} FROM peers WHERE state = 'active' AND last_seen < ?",
                 (idle_before,),
@@ -287,6 +299,7 @@ class SqliteStore:
 
     async def forget_peers(self, reaped_before: float, now: float) -> list[Peer]:
         def op(conn: sqlite3.Connection) -> list[Peer]:
+            self._recipients.clear()
             rows = conn.execute(
                 f"SELECT {_PEER_COLS} FROM peers WHERE state = 'reaped' AND reaped_at < ?",
                 (reaped_before,),
@@ -302,7 +315,12 @@ class SqliteStore:
     async def end_peer(self, peer_id: int, state: PeerState, now: float) -> None:
         if not state.terminal:
             raise ValueError(f"{state} is not terminal")
-        await self._write(lambda conn: _end(conn, peer_id, state, now))
+
+        def op(conn: sqlite3.Connection) -> None:
+            self._recipients.clear()
+            _end(conn, peer_id, state, now)
+
+        await self._write(op)
 
     async def peer_channels(self, peer_id: int) -> list[str]:
         def op(conn: sqlite3.Connection) -> list[str]:
@@ -348,16 +366,20 @@ class SqliteStore:
         joined = False
         sender_id = msg.sender_id if msg.sender_id is not None else -1
         if target.kind is TargetKind.PEER:
-            row = conn.execute(
-                "SELECT id, name, state FROM peers WHERE name = ? AND state IN ('active','reaped')"
-                " ORDER BY state = 'active' DESC, id DESC LIMIT 1",
-                (target.name,),
-            ).fetchone()
+            row = self._recipients.get(target.name)
             if row is None:
-                raise NotFound(
-                    f"no peer named {target.name!r} is here; GET /peers lists who is",
-                    to=target.name,
-                )
+                row = conn.execute(
+                    "SELECT id, name, state FROM peers WHERE name = ?"
+                    " AND state IN ('active','reaped') ORDER BY state = 'active' DESC, id DESC"
+                    " LIMIT 1",
+                    (target.name,),
+                ).fetchone()
+                if row is None:
+                    raise NotFound(
+                        f"no peer named {target.name!r} is here; GET /peers lists who is",
+                        to=target.name,
+                    )
+                self._recipients[target.name] = row
             if row[0] == sender_id:
                 raise InvalidRequest("you cannot send a message to yourself", field="to")
             rows = [row]

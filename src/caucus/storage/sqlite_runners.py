@@ -57,8 +57,15 @@ def _resolve(results: list[Outcome]) -> None:
 class GroupCommitWriter:
     """The one writer of a database file. `submit(op)` returns a future resolved after COMMIT."""
 
-    def __init__(self, connect: Callable[[], sqlite3.Connection], *, batch_max: int) -> None:
+    def __init__(
+        self,
+        connect: Callable[[], sqlite3.Connection],
+        *,
+        batch_max: int,
+        on_abort: Callable[[], None] | None = None,
+    ) -> None:
         self._connect = connect
+        self._on_abort = on_abort  # a batch was rolled back: caches derived from it are stale
         self._batch_max = batch_max
         self._conn: sqlite3.Connection | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -128,6 +135,7 @@ class GroupCommitWriter:
             except BaseException:
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("ROLLBACK")
+                self._aborted()
                 replayed = self._replay_isolated(conn, batch)
                 if replayed is None:
                     return
@@ -164,6 +172,10 @@ class GroupCommitWriter:
                 results.append((fut, value, None))
         return results
 
+    def _aborted(self) -> None:
+        if self._on_abort is not None:
+            self._on_abort()
+
     def _fail(self, batch: list[tuple[Op, asyncio.Future[Any]]], err: CaucusError) -> None:
         assert self._loop is not None
         failed: list[Outcome] = [(fut, None, err) for _, fut in batch]
@@ -194,6 +206,7 @@ class GroupCommitWriter:
                     conn.execute("ROLLBACK")
                 err = storage_error(exc)
                 results = [(fut, None, err) for _, fut in batch]
+                loop.call_soon_threadsafe(self._aborted)
             with contextlib.suppress(RuntimeError):  # loop closed during shutdown
                 loop.call_soon_threadsafe(self._done, results)
 
