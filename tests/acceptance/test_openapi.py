@@ -83,3 +83,11 @@ async def test_openapi_json_is_served(url: str) -> None:
         response = await http.get("/openapi.json")
     assert response.status_code == 200
     assert "/send" in response.json()["paths"]
+
+
+def test_the_api_reference_covers_every_route(tmp_path: Path) -> None:
+    reference = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text()
+    spec = create_app(hub_settings(tmp_path)).openapi()
+    for path, ops in spec["paths"].items():
+        for method in ops:
+            assert f"{method.upper()} {path}" in reference, f"docs/api.md lacks {method} {path}"

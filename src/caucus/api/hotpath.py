@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 from collections.abc import Awaitable, Callable, Mapping
 from urllib.parse import parse_qsl
 
@@ -85,7 +86,7 @@ async def receive_messages(
         timeout = float(raw_timeout) if raw_timeout not in (None, "") else 25.0
     except ValueError:
         raise InvalidRequest("timeout: must be a number of seconds", field="timeout") from None
-    if timeout != timeout or timeout < 0:  # NaN or negative
+    if not math.isfinite(timeout) or timeout < 0:
         raise InvalidRequest("timeout: must be a number of seconds >= 0", field="timeout")
     result = await hub.delivery.receive(
         peer,
