@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
@@ -68,7 +69,28 @@ class Settings(BaseSettings):
     sqlite_synchronous: str = Field("FULL", pattern="^(FULL|EXTRA|NORMAL)$")
     group_commit_max: int = Field(512, ge=1)
 
+    # Credentials and exposure (ADR 0003).
+    operator_token: str = Field("", description="generated and kept in the data dir when empty")
+    observer_token: str = Field("", description="a read-only role; none when empty")
+    agent_key: str = Field("", description="when set, /register requires it")
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+
+    # The operator's live feed and the transcript file.
+    health_interval: float = Field(1.5, gt=0)
+    feed_buffer: int = Field(10_000, ge=100)
+    transcript: str = Field("", description="JSONL file of every routed message; off when empty")
+    transcript_max_bytes: int = Field(0, ge=0, description="rotate past this size; 0: never")
+    transcript_keep: int = Field(5, ge=1, description="rotated transcript files kept")
+
     log_level: str = "info"
+
+    @field_validator("allowed_hosts", "allowed_origins", mode="before")
+    @classmethod
+    def _split_commas(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
 
     @model_validator(mode="after")
     def _check(self) -> Settings:
@@ -86,6 +108,10 @@ class Settings(BaseSettings):
 
     def db_path(self) -> Path:
         return Path(self.db).expanduser() if self.db else default_db_path()
+
+    def data_dir(self) -> Path:
+        """Where the hub keeps its own files (the operator token): beside the database."""
+        return self.db_path().parent
 
     @classmethod
     def settings_customise_sources(

@@ -63,6 +63,23 @@ class NameTaken(Conflict):
     code = "name_taken"
 
 
+class RoomStopped(Conflict):
+    """The operator stopped the room: sends are refused until it resumes."""
+
+    code = "room_stopped"
+
+
+class ChannelClosed(Conflict):
+    code = "channel_closed"
+
+
+class MisdirectedRequest(CaucusError):
+    """The Host header names a host this hub does not serve (DNS rebinding defence)."""
+
+    code = "misdirected_request"
+    status = 421
+
+
 class PayloadTooLarge(CaucusError):
     code = "payload_too_large"
     status = 413
@@ -105,6 +122,9 @@ ERRORS_BY_CODE: dict[str, type[CaucusError]] = {
         Conflict,
         NameInUse,
         NameTaken,
+        RoomStopped,
+        ChannelClosed,
+        MisdirectedRequest,
         PayloadTooLarge,
         RateLimited,
         StorageFull,

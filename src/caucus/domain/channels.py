@@ -17,6 +17,7 @@ class Channel:
     members: list[str] = field(default_factory=list)
     topic_by: str | None = None
     topic_at: float | None = None
+    closed_at: float | None = None
 
 
 def check_topic(topic: str) -> str:

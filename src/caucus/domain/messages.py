@@ -7,14 +7,31 @@ on the hot path, and a frozen dataclass's __init__ costs several times more.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
+from enum import IntEnum, StrEnum
 from typing import Any
 
 PREVIEW_CHARS = 200
 
 
 class MessageKind(StrEnum):
-    CHAT = "chat"
+    CHAT = "chat"  # from an agent
+    OPERATOR = "operator"  # the operator speaking
+    ANNOUNCE = "announce"  # operator news to everyone
+    CONTROL = "control"  # content is the action: stop, interrupt, reset
+    SYSTEM = "system"  # the hub telling peers about a change (a channel closed)
+
+
+class ControlAction(StrEnum):
+    STOP = "stop"
+    INTERRUPT = "interrupt"
+    RESET = "reset"
+
+
+class Lane(IntEnum):
+    """Deliveries in the priority lane pierce a pause; both lanes are ordered by seq."""
+
+    PRIORITY = 0
+    CHATTER = 1
 
 
 @dataclass(slots=True)
@@ -29,6 +46,7 @@ class Message:
     meta: dict[str, Any] | None = None
     thread: str | None = None
     reply_to: str | None = None
+    delivered_to: list[str] | None = None  # filled where the record is read whole (transcripts)
 
 
 @dataclass(slots=True)
@@ -68,6 +86,9 @@ class NewMessage:
     thread: str | None = None
     reply_to: str | None = None
     idempotency_key: str | None = None
+    lane: Lane = Lane.CHATTER
+    ephemeral: bool = False  # dropped rather than replayed when the recipient reconnects
+    joins_channel: bool = True  # an agent's send to a #channel creates it and joins the sender
 
 
 @dataclass(slots=True)

@@ -49,6 +49,7 @@ class Peer:
     status: str = ""
     status_at: float | None = None
     reaped_at: float | None = None
+    delivery_paused: bool = False  # the operator paused delivery of chatter to this peer
 
 
 def liveness(

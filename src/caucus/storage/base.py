@@ -77,7 +77,9 @@ class Store(Protocol):
         """Persist a message and queue it for its audience, durably, in one transaction.
 
         Audience: the named active or reaped peer; every active or reaped peer but the sender
-        for `all`; the channel's members but the sender (the sender joins the channel). A repeat
+        for `all`; the channel's members but the sender (with `joins_channel`, the channel is
+        created and the sender joins it; otherwise it must exist). A closed channel raises
+        ChannelClosed. Each delivery gets the message's lane and ephemeral flag. A repeat
         of (sender, idempotency_key) newer than `idempotency_since` returns the first outcome
         with `duplicate=True` and stores nothing. Raises NotFound for an unknown peer or an
         unknown `reply_to`.
@@ -92,10 +94,12 @@ class Store(Protocol):
         visibility: float,
         limit: int,
         ack_through: int | None,
+        priority_only: bool = False,
     ) -> ClaimResult:
         """Acknowledge (see `ack`), then hand out up to `limit` visible deliveries in seq order,
         hiding them for `visibility` seconds and counting the attempt. When there is nothing to
-        hand out, `next_visible_at` says when an in-flight delivery becomes visible again."""
+        hand out, `next_visible_at` says when an in-flight delivery becomes visible again.
+        `priority_only` (a paused recipient) hands out only the priority lane."""
         ...
 
     async def ack(
@@ -106,12 +110,37 @@ class Store(Protocol):
         ...
 
     async def release_inflight(self, peer_id: int, now: float) -> int:
-        """Make every handed-out, unacknowledged delivery visible again (a reconnect)."""
+        """A reconnect: drop ephemeral deliveries (interrupt, reset) and make every other
+        handed-out, unacknowledged one visible again. Returns how many were made visible."""
         ...
 
     async def peek(self, peer_id: int) -> Peek: ...
 
-    async def messages_after(self, seq: int, limit: int) -> list[Message]: ...
+    async def messages_after(
+        self,
+        seq: int,
+        limit: int,
+        *,
+        since: float | None = None,
+        until: float | None = None,
+    ) -> list[Message]:
+        """Routed messages after `seq` in seq order, with `delivered_to`; optionally only those
+        with `since <= ts < until`."""
+        ...
+
+    async def last_seq(self) -> int: ...
+
+    async def pending_count(self) -> int:
+        """Deliveries not yet acknowledged, across every peer (the total queue depth)."""
+        ...
+
+    async def message_counts(self) -> dict[str, int]:
+        """Messages sent, by sender name (agents only)."""
+        ...
+
+    async def room_state(self) -> dict[str, Any]: ...
+
+    async def set_room_state(self, key: str, value: Any) -> None: ...
 
     async def purge_idempotency(self, before: float) -> int: ...
 
@@ -121,6 +150,11 @@ class Store(Protocol):
         ...
 
     async def leave_channel(self, peer_id: int, channel: str) -> bool: ...
+
+    async def close_channel(self, channel: str, now: float) -> list[int]:
+        """Close a channel (history kept, members removed, joins and sends refused); returns
+        the ids of its former members. Raises NotFound for an unknown channel."""
+        ...
 
     async def set_topic(self, channel: str, topic: str, by: str, now: float) -> None: ...
 

@@ -1,0 +1,196 @@
+"""Peer operations of the SQLite store."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from caucus.domain.peers import Peer, PeerState
+from caucus.errors import (
+    NameInUse,
+    NameTaken,
+)
+from caucus.storage.sqlite_base import (
+    _PEER_COLS,
+    _PEER_FIELDS,
+    SqliteOps,
+    _peer,
+)
+
+
+class PeerOps(SqliteOps):
+    async def create_peer(
+        self,
+        *,
+        name: str,
+        token_hash: bytes,
+        skills: list[dict[str, Any]],
+        description: str,
+        now: float,
+    ) -> Peer:
+        def op(conn: sqlite3.Connection) -> Peer:
+            self._recipients.clear()
+            try:
+                cur = conn.execute(
+                    "INSERT INTO peers (name, token_hash, state, skills, description, created_at,"
+                    " last_seen) VALUES (?, ?, 'active', ?, ?, ?, ?)",
+                    (name, token_hash, json.dumps(skills), description, now, now),
+                )
+            except sqlite3.IntegrityError:
+                raise NameInUse(f"the name {name!r} is in use by another peer") from None
+            row = conn.execute(
+                f"SELECT {_PEER_COLS} FROM peers WHERE id = ?", (cur.lastrowid,)
+            ).fetchone()
+            return _peer(row)
+
+        return await self._write(op)
+
+    async def peer_by_token(self, token_hash: bytes) -> Peer | None:
+        def op(conn: sqlite3.Connection) -> Peer | None:
+            row = conn.execute(
+                f"SELECT {_PEER_COLS} FROM peers WHERE token_hash = ?", (token_hash,)
+            ).fetchone()
+            return _peer(row) if row else None
+
+        return await self._read(op)
+
+    async def peer_by_name(self, name: str) -> Peer | None:
+        def op(conn: sqlite3.Connection) -> Peer | None:
+            row = conn.execute(
+                f"SELECT {_PEER_COLS} FROM peers WHERE name = ? AND state = 'active'", (name,)
+            ).fetchone()
+            return _peer(row) if row else None
+
+        return await self._read(op)
+
+    async def list_peers(self, states: Iterable[PeerState]) -> list[Peer]:
+        wanted = [s.value for s in states]
+
+        def op(conn: sqlite3.Connection) -> list[Peer]:
+            marks = ",".join("?" * len(wanted))
+            rows = conn.execute(
+                f"SELECT {_PEER_COLS} FROM peers WHERE state IN ({marks}) ORDER BY name, id",
+                wanted,
+            ).fetchall()
+            return [_peer(r) for r in rows]
+
+        return await self._read(op)
+
+    async def update_peer(self, peer_id: int, fields: Mapping[str, Any]) -> None:
+        unknown = set(fields) - _PEER_FIELDS
+        if unknown:
+            raise ValueError(f"not updatable: {sorted(unknown)}")
+        if not fields:
+            return
+        values = [json.dumps(v) if k == "skills" else v for k, v in fields.items()]
+        assignments = ", ".join(f"{k} = ?" for k in fields)
+
+        def op(conn: sqlite3.Connection) -> None:
+            if "name" in fields:
+                self._recipients.clear()
+            try:
+                conn.execute(f"UPDATE peers SET {assignments} WHERE id = ?", (*values, peer_id))
+            except sqlite3.IntegrityError:
+                raise NameInUse(
+                    f"the name {fields.get('name')!r} is in use by another peer"
+                ) from None
+
+        await self._write(op)
+
+    async def revive_peer(self, peer_id: int, now: float) -> None:
+        def op(conn: sqlite3.Connection) -> None:
+            self._recipients.clear()
+            try:
+                conn.execute(
+                    "UPDATE peers SET state = 'active', reaped_at = NULL, last_seen = ?"
+                    " WHERE id = ? AND state = 'reaped'",
+                    (now, peer_id),
+                )
+            except sqlite3.IntegrityError:
+                name = conn.execute("SELECT name FROM peers WHERE id = ?", (peer_id,)).fetchone()
+                raise NameTaken(
+                    f"while this session was away, another peer registered the name "
+                    f"{name[0]!r}; call register with your token and a new name to keep your "
+                    "inbox",
+                    name=name[0],
+                ) from None
+
+        await self._write(op)
+
+    async def touch_peers(self, last_seen: Mapping[int, float]) -> None:
+        if not last_seen:
+            return
+        rows = [(ts, pid) for pid, ts in last_seen.items()]
+
+        def op(conn: sqlite3.Connection) -> None:
+            conn.executemany("UPDATE peers SET last_seen = MAX(last_seen, ?) WHERE id = ?", rows)
+
+        await self._write(op)
+
+    async def reap_peers(
+        self, idle_before: float, now: float, exclude: Iterable[int]
+    ) -> list[Peer]:
+        skip = set(exclude)
+
+        def op(conn: sqlite3.Connection) -> list[Peer]:
+            self._recipients.clear()
+            rows = conn.execute(
+                f"SELECT {_PEER_COLS} FROM peers WHERE state = 'active' AND last_seen < ?",
+                (idle_before,),
+            ).fetchall()
+            reaped = [p for p in map(_peer, rows) if p.id not in skip]
+            conn.executemany(
+                "UPDATE peers SET state = 'reaped', reaped_at = ? WHERE id = ?",
+                [(now, p.id) for p in reaped],
+            )
+            for p in reaped:
+                p.state = PeerState.REAPED
+                p.reaped_at = now
+            return reaped
+
+        return await self._write(op)
+
+    async def forget_peers(self, reaped_before: float, now: float) -> list[Peer]:
+        def op(conn: sqlite3.Connection) -> list[Peer]:
+            self._recipients.clear()
+            rows = conn.execute(
+                f"SELECT {_PEER_COLS} FROM peers WHERE state = 'reaped' AND reaped_at < ?",
+                (reaped_before,),
+            ).fetchall()
+            gone = [_peer(r) for r in rows]
+            for p in gone:
+                _end(conn, p.id, PeerState.FORGOTTEN, now)
+                p.state = PeerState.FORGOTTEN
+            return gone
+
+        return await self._write(op)
+
+    async def end_peer(self, peer_id: int, state: PeerState, now: float) -> None:
+        if not state.terminal:
+            raise ValueError(f"{state} is not terminal")
+
+        def op(conn: sqlite3.Connection) -> None:
+            self._recipients.clear()
+            _end(conn, peer_id, state, now)
+
+        await self._write(op)
+
+    async def peer_channels(self, peer_id: int) -> list[str]:
+        def op(conn: sqlite3.Connection) -> list[str]:
+            rows = conn.execute(
+                "SELECT channel FROM channel_members WHERE peer_id = ? ORDER BY channel",
+                (peer_id,),
+            ).fetchall()
+            return [r[0] for r in rows]
+
+        return await self._read(op)
+
+
+def _end(conn: sqlite3.Connection, peer_id: int, state: PeerState, now: float) -> None:
+    conn.execute(
+        "UPDATE peers SET state = ?, ended_at = ? WHERE id = ?", (state.value, now, peer_id)
+    )
+    conn.execute("DELETE FROM deliveries WHERE peer_id = ?", (peer_id,))
+    conn.execute("DELETE FROM channel_members WHERE peer_id = ?", (peer_id,))
