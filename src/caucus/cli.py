@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import ipaddress
 import json
+import logging
+import re
 import signal
 import socket
 import sys
@@ -22,6 +25,7 @@ from rich.console import Console
 from caucus import __version__
 from caucus.config import Settings, load_settings
 from caucus.errors import CaucusError
+from caucus.services.hub import Hub
 
 app = typer.Typer(
     name="caucus",
@@ -75,10 +79,12 @@ class HubServer(uvicorn.Server):
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
 
+    def __init__(self, config: uvicorn.Config, hub: Hub) -> None:
+        super().__init__(config)
+        self.hub = hub
+
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        hub = getattr(self.config.app, "hub", None)
-        if hub is not None:
-            hub.begin_shutdown()
+        self.hub.begin_shutdown()
         await super().shutdown(sockets)
 
 
@@ -98,7 +104,28 @@ def hub(
         float | None, typer.Option(help="seconds of silence before a peer is reaped")
     ] = None,
     log_level: Annotated[str | None, typer.Option(help="debug, info, warning, error")] = None,
-    access_log: Annotated[bool, typer.Option(help="log every request")] = False,
+    operator_token: Annotated[
+        str | None,
+        typer.Option(help="the operator's token (default: generated once, kept in the data dir)"),
+    ] = None,
+    observer_token: Annotated[
+        str | None, typer.Option(help="a token for a read-only observer")
+    ] = None,
+    agent_key: Annotated[
+        str | None, typer.Option(help="a key agents must send (X-Caucus-Agent-Key) to register")
+    ] = None,
+    allowed_hosts: Annotated[
+        str | None, typer.Option(help="extra Host names to answer to, comma-separated (proxies)")
+    ] = None,
+    allowed_origins: Annotated[
+        str | None, typer.Option(help="extra web origins allowed to call, comma-separated")
+    ] = None,
+    transcript: Annotated[
+        str | None, typer.Option(help="append every routed message to this JSONL file")
+    ] = None,
+    access_log: Annotated[
+        bool, typer.Option(help="log every request (credentials are redacted)")
+    ] = False,
     json_output: Annotated[
         bool, typer.Option("--json", help="print the startup line as JSON")
     ] = False,
@@ -106,7 +133,18 @@ def hub(
     """Run the hub: HTTP API on 127.0.0.1:8765, SQLite database in the user data directory."""
     try:
         settings = load_settings(
-            config, host=host, port=port, db=db, peer_ttl=peer_ttl, log_level=log_level
+            config,
+            host=host,
+            port=port,
+            db=db,
+            peer_ttl=peer_ttl,
+            log_level=log_level,
+            operator_token=operator_token,
+            observer_token=observer_token,
+            agent_key=agent_key,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            transcript=transcript,
         )
     except ValidationError as exc:
         _fail(f"invalid setting: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}")
@@ -114,6 +152,16 @@ def hub(
     except (FileNotFoundError, ValueError) as exc:
         _fail(str(exc))
         return
+    if exposed(settings.host) and not (settings.operator_token and settings.agent_key):
+        _fail(
+            f"refusing to listen on {settings.host}, which other machines can reach, without "
+            "credentials set up for it",
+            "set an operator token (--operator-token or CAUCUS_OPERATOR_TOKEN) and an agent key "
+            "(--agent-key or CAUCUS_AGENT_KEY); also list the names clients use to reach this "
+            "hub in --allowed-hosts. Or keep the default --host 127.0.0.1.",
+        )
+    if access_log:
+        logging.getLogger("uvicorn.access").addFilter(RedactSecrets())
     sock = _bind(settings.host, settings.port)
     try:
         code = _run_loop(_serve(settings, sock, access_log=access_log, json_output=json_output))
@@ -121,6 +169,30 @@ def hub(
         sock.close()
     if code:
         raise typer.Exit(code)
+
+
+def exposed(host: str) -> bool:
+    """Whether binding `host` lets other machines connect."""
+    if host.lower() == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return True  # a name: it may resolve to anything
+
+
+class RedactSecrets(logging.Filter):
+    """Access-log lines never show a credential, even one a client wrongly put in a URL."""
+
+    _secret = re.compile(r"((?:token|key|secret|password|auth)[^=&\s]*=)[^&\s\"]*", re.I)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(
+                self._secret.sub(r"\1[redacted]", a) if isinstance(a, str) else a
+                for a in record.args
+            )
+        return True
 
 
 def tune_gc() -> None:
@@ -148,7 +220,6 @@ async def _serve(
     settings: Settings, sock: socket.socket, *, access_log: bool, json_output: bool
 ) -> int:
     from caucus.api.app import asgi, create_app
-    from caucus.services.hub import Hub
 
     hub = Hub(settings)
     tune_gc()
@@ -162,13 +233,28 @@ async def _serve(
         shown_host = f"[{settings.host}]" if ":" in settings.host else settings.host
         url = f"http://{shown_host}:{bound_port}"
         db_path = hub.db_path or settings.db_path()
+        token_file = hub.operator.path
         if json_output:
-            print(json.dumps({"url": url, "db": str(db_path), "version": __version__}), flush=True)
+            # Machine-readable, and likely to end up in a supervisor's log: no token, only
+            # where to find it.
+            line = {
+                "url": url,
+                "db": str(db_path),
+                "version": __version__,
+                "operator_token_file": str(token_file) if token_file else None,
+            }
+            print(json.dumps(line), flush=True)
         else:
             out = Console(soft_wrap=True, highlight=False)
             out.print(f"[bold]Caucus hub {__version__}[/] listening on [cyan]{url}[/]")
             out.print(f"database: {db_path}")
-            out.print(f"[dim]Ctrl-C stops the hub; API reference at {url}/docs[/]")
+            # Like Jupyter: the operator's URL carries the token, in the fragment, which
+            # browsers never send to a server.
+            out.print(f"operator: [cyan]{url}/#token={hub.operator.token}[/]")
+            if token_file is not None:
+                made = "generated, " if hub.operator.created else ""
+                out.print(f"[dim]({made}kept in {token_file})[/]")
+            out.print(f"[dim]Ctrl-C stops the hub; API reference at {url}/openapi.json[/]")
             sys.stdout.flush()
         server = HubServer(
             uvicorn.Config(
@@ -178,7 +264,8 @@ async def _serve(
                 timeout_graceful_shutdown=5,
                 lifespan="on",
                 proxy_headers=False,  # trusting X-Forwarded-* is a deployment decision
-            )
+            ),
+            hub,
         )
         await server.serve(sockets=[sock])
         return 0 if server.started else 1

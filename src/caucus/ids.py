@@ -10,9 +10,9 @@ import secrets
 TOKEN_PREFIX = "cau_"  # noqa: S105 - a prefix that makes leaked tokens greppable
 
 
-def new_token() -> str:
+def new_token(prefix: str = TOKEN_PREFIX) -> str:
     """A bearer token with 256 bits of randomness."""
-    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+    return prefix + secrets.token_urlsafe(32)
 
 
 def hash_token(token: str) -> bytes:

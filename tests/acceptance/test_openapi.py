@@ -5,24 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx2
-from fastapi import FastAPI, routing
 from fastapi.routing import APIRoute
 
 from caucus.api.app import create_app
 from caucus.testing import hub_settings
-
-# FastAPI's own documentation routes document themselves.
-SELF_DOCUMENTING = {"/openapi.json", "/docs", "/docs/oauth2-redirect"}
-
-
-def served_routes(app: FastAPI) -> list[tuple[str, set[str], object]]:
-    """(path, methods, original route) of everything the app routes, included routers too."""
-    contexts = getattr(routing, "iter_route_contexts", None)  # FastAPI >= 0.16x includes lazily
-    found = []
-    for ctx in contexts(app.routes) if contexts else app.routes:
-        original = getattr(ctx, "original_route", ctx)
-        found.append((ctx.path, set(ctx.methods or ()), original))
-    return found
+from tests.routes import SELF_DOCUMENTING, served_routes
 
 
 def test_every_route_is_in_the_openapi_document(tmp_path: Path) -> None:

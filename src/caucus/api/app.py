@@ -11,8 +11,8 @@ from starlette.types import ASGIApp
 from caucus import __version__
 from caucus.api.errors import install_error_handlers
 from caucus.api.hotpath import FastLane
-from caucus.api.middleware import BodyLimit
-from caucus.api.routes import channels, messages, meta, peers
+from caucus.api.middleware import BodyLimit, Guard
+from caucus.api.routes import channels, messages, meta, operator, peers
 from caucus.clock import Clock
 from caucus.config import Settings
 from caucus.services.hub import Hub
@@ -24,9 +24,15 @@ Every error is JSON `{"error": <code>, "detail": <sentence>}`.
 
 
 def asgi(app: FastAPI) -> ASGIApp:
-    """What a server should run: the app behind the hot-path lane (see `api/hotpath.py`)."""
+    """What a server runs: the app behind the hot-path lane (`api/hotpath.py`), all of it behind
+    the Host/Origin guard and security headers (`api/middleware.py`)."""
     hub: Hub = app.state.hub
-    return FastLane(app, hub, max_body_bytes=hub.settings.max_body_bytes)
+    lane = FastLane(app, hub, max_body_bytes=hub.settings.max_body_bytes)
+    return Guard(
+        lane,
+        allowed_hosts=hub.settings.allowed_hosts,
+        allowed_origins=hub.settings.allowed_origins,
+    )
 
 
 def create_app(
@@ -56,11 +62,14 @@ def create_app(
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
+        # The interactive explorers load scripts from a CDN, which the CSP (and an offline
+        # machine) forbids; /openapi.json is the reference.
+        docs_url=None,
         redoc_url=None,
     )
     app.state.hub = the_hub
     install_error_handlers(app)
-    for module in (peers, messages, channels, meta):
+    for module in (peers, messages, channels, operator, meta):
         app.include_router(module.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     return app

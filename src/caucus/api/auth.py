@@ -1,13 +1,26 @@
-"""Credentials come only from the `Authorization: Bearer` header, never from the URL."""
+"""Credentials come only from the `Authorization: Bearer` header, never from the URL.
+
+Every route declares what it needs with `access(...)` (recorded in /openapi.json as
+`x-caucus-access`); the authorization matrix test holds every route to its declaration.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
+from caucus.domain.control import Role
 from caucus.domain.peers import Peer
 from caucus.services.hub import Hub
+from caucus.services.roles import Access
+
+ACCESS_KEY = "x-caucus-access"
+
+
+def access(level: Access, **openapi: Any) -> dict[str, Any]:
+    """`openapi_extra` for a route: its access level, plus any other OpenAPI fields."""
+    return {ACCESS_KEY: level.value, **openapi}
 
 
 def bearer_token(request: Request) -> str | None:
@@ -27,8 +40,18 @@ def hub_of(request: Request) -> Hub:
 
 
 async def current_peer(request: Request) -> Peer:
-    """FastAPI dependency: the authenticated peer (revived if it was reaped)."""
+    """The authenticated agent (revived if it was reaped)."""
     return await hub_of(request).registry.authenticate(bearer_token(request))
 
 
+async def operator_role(request: Request) -> Role:
+    return await hub_of(request).roles.require(bearer_token(request), Access.OPERATOR)
+
+
+async def viewer_role(request: Request) -> Role:
+    return await hub_of(request).roles.require(bearer_token(request), Access.VIEWER)
+
+
 PeerDep = Annotated[Peer, Depends(current_peer)]
+OperatorDep = Annotated[Role, Depends(operator_role)]
+ViewerDep = Annotated[Role, Depends(viewer_role)]

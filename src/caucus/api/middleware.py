@@ -5,6 +5,7 @@ from __future__ import annotations
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from caucus.api.errors import body_too_large, caucus_error_response
+from caucus.errors import Forbidden, MisdirectedRequest
 
 
 class BodyLimit:
@@ -43,3 +44,105 @@ class BodyLimit:
             return message
 
         await self.app(scope, limited, send)
+
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+SECURITY_HEADERS = [
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+]
+HTML_CSP = (
+    b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    b"connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; "
+    b"frame-ancestors 'none'"
+)
+
+
+def split_host(value: str) -> tuple[str, str | None]:
+    """'Host' or 'Origin' authority -> (lower-case host without brackets, port or None)."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        host, _, rest = value[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else None
+        return host, port or None
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit():
+        return value, None
+    return host, port
+
+
+class Guard:
+    """Every request, on every route (the hot lane and the event stream included):
+
+    - a `Host` this hub does not answer to is refused with 421, so a DNS-rebinding page cannot
+      reach it through a name that resolves to 127.0.0.1;
+    - a browser `Origin` other than the hub's own (or one configured) is refused with 403, so
+      no web page can drive the hub from the operator's browser;
+    - every response carries nosniff and DENY framing, and HTML a strict CSP.
+    """
+
+    def __init__(
+        self, app: ASGIApp, *, allowed_hosts: list[str], allowed_origins: list[str]
+    ) -> None:
+        self.app = app
+        self.hosts: set[tuple[str, str | None]] = {(h, None) for h in LOOPBACK_HOSTS}
+        for entry in allowed_hosts:
+            self.hosts.add(split_host(entry))
+        self.origins = {o.strip().lower().rstrip("/") for o in allowed_origins}
+
+    def _host_ok(self, host_header: str) -> bool:
+        host, port = split_host(host_header)
+        return (host, None) in self.hosts or (host, port) in self.hosts
+
+    def _origin_ok(self, origin: str, host_header: str) -> bool:
+        origin = origin.strip().lower().rstrip("/")
+        if origin in self.origins:
+            return True
+        scheme, sep, authority = origin.partition("://")
+        if not sep or scheme not in ("http", "https") or not authority:
+            return False  # "null" (sandboxed frames, files) and anything odd
+        return split_host(authority) == split_host(host_header)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        host = origin = None
+        for name, value in scope["headers"]:
+            if name == b"host":
+                host = value.decode("latin-1")
+            elif name == b"origin":
+                origin = value.decode("latin-1")
+        if host is None or not self._host_ok(host):
+            refusal = caucus_error_response(
+                MisdirectedRequest(
+                    f"this hub does not answer to Host {host!r}; if it is behind a proxy, add "
+                    "the name to --allowed-hosts",
+                ),
+                SECURITY_HEADERS,
+            )
+            await refusal(scope, receive, send)
+            return
+        if origin is not None and not self._origin_ok(origin, host):
+            refusal = caucus_error_response(
+                Forbidden(
+                    f"requests from the web origin {origin!r} are refused; a console served "
+                    "elsewhere must be listed in --allowed-origins"
+                ),
+                SECURITY_HEADERS,
+            )
+            await refusal(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers.extend(SECURITY_HEADERS)
+                html = any(k == b"content-type" and v.startswith(b"text/html") for k, v in headers)
+                if html and not any(k == b"content-security-policy" for k, _ in headers):
+                    headers.append((b"content-security-policy", HTML_CSP))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)

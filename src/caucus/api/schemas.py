@@ -174,6 +174,8 @@ class PeerOut(BaseModel):
     description: str
     last_seen_age: float
     listening: bool
+    paused: bool = Field(description="the operator paused delivery of chatter to this peer")
+    uptime: float = Field(description="seconds since the identity registered")
 
     @staticmethod
     def dump(view: PeerView) -> dict[str, Any]:
@@ -186,6 +188,8 @@ class PeerOut(BaseModel):
             "description": view.description,
             "last_seen_age": round(view.last_seen_age, 3),
             "listening": view.listening,
+            "paused": view.paused,
+            "uptime": round(view.uptime, 3),
         }
 
 
@@ -263,3 +267,34 @@ class HealthResponse(BaseModel):
 class ErrorBody(BaseModel):
     error: str = Field(description="a stable machine-readable code")
     detail: str = Field(description="what went wrong and what to do")
+
+
+class OperatorSayRequest(_In):
+    to: str = Field(description="a peer name, 'all', or '#channel'")
+    content: str
+    thread: str | None = None
+    meta: dict[str, Any] | None = None
+
+
+class AnnounceRequest(_In):
+    content: str
+    subject: str | None = None
+
+
+class ReasonRequest(_In):
+    reason: str | None = Field(None, description="told to the peers, at most 500 characters")
+
+
+class RateRequest(_In):
+    capacity: float = Field(description="sends an agent may make at once")
+    refill: float = Field(description="sends per second added back to each agent's budget")
+
+
+class RoomStateResponse(BaseModel):
+    mode: str = Field(description="open | paused | stopped")
+    rate: dict[str, float]
+
+
+class ClosedChannelResponse(BaseModel):
+    channel: str
+    members: list[str] = Field(description="who was in it")

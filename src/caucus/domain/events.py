@@ -63,3 +63,26 @@ class TopicChanged(Event):
     channel: str
     topic: str
     by: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModeChanged(Event):
+    mode: str
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PeerPaused(Event):
+    name: str
+    paused: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelClosed(Event):
+    channel: str
+
+
+@dataclass(frozen=True, slots=True)
+class RateChanged(Event):
+    capacity: float
+    refill: float

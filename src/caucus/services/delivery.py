@@ -16,11 +16,19 @@ from typing import Any
 
 from caucus.clock import Clock
 from caucus.config import Settings
+from caucus.domain.control import Room, RoomMode
 from caucus.domain.events import ChannelJoined, MessageRouted
-from caucus.domain.messages import Delivery, MessageKind, NewMessage, Peek, SendReceipt
-from caucus.domain.names import parse_target
+from caucus.domain.messages import (
+    AppendOutcome,
+    Delivery,
+    MessageKind,
+    NewMessage,
+    Peek,
+    SendReceipt,
+)
+from caucus.domain.names import Target, parse_target
 from caucus.domain.peers import Peer
-from caucus.errors import InvalidRequest, PayloadTooLarge
+from caucus.errors import InvalidRequest, PayloadTooLarge, RoomStopped
 from caucus.ids import MessageIds
 from caucus.services.notifier import Notifier
 from caucus.services.ratelimit import TokenBuckets
@@ -47,8 +55,10 @@ class DeliveryService:
         registry: Registry,
         clock: Clock,
         settings: Settings,
+        room: Room,
     ) -> None:
         self._store = store
+        self._room = room
         self._notifier = notifier
         self._registry = registry
         self._clock = clock
@@ -56,10 +66,7 @@ class DeliveryService:
         self._ids = MessageIds()
         self._background: set[asyncio.Task[int]] = set()
         self.send_budget = TokenBuckets(
-            clock,
-            capacity=settings.send_rate_capacity,
-            refill=settings.send_rate_refill,
-            what="sends",
+            clock, capacity=room.rate.capacity, refill=room.rate.refill, what="sends"
         )
 
     async def send(
@@ -90,9 +97,11 @@ class DeliveryService:
             raise InvalidRequest(
                 f"idempotency_key is 1-{MAX_IDEMPOTENCY_KEY} characters", field="idempotency_key"
             )
+        if self._room.mode is RoomMode.STOPPED:
+            raise RoomStopped("the operator stopped the room: sends are refused until it resumes")
         self.send_budget.take(peer.id)
         now = self._clock.now()
-        outcome = await self._store.append_message(
+        outcome = await self.route(
             NewMessage(
                 id=self._ids.next(),
                 ts=now,
@@ -107,19 +116,29 @@ class DeliveryService:
                 idempotency_key=idempotency_key,
             ),
             target,
-            idempotency_since=now - self._settings.idempotency_window,
+        )
+        return outcome.receipt
+
+    def new_id(self) -> str:
+        return self._ids.next()
+
+    async def route(self, message: NewMessage, target: Target) -> AppendOutcome:
+        """Store a message durably, queue it for its audience, wake them and tell subscribers.
+        The one way every message (agent, operator, control) enters the hub."""
+        outcome = await self._store.append_message(
+            message, target, idempotency_since=message.ts - self._settings.idempotency_window
         )
         if outcome.receipt.duplicate:
-            return outcome.receipt
+            return outcome
         ids = tuple(r.peer_id for r in outcome.recipients)
         self._notifier.wake(ids)
         if outcome.joined_channel:
-            self._notifier.emit(ChannelJoined(now, target.name, peer.name))
+            self._notifier.emit(ChannelJoined(message.ts, target.name, message.sender))
         if self._notifier.has_subscribers:
             self._notifier.emit(
-                MessageRouted(now, outcome.message, tuple(outcome.receipt.delivered_to), ids)
+                MessageRouted(message.ts, outcome.message, tuple(outcome.receipt.delivered_to), ids)
             )
-        return outcome.receipt
+        return outcome
 
     async def receive(
         self,
@@ -161,6 +180,7 @@ class DeliveryService:
                         visibility=self._settings.visibility_timeout,
                         limit=batch,
                         ack_through=pending_ack,
+                        priority_only=self._room.mode is RoomMode.PAUSED or peer.delivery_paused,
                     )
                     acked += result.acked
                     pending_ack = None

@@ -9,10 +9,14 @@ from pathlib import Path
 
 from caucus.clock import Clock, SystemClock
 from caucus.config import Settings
+from caucus.credentials import operator_token
+from caucus.domain.control import Rate, Room, RoomMode
 from caucus.services.channels import Channels
+from caucus.services.control import Control
 from caucus.services.delivery import DeliveryService
 from caucus.services.notifier import Notifier
 from caucus.services.registry import Registry
+from caucus.services.roles import Roles
 from caucus.storage.base import Store
 from caucus.storage.sqlite import SqliteStore
 
@@ -46,11 +50,17 @@ class Hub:
         self.clock: Clock = clock or SystemClock()
         self.store: Store = store or open_store(settings)
         self.notifier = Notifier()
-        self.registry = Registry(self.store, self.notifier, self.clock, settings)
+        self.operator = operator_token(settings)
+        self.roles = Roles(self.store, self.operator.token, settings.observer_token or None)
+        self.registry = Registry(self.store, self.notifier, self.clock, settings, self.roles)
+        room = Room(RoomMode.OPEN, Rate(settings.send_rate_capacity, settings.send_rate_refill))
         self.delivery = DeliveryService(
-            self.store, self.notifier, self.registry, self.clock, settings
+            self.store, self.notifier, self.registry, self.clock, settings, room
         )
         self.channels = Channels(self.store, self.notifier, self.clock)
+        self.control = Control(
+            self.store, self.notifier, self.registry, self.delivery, self.clock, settings, room
+        )
         self._run_maintenance = run_maintenance
         self._task: asyncio.Task[None] | None = None
         self.started_at: float | None = None
@@ -62,6 +72,7 @@ class Hub:
 
     async def start(self) -> None:
         await self.store.open()
+        await self.control.load()
         self.started_at = self.clock.now()
         if self._run_maintenance:
             self._task = asyncio.create_task(self._loop(), name="caucus-maintenance")

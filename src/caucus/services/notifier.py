@@ -119,6 +119,12 @@ class Notifier:
             if waiter is not None:
                 waiter.signal()
 
+    def wake_everyone(self) -> None:
+        """The rules of delivery changed (pause, resume): every receive must claim again."""
+        self._idle_until.clear()
+        for waiter in self._waiters.values():
+            waiter.signal()
+
     def set_idle(self, peer_id: int, until: float | None) -> None:
         """A claim just found nothing more visible for `peer_id` until `until` (None: ever)."""
         self._idle_until[peer_id] = until if until is not None else float("inf")

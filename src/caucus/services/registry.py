@@ -7,7 +7,7 @@ from typing import Any
 
 from caucus.clock import Clock
 from caucus.config import Settings
-from caucus.domain.events import PeerJoined, PeerLeft, PeerReaped, StatusChanged
+from caucus.domain.events import PeerJoined, PeerLeft, PeerPaused, PeerReaped, StatusChanged
 from caucus.domain.names import check_peer_name
 from caucus.domain.peers import (
     Liveness,
@@ -18,11 +18,12 @@ from caucus.domain.peers import (
     liveness,
     normalize_skills,
 )
-from caucus.errors import NameInUse, NotFound, Unauthorized
+from caucus.errors import Forbidden, NameInUse, NotFound, Unauthorized
 from caucus.ids import hash_token, new_token, tokens_equal
 from caucus.protocol import PROTOCOL_VERSION, core_text
 from caucus.services.notifier import Notifier
 from caucus.services.ratelimit import TokenBuckets
+from caucus.services.roles import Roles
 from caucus.storage.base import Store
 
 _REVIVABLE = (PeerState.ACTIVE, PeerState.REAPED)
@@ -48,11 +49,21 @@ class PeerView:
     description: str
     last_seen_age: float
     listening: bool
+    paused: bool
+    uptime: float
 
 
 class Registry:
-    def __init__(self, store: Store, notifier: Notifier, clock: Clock, settings: Settings) -> None:
+    def __init__(
+        self,
+        store: Store,
+        notifier: Notifier,
+        clock: Clock,
+        settings: Settings,
+        roles: Roles | None = None,
+    ) -> None:
         self._store = store
+        self._roles = roles
         self._notifier = notifier
         self._clock = clock
         self._settings = settings
@@ -107,6 +118,11 @@ class Registry:
         if peer is None:
             peer = await self._store.peer_by_token(digest)
             if peer is None:
+                if self._roles is not None and self._roles.role_of(token) is not None:
+                    raise Forbidden(
+                        "the operator and observer tokens do not act as an agent: agents "
+                        "register for their own"
+                    )
                 raise Unauthorized("unknown or replaced token: call POST /register again")
             if peer.state.terminal:
                 raise Unauthorized(_ended(peer))
@@ -137,7 +153,16 @@ class Registry:
         skills: Any = None,
         description: str | None = None,
         protocol_version: int | None = None,
+        agent_key: str | None = None,
     ) -> Registration:
+        required = self._settings.agent_key
+        if required and not (
+            agent_key and tokens_equal(hash_token(agent_key), hash_token(required))
+        ):
+            raise Unauthorized(
+                "this hub requires an agent key to register: send it in the "
+                "X-Caucus-Agent-Key header (ask the hub's operator for it)"
+            )
         check_peer_name(name)
         clean_skills = normalize_skills(skills) if skills is not None else None
         if description is not None:
@@ -266,6 +291,25 @@ class Registry:
     async def leave(self, peer: Peer) -> None:
         await self._end(peer, PeerState.LEFT)
 
+    async def kick(self, peer: Peer) -> None:
+        await self._end(peer, PeerState.KICKED)
+
+    async def set_delivery_paused(self, peer: Peer, paused: bool) -> None:
+        await self._store.update_peer(peer.id, {"delivery_paused": int(paused)})
+        peer.delivery_paused = paused
+        self._notifier.wake([peer.id])  # a parked receive re-claims under the new rule
+        self._notifier.emit(PeerPaused(self._clock.now(), peer.name, paused))
+
+    async def find(self, name: str) -> Peer:
+        """The peer known by `name` now (the live one, else the latest reaped one)."""
+        peer = await self._store.peer_by_name(name)
+        if peer is None:
+            reaped = [p for p in await self._store.list_peers([PeerState.REAPED]) if p.name == name]
+            if not reaped:
+                raise NotFound(f"no peer named {name!r} is here; GET /peers lists who is")
+            peer = reaped[-1]
+        return self._remember(peer)
+
     async def _end(self, peer: Peer, state: PeerState) -> None:
         now = self._clock.now()
         await self._store.end_peer(peer.id, state, now)
@@ -289,6 +333,7 @@ class Registry:
         known = self._by_id.get(peer.id)
         if known is not None and known is not peer:
             peer.last_seen = max(peer.last_seen, known.last_seen)
+            peer.delivery_paused = known.delivery_paused
         now = self._clock.now()
         listening = self._notifier.is_listening(peer.id)
         return PeerView(
@@ -306,19 +351,15 @@ class Registry:
             description=peer.description,
             last_seen_age=0.0 if listening else max(0.0, now - peer.last_seen),
             listening=listening,
+            paused=peer.delivery_paused,
+            uptime=max(0.0, now - peer.created_at),
         )
 
     async def peers(self) -> list[PeerView]:
         return [self.view(p) for p in await self._store.list_peers(_REVIVABLE)]
 
     async def ping(self, name: str) -> PeerView:
-        peer = await self._store.peer_by_name(name)
-        if peer is None:
-            reaped = [p for p in await self._store.list_peers([PeerState.REAPED]) if p.name == name]
-            if not reaped:
-                raise NotFound(f"no peer named {name!r} is here; GET /peers lists who is")
-            peer = reaped[-1]
-        return self.view(peer)
+        return self.view(await self.find(name))
 
     # --- maintenance -----------------------------------------------------------------------
     async def flush_last_seen(self) -> None:

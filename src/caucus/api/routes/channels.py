@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from caucus.api.auth import PeerDep, hub_of
+from caucus.api.auth import PeerDep, access, hub_of
 from caucus.api.schemas import (
     ChannelOut,
     ChannelRequest,
@@ -17,6 +17,7 @@ from caucus.api.schemas import (
     TopicRequest,
 )
 from caucus.domain.names import check_channel_name
+from caucus.services.roles import Access
 
 router = APIRouter(prefix="/channels", tags=["channels"])
 
@@ -27,7 +28,11 @@ _AUTH: dict[int | str, dict[str, Any]] = {
 
 
 @router.post(
-    "/join", response_model=JoinResponse, summary="Join (and create) a channel", responses=_AUTH
+    "/join",
+    response_model=JoinResponse,
+    summary="Join (and create) a channel",
+    responses=_AUTH,
+    openapi_extra=access(Access.AGENT),
 )
 async def join(body: ChannelRequest, request: Request, peer: PeerDep) -> dict[str, Any]:
     channel, joined = await hub_of(request).channels.join(peer, body.channel)
@@ -39,6 +44,7 @@ async def join(body: ChannelRequest, request: Request, peer: PeerDep) -> dict[st
     response_model=LeaveChannelResponse,
     summary="Leave a channel",
     responses={**_AUTH, 404: {"model": ErrorBody, "description": "not a member"}},
+    openapi_extra=access(Access.AGENT),
 )
 async def leave(body: ChannelRequest, request: Request, peer: PeerDep) -> dict[str, Any]:
     await hub_of(request).channels.leave(peer, body.channel)
@@ -54,6 +60,7 @@ async def leave(body: ChannelRequest, request: Request, peer: PeerDep) -> dict[s
         403: {"model": ErrorBody, "description": "not a member"},
         404: {"model": ErrorBody, "description": "no such channel"},
     },
+    openapi_extra=access(Access.AGENT),
 )
 async def topic(body: TopicRequest, request: Request, peer: PeerDep) -> dict[str, Any]:
     return ChannelOut.dump(await hub_of(request).channels.set_topic(peer, body.channel, body.topic))
@@ -64,6 +71,7 @@ async def topic(body: TopicRequest, request: Request, peer: PeerDep) -> dict[str
     response_model=ChannelsResponse,
     summary="Every channel, its members and topic",
     responses=_AUTH,
+    openapi_extra=access(Access.AGENT),
 )
 async def channels(request: Request, _: PeerDep) -> dict[str, Any]:
     found = await hub_of(request).channels.all()

@@ -12,7 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from caucus.api.auth import PeerDep, bearer_token, hub_of
+from caucus.api.auth import PeerDep, access, bearer_token, hub_of
 from caucus.api.hotpath import REPLAYED_HEADER, receive_messages, send_message
 from caucus.api.schemas import (
     AckRequest,
@@ -23,6 +23,7 @@ from caucus.api.schemas import (
     SendRequest,
     SendResponse,
 )
+from caucus.services.roles import Access
 
 router = APIRouter(tags=["messages"])
 
@@ -60,7 +61,7 @@ def _body_schema(model: type[SendRequest]) -> dict[str, Any]:
         413: {"model": ErrorBody, "description": "body or content too large"},
         429: {"model": ErrorBody, "description": "send budget spent; see Retry-After"},
     },
-    openapi_extra=_body_schema(SendRequest),
+    openapi_extra=access(Access.AGENT, **_body_schema(SendRequest)),
 )
 async def send(request: Request) -> Response:
     body, replayed = await send_message(
@@ -75,8 +76,9 @@ async def send(request: Request) -> Response:
     response_model=ReceiveResponse,
     summary="Long-poll for pending messages (and acknowledge the previous batch)",
     responses=_ERRORS,
-    openapi_extra={
-        "parameters": [
+    openapi_extra=access(
+        Access.AGENT,
+        parameters=[
             {
                 "name": "timeout",
                 "in": "query",
@@ -95,8 +97,8 @@ async def send(request: Request) -> Response:
                 "schema": {"type": "integer", "minimum": 1, "maximum": 100},
                 "description": "at most this many messages (default 100)",
             },
-        ]
-    },
+        ],
+    ),
 )
 async def receive(request: Request) -> Response:
     body = await receive_messages(
@@ -110,6 +112,7 @@ async def receive(request: Request) -> Response:
     response_model=AckResponse,
     summary="Acknowledge delivered messages by seq, or a batch through a seq",
     responses=_ERRORS,
+    openapi_extra=access(Access.AGENT),
 )
 async def ack(body: AckRequest, request: Request, peer: PeerDep) -> Response:
     acked = await hub_of(request).delivery.ack(peer, seqs=body.seqs, through=body.through)
@@ -121,6 +124,7 @@ async def ack(body: AckRequest, request: Request, peer: PeerDep) -> Response:
     response_model=PeekResponse,
     summary="How many messages wait, and a preview of the latest, without consuming any",
     responses=_ERRORS,
+    openapi_extra=access(Access.AGENT),
 )
 async def peek(request: Request, peer: PeerDep) -> Response:
     return _json(PeekResponse.dump(await hub_of(request).delivery.peek(peer)))

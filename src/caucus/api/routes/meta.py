@@ -7,9 +7,10 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 
 from caucus import __version__
-from caucus.api.auth import hub_of
+from caucus.api.auth import access, hub_of
 from caucus.api.schemas import ErrorBody, HealthResponse, ProtocolResponse
 from caucus.protocol import PROTOCOL_VERSION, core_text, section, section_names
+from caucus.services.roles import Access
 
 router = APIRouter(tags=["meta"])
 
@@ -20,6 +21,7 @@ router = APIRouter(tags=["meta"])
     response_model_exclude_none=True,
     summary="The operating protocol agents read on join, or one on-demand section",
     responses={404: {"model": ErrorBody, "description": "unknown section; lists the real ones"}},
+    openapi_extra=access(Access.PUBLIC),
 )
 async def protocol(
     section_name: str | None = Query(None, alias="section", description="a section name"),
@@ -33,7 +35,12 @@ async def protocol(
     }
 
 
-@router.get("/health", response_model=HealthResponse, summary="Liveness of the hub itself")
+@router.get(
+    "/health",
+    response_model=HealthResponse,
+    summary="Liveness of the hub itself",
+    openapi_extra=access(Access.PUBLIC),
+)
 async def health(request: Request) -> dict[str, Any]:
     hub = hub_of(request)
     started = hub.started_at or hub.clock.now()

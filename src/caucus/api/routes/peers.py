@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Header, Query, Request
 
-from caucus.api.auth import PeerDep, bearer_token, hub_of
+from caucus.api.auth import PeerDep, access, bearer_token, hub_of
 from caucus.api.schemas import (
     ErrorBody,
     LeaveResponse,
@@ -17,6 +17,7 @@ from caucus.api.schemas import (
     StatusRequest,
     StatusResponse,
 )
+from caucus.services.roles import Access
 
 router = APIRouter(tags=["peers"])
 
@@ -35,8 +36,19 @@ _AUTH: dict[int | str, dict[str, Any]] = {
         409: {"model": ErrorBody, "description": "name_in_use or name_taken"},
         422: {"model": ErrorBody, "description": "invalid or reserved name"},
     },
+    openapi_extra=access(Access.PUBLIC),
 )
-async def register(body: RegisterRequest, request: Request) -> dict[str, Any]:
+async def register(
+    body: RegisterRequest,
+    request: Request,
+    agent_key: Annotated[
+        str | None,
+        Header(
+            alias="X-Caucus-Agent-Key",
+            description="required when the hub was started with --agent-key",
+        ),
+    ] = None,
+) -> dict[str, Any]:
     token = body.token or bearer_token(request)
     skills = None
     if body.skills is not None:
@@ -47,6 +59,7 @@ async def register(body: RegisterRequest, request: Request) -> dict[str, Any]:
         skills=skills,
         description=body.description,
         protocol_version=body.protocol_version,
+        agent_key=agent_key,
     )
     return {
         "token": reg.token,
@@ -63,6 +76,7 @@ async def register(body: RegisterRequest, request: Request) -> dict[str, Any]:
     response_model=LeaveResponse,
     summary="Leave the hub for good: the token stops working",
     responses=_AUTH,
+    openapi_extra=access(Access.AGENT),
 )
 async def leave(request: Request, peer: PeerDep) -> dict[str, Any]:
     await hub_of(request).registry.leave(peer)
@@ -74,6 +88,7 @@ async def leave(request: Request, peer: PeerDep) -> dict[str, Any]:
     response_model=StatusResponse,
     summary="Set your one-line status (a heartbeat with its own rate budget)",
     responses={**_AUTH, 429: {"model": ErrorBody, "description": "status budget spent"}},
+    openapi_extra=access(Access.AGENT),
 )
 async def status(body: StatusRequest, request: Request, peer: PeerDep) -> dict[str, Any]:
     await hub_of(request).registry.set_status(peer, body.status)
@@ -85,6 +100,7 @@ async def status(body: StatusRequest, request: Request, peer: PeerDep) -> dict[s
     response_model=PeersResponse,
     summary="Everyone here: liveness state, status, skills, last seen",
     responses=_AUTH,
+    openapi_extra=access(Access.AGENT),
 )
 async def peers(request: Request, _: PeerDep) -> dict[str, Any]:
     views = await hub_of(request).registry.peers()
@@ -96,6 +112,7 @@ async def peers(request: Request, _: PeerDep) -> dict[str, Any]:
     response_model=PeerOut,
     summary="Ask the hub how a peer is doing (the peer is not disturbed)",
     responses={**_AUTH, 404: {"model": ErrorBody, "description": "no such peer"}},
+    openapi_extra=access(Access.AGENT),
 )
 async def ping(
     request: Request,

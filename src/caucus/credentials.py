@@ -1,0 +1,53 @@
+"""The operator's token: given by configuration, or generated once and kept in the data dir."""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from caucus.config import Settings
+from caucus.ids import new_token
+
+log = logging.getLogger(__name__)
+
+OPERATOR_TOKEN_FILE = "operator-token"  # noqa: S105 - a file name, not a secret
+OPERATOR_PREFIX = "cauop_"
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorToken:
+    token: str
+    path: Path | None  # the file it lives in, when it was not configured
+    created: bool  # generated on this start
+
+
+def operator_token(settings: Settings) -> OperatorToken:
+    """The configured operator token, else the one in `<data dir>/operator-token`, else a new
+    one written there with mode 0600."""
+    if settings.operator_token:
+        return OperatorToken(settings.operator_token, None, False)
+    folder = settings.data_dir()
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = folder / OPERATOR_TOKEN_FILE
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return OperatorToken(_read_token(path), path, False)
+    token = new_token(OPERATOR_PREFIX)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(token + "\n")
+    return OperatorToken(token, path, True)
+
+
+def _read_token(path: Path) -> str:
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        log.warning("%s was readable by others (mode %o); restricting it to 0600", path, mode)
+        path.chmod(0o600)
+    token = path.read_text(encoding="utf-8").strip()
+    if not token:
+        raise RuntimeError(f"{path} is empty: delete it to generate a new operator token")
+    return token

@@ -1,0 +1,249 @@
+"""The operator's powers: room modes, speaking, per-peer control, channels, the send budget.
+
+Operator and control traffic rides the priority lane, which a pause does not hold back; it is
+ordered by `seq` with everything else. `interrupt` and `reset` are ephemeral: a peer that
+reconnects does not get them replayed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from caucus.clock import Clock
+from caucus.config import Settings
+from caucus.domain.channels import MAX_TOPIC
+from caucus.domain.control import Rate, Room, RoomMode
+from caucus.domain.events import ChannelClosed, ModeChanged, RateChanged
+from caucus.domain.messages import ControlAction, Lane, MessageKind, NewMessage, SendReceipt
+from caucus.domain.names import BROADCAST, Target, TargetKind, check_channel_name, parse_target
+from caucus.domain.peers import Peer
+from caucus.errors import InvalidRequest, PayloadTooLarge
+from caucus.services.delivery import DeliveryService
+from caucus.services.notifier import Notifier
+from caucus.services.registry import PeerView, Registry
+from caucus.storage.base import Store
+
+OPERATOR = "operator"
+HUB = "hub"
+MAX_REASON = 500
+
+
+class Control:
+    def __init__(
+        self,
+        store: Store,
+        notifier: Notifier,
+        registry: Registry,
+        delivery: DeliveryService,
+        clock: Clock,
+        settings: Settings,
+        room: Room,
+    ) -> None:
+        self._store = store
+        self._notifier = notifier
+        self._registry = registry
+        self._delivery = delivery
+        self._clock = clock
+        self._settings = settings
+        self.room = room
+
+    async def load(self) -> None:
+        """Restore the room's mode and send budget from storage (they survive restarts)."""
+        state = await self._store.room_state()
+        if "mode" in state:
+            self.room.mode = RoomMode(state["mode"])
+        if "rate" in state:
+            self._apply_rate(Rate(float(state["rate"][0]), float(state["rate"][1])))
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "mode": self.room.mode.value,
+            "rate": {"capacity": self.room.rate.capacity, "refill": self.room.rate.refill},
+        }
+
+    # --- room modes ------------------------------------------------------------------------
+    async def pause(self) -> dict[str, Any]:
+        await self._set_mode(RoomMode.PAUSED)
+        return self.state()
+
+    async def resume(self) -> dict[str, Any]:
+        await self._set_mode(RoomMode.OPEN)
+        return self.state()
+
+    async def stop(self, reason: str | None = None) -> dict[str, Any]:
+        _check_reason(reason)
+        await self._set_mode(RoomMode.STOPPED, reason)
+        await self._control(Target(TargetKind.ALL, BROADCAST), ControlAction.STOP, reason)
+        return self.state()
+
+    async def reset(self, reason: str | None = None) -> dict[str, Any]:
+        """Back to an open room: peers' pauses lifted, the default send budget, and every peer
+        told to reset."""
+        _check_reason(reason)
+        for peer in await self._paused_peers():
+            await self._registry.set_delivery_paused(peer, False)
+        await self.set_rate(self._settings.send_rate_capacity, self._settings.send_rate_refill)
+        await self._set_mode(RoomMode.OPEN, reason)
+        await self._control(
+            Target(TargetKind.ALL, BROADCAST), ControlAction.RESET, reason, ephemeral=True
+        )
+        return self.state()
+
+    async def _set_mode(self, mode: RoomMode, reason: str | None = None) -> None:
+        await self._store.set_room_state("mode", mode.value)
+        self.room.mode = mode
+        # Parked receives claim again under the new rule (a resume releases held chatter).
+        self._notifier.wake_everyone()
+        self._notifier.emit(ModeChanged(self._clock.now(), mode.value, reason))
+
+    async def _paused_peers(self) -> list[Peer]:
+        views = await self._registry.peers()
+        return [await self._registry.find(v.name) for v in views if v.paused]
+
+    # --- speaking --------------------------------------------------------------------------
+    async def say(
+        self,
+        to: str,
+        content: str,
+        *,
+        thread: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> SendReceipt:
+        """A message from `operator` to a peer, `all` or a #channel, in the priority lane."""
+        return await self._speak(parse_target(to), MessageKind.OPERATOR, content, thread, meta)
+
+    async def announce(self, content: str, *, subject: str | None = None) -> SendReceipt:
+        if subject is not None and len(subject) > MAX_TOPIC:
+            raise InvalidRequest(f"subject is at most {MAX_TOPIC} characters", field="subject")
+        meta = {"subject": subject} if subject else None
+        target = Target(TargetKind.ALL, BROADCAST)
+        return await self._speak(target, MessageKind.ANNOUNCE, content, None, meta)
+
+    async def _speak(
+        self,
+        target: Target,
+        kind: MessageKind,
+        content: str,
+        thread: str | None,
+        meta: dict[str, Any] | None,
+        sender: str = OPERATOR,
+    ) -> SendReceipt:
+        limit = self._settings.max_content_chars
+        if not content:
+            raise InvalidRequest("content is empty", field="content")
+        if len(content) > limit:
+            raise PayloadTooLarge(
+                f"content is {len(content)} characters; the limit is {limit}", field="content"
+            )
+        if target.kind is TargetKind.PEER:
+            await self._registry.find(target.name)  # a clear 404 for an unknown peer
+        outcome = await self._delivery.route(
+            NewMessage(
+                id=self._delivery.new_id(),
+                ts=self._clock.now(),
+                sender_id=None,
+                sender=sender,
+                to=target.name,
+                kind=kind,
+                content=content,
+                meta=meta,
+                thread=thread,
+                lane=Lane.PRIORITY,
+                joins_channel=False,
+            ),
+            target,
+        )
+        return outcome.receipt
+
+    async def _control(
+        self,
+        target: Target,
+        action: ControlAction,
+        reason: str | None,
+        *,
+        ephemeral: bool = False,
+    ) -> SendReceipt:
+        outcome = await self._delivery.route(
+            NewMessage(
+                id=self._delivery.new_id(),
+                ts=self._clock.now(),
+                sender_id=None,
+                sender=OPERATOR,
+                to=target.name,
+                kind=MessageKind.CONTROL,
+                content=action.value,
+                meta={"reason": reason} if reason else None,
+                lane=Lane.PRIORITY,
+                ephemeral=ephemeral,
+                joins_channel=False,
+            ),
+            target,
+        )
+        return outcome.receipt
+
+    # --- one peer --------------------------------------------------------------------------
+    async def kick(self, name: str) -> PeerView:
+        peer = await self._registry.find(name)
+        view = self._registry.view(peer)
+        await self._registry.kick(peer)
+        return view
+
+    async def pause_peer(self, name: str, paused: bool) -> PeerView:
+        peer = await self._registry.find(name)
+        await self._registry.set_delivery_paused(peer, paused)
+        return self._registry.view(peer)
+
+    async def interrupt(self, name: str, reason: str | None = None) -> SendReceipt:
+        return await self._peer_control(name, ControlAction.INTERRUPT, reason)
+
+    async def reset_peer(self, name: str, reason: str | None = None) -> SendReceipt:
+        return await self._peer_control(name, ControlAction.RESET, reason)
+
+    async def _peer_control(
+        self, name: str, action: ControlAction, reason: str | None
+    ) -> SendReceipt:
+        _check_reason(reason)
+        peer = await self._registry.find(name)
+        target = Target(TargetKind.PEER, peer.name)
+        return await self._control(target, action, reason, ephemeral=True)
+
+    async def ping(self, name: str) -> PeerView:
+        return await self._registry.ping(name)
+
+    # --- channels and budget ----------------------------------------------------------------
+    async def close_channel(self, channel: str) -> list[str]:
+        """Tell the members, then close: history stays, joins and sends are refused."""
+        name = check_channel_name(channel)
+        found = await self._store.get_channel(name)
+        if found is None:
+            await self._store.close_channel(name, self._clock.now())  # raises NotFound
+            return []
+        members = list(found.members)
+        if found.closed_at is None and members:
+            await self._speak(
+                Target(TargetKind.CHANNEL, name),
+                MessageKind.SYSTEM,
+                f"the operator closed {name}",
+                None,
+                {"channel": name},
+                sender=HUB,
+            )
+        await self._store.close_channel(name, self._clock.now())
+        self._notifier.emit(ChannelClosed(self._clock.now(), name))
+        return members
+
+    async def set_rate(self, capacity: float, refill: float) -> dict[str, Any]:
+        rate = Rate(capacity, refill).check()
+        await self._store.set_room_state("rate", [rate.capacity, rate.refill])
+        self._apply_rate(rate)
+        self._notifier.emit(RateChanged(self._clock.now(), rate.capacity, rate.refill))
+        return self.state()
+
+    def _apply_rate(self, rate: Rate) -> None:
+        self.room.rate = rate
+        self._delivery.send_budget.configure(capacity=rate.capacity, refill=rate.refill)
+
+
+def _check_reason(reason: str | None) -> None:
+    if reason is not None and len(reason) > MAX_REASON:
+        raise InvalidRequest(f"reason is at most {MAX_REASON} characters", field="reason")
