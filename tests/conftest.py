@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from caucus.client import HubClient
+from caucus.operator_client import OperatorClient
 from caucus.services.hub import Hub
 from caucus.testing import FakeClock, make_hub, serve
 
@@ -72,3 +73,10 @@ async def connect(url: str) -> AsyncIterator[ClientFactory]:
     yield factory
     for client in clients:
         await client.aclose()
+
+
+@pytest.fixture
+async def operator(url: str, live_hub: Hub) -> AsyncIterator[OperatorClient]:
+    """The operator's client for the served hub."""
+    async with OperatorClient(url, token=live_hub.operator.token) as client:
+        yield client

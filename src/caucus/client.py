@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import httpx2
 
@@ -88,6 +88,8 @@ class PeerInfo:
     description: str
     last_seen_age: float
     listening: bool
+    paused: bool = False
+    uptime: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,13 +110,14 @@ class ProtocolText:
     section: str | None = None
 
 
-def _fields(cls: type[Any], data: dict[str, Any]) -> dict[str, Any]:
+def pick_fields(cls: type[Any], data: dict[str, Any]) -> dict[str, Any]:
     names = cls.__dataclass_fields__
     return {k: v for k, v in data.items() if k in names}
 
 
-class HubClient:
-    """One identity's connection to a hub. Use as `async with HubClient(url) as hub:`."""
+class BaseClient:
+    """HTTP plumbing shared by the agent and operator clients: one bearer token, one error
+    mapping (every hub error raises its `caucus.errors` class)."""
 
     def __init__(
         self,
@@ -126,9 +129,7 @@ class HubClient:
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.token = token
-        self.name: str | None = None
         self._timeout = timeout
-        self._cursor: int | None = None  # last seq handed to the caller, acknowledged next time
         self._http = httpx2.AsyncClient(
             base_url=self.base_url,
             timeout=httpx2.Timeout(timeout),
@@ -136,7 +137,7 @@ class HubClient:
             headers={"User-Agent": "caucus-client"},
         )
 
-    async def __aenter__(self) -> HubClient:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(
@@ -160,8 +161,9 @@ class HubClient:
         params: dict[str, Any] | None = None,
         read_timeout: float | None = None,
         auth: bool = True,
+        headers: dict[str, str] | None = None,
     ) -> httpx2.Response:
-        headers = {}
+        headers = dict(headers or {})
         if auth and self.token:
             headers["Authorization"] = f"Bearer {self.token}"
         timeout = None
@@ -189,6 +191,41 @@ class HubClient:
             raise error_from_body(response.status_code, body)
         return response
 
+    async def health(self) -> dict[str, Any]:
+        data: dict[str, Any] = (await self._call("GET", "/health", auth=False)).json()
+        return data
+
+    async def wait_ready(self, timeout: float = 15.0) -> None:
+        """Poll /health until the hub answers (used after starting a hub process)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            try:
+                await self.health()
+                return
+            except HubUnavailable:
+                if loop.time() > deadline:
+                    raise
+                await asyncio.sleep(0.05)
+
+
+class HubClient(BaseClient):
+    """One identity's connection to a hub. Use as `async with HubClient(url) as hub:`."""
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_HUB,
+        *,
+        token: str | None = None,
+        agent_key: str | None = None,
+        timeout: float = 10.0,
+        transport: httpx2.AsyncBaseTransport | None = None,
+    ) -> None:
+        super().__init__(base_url, token=token, timeout=timeout, transport=transport)
+        self.agent_key = agent_key
+        self.name: str | None = None
+        self._cursor: int | None = None  # last seq handed to the caller, acknowledged next time
+
     # --- identity --------------------------------------------------------------------------
     async def register(
         self,
@@ -209,11 +246,14 @@ class HubClient:
             body["description"] = description
         if protocol_version is not None:
             body["protocol_version"] = protocol_version
-        data = (await self._call("POST", "/register", json=body, auth=False)).json()
+        headers = {"X-Caucus-Agent-Key": self.agent_key} if self.agent_key else None
+        data = (
+            await self._call("POST", "/register", json=body, auth=False, headers=headers)
+        ).json()
         self.token = data["token"]
         self.name = data["name"]
         self._cursor = None
-        return Registered(**_fields(Registered, data))
+        return Registered(**pick_fields(Registered, data))
 
     async def leave(self) -> None:
         await self._call("POST", "/leave")
@@ -224,11 +264,11 @@ class HubClient:
 
     async def peers(self) -> list[PeerInfo]:
         data = (await self._call("GET", "/peers")).json()
-        return [PeerInfo(**_fields(PeerInfo, p)) for p in data["peers"]]
+        return [PeerInfo(**pick_fields(PeerInfo, p)) for p in data["peers"]]
 
     async def ping(self, peer: str) -> PeerInfo:
         data = (await self._call("GET", "/ping", params={"peer": peer})).json()
-        return PeerInfo(**_fields(PeerInfo, data))
+        return PeerInfo(**pick_fields(PeerInfo, data))
 
     # --- messages --------------------------------------------------------------------------
     async def send(
@@ -253,7 +293,7 @@ class HubClient:
         response = await self._call("POST", "/send", json=body)
         data = response.json()
         replayed = response.headers.get("idempotent-replayed") == "true"
-        return SendResult(**_fields(SendResult, data), replayed=replayed)
+        return SendResult(**pick_fields(SendResult, data), replayed=replayed)
 
     async def receive(
         self, timeout: float = 25.0, *, limit: int | None = None, auto_ack: bool = True
@@ -268,7 +308,7 @@ class HubClient:
         data = response.json()
         if auto_ack and self._cursor is not None:
             self._cursor = None
-        messages = [InboundMessage(**_fields(InboundMessage, m)) for m in data["messages"]]
+        messages = [InboundMessage(**pick_fields(InboundMessage, m)) for m in data["messages"]]
         if messages:
             self._cursor = messages[-1].seq
         return Batch(messages, data["acked"], data["superseded"])
@@ -293,13 +333,13 @@ class HubClient:
 
     async def peek(self) -> PeekResult:
         data = (await self._call("GET", "/peek")).json()
-        last = LastPreview(**_fields(LastPreview, data["last"])) if data["last"] else None
+        last = LastPreview(**pick_fields(LastPreview, data["last"])) if data["last"] else None
         return PeekResult(data["pending"], last)
 
     # --- channels --------------------------------------------------------------------------
     async def join_channel(self, channel: str) -> ChannelInfo:
         data = (await self._call("POST", "/channels/join", json={"channel": channel})).json()
-        return ChannelInfo(**_fields(ChannelInfo, data))
+        return ChannelInfo(**pick_fields(ChannelInfo, data))
 
     async def leave_channel(self, channel: str) -> None:
         await self._call("POST", "/channels/leave", json={"channel": channel})
@@ -308,32 +348,15 @@ class HubClient:
         data = (
             await self._call("POST", "/channels/topic", json={"channel": channel, "topic": topic})
         ).json()
-        return ChannelInfo(**_fields(ChannelInfo, data))
+        return ChannelInfo(**pick_fields(ChannelInfo, data))
 
     async def channels(self) -> list[ChannelInfo]:
         data = (await self._call("GET", "/channels")).json()
-        return [ChannelInfo(**_fields(ChannelInfo, c)) for c in data["channels"]]
+        return [ChannelInfo(**pick_fields(ChannelInfo, c)) for c in data["channels"]]
 
     # --- protocol and health ---------------------------------------------------------------
     async def protocol(self, section: str | None = None) -> ProtocolText:
         data = (
             await self._call("GET", "/protocol", params={"section": section}, auth=False)
         ).json()
-        return ProtocolText(**_fields(ProtocolText, data))
-
-    async def health(self) -> dict[str, Any]:
-        data: dict[str, Any] = (await self._call("GET", "/health", auth=False)).json()
-        return data
-
-    async def wait_ready(self, timeout: float = 15.0) -> None:
-        """Poll /health until the hub answers (used after starting a hub process)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            try:
-                await self.health()
-                return
-            except HubUnavailable:
-                if loop.time() > deadline:
-                    raise
-                await asyncio.sleep(0.05)
+        return ProtocolText(**pick_fields(ProtocolText, data))

@@ -1,0 +1,92 @@
+"""`OperatorClient`: the operator API from Python (scripts, tests, the console's twin)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from caucus.client import BaseClient, PeerInfo, SendResult, pick_fields
+
+
+class OperatorClient(BaseClient):
+    """Use with the operator token (or the observer token, for the read-only calls)."""
+
+    async def _post(self, path: str, body: dict[str, Any] | None = None) -> Any:
+        return (await self._call("POST", path, json=body or {})).json()
+
+    async def state(self) -> dict[str, Any]:
+        data: dict[str, Any] = (await self._call("GET", "/operator/state")).json()
+        return data
+
+    async def pause(self) -> dict[str, Any]:
+        data: dict[str, Any] = await self._post("/operator/pause")
+        return data
+
+    async def resume(self) -> dict[str, Any]:
+        data: dict[str, Any] = await self._post("/operator/resume")
+        return data
+
+    async def stop(self, reason: str | None = None) -> dict[str, Any]:
+        data: dict[str, Any] = await self._post("/operator/stop", _reason(reason))
+        return data
+
+    async def reset(self, reason: str | None = None) -> dict[str, Any]:
+        data: dict[str, Any] = await self._post("/operator/reset", _reason(reason))
+        return data
+
+    async def say(
+        self,
+        to: str,
+        content: str,
+        *,
+        thread: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> SendResult:
+        body: dict[str, Any] = {"to": to, "content": content}
+        if thread is not None:
+            body["thread"] = thread
+        if meta is not None:
+            body["meta"] = meta
+        return SendResult(**pick_fields(SendResult, await self._post("/operator/say", body)))
+
+    async def announce(self, content: str, *, subject: str | None = None) -> SendResult:
+        body: dict[str, Any] = {"content": content}
+        if subject is not None:
+            body["subject"] = subject
+        return SendResult(**pick_fields(SendResult, await self._post("/operator/announce", body)))
+
+    async def set_rate(self, capacity: float, refill: float) -> dict[str, Any]:
+        data: dict[str, Any] = await self._post(
+            "/operator/rate", {"capacity": capacity, "refill": refill}
+        )
+        return data
+
+    async def kick(self, peer: str) -> PeerInfo:
+        return PeerInfo(**pick_fields(PeerInfo, await self._post(f"/operator/peers/{peer}/kick")))
+
+    async def pause_peer(self, peer: str) -> PeerInfo:
+        return PeerInfo(**pick_fields(PeerInfo, await self._post(f"/operator/peers/{peer}/pause")))
+
+    async def resume_peer(self, peer: str) -> PeerInfo:
+        data = await self._post(f"/operator/peers/{peer}/resume")
+        return PeerInfo(**pick_fields(PeerInfo, data))
+
+    async def interrupt(self, peer: str, reason: str | None = None) -> SendResult:
+        data = await self._post(f"/operator/peers/{peer}/interrupt", _reason(reason))
+        return SendResult(**pick_fields(SendResult, data))
+
+    async def reset_peer(self, peer: str, reason: str | None = None) -> SendResult:
+        data = await self._post(f"/operator/peers/{peer}/reset", _reason(reason))
+        return SendResult(**pick_fields(SendResult, data))
+
+    async def ping(self, peer: str) -> PeerInfo:
+        data = (await self._call("GET", f"/operator/peers/{peer}/ping")).json()
+        return PeerInfo(**pick_fields(PeerInfo, data))
+
+    async def close_channel(self, channel: str) -> list[str]:
+        data = await self._post(f"/operator/channels/{channel.lstrip('#')}/close")
+        members: list[str] = data["members"]
+        return members
+
+
+def _reason(reason: str | None) -> dict[str, Any] | None:
+    return {"reason": reason} if reason is not None else None
