@@ -13,6 +13,19 @@ class OperatorClient(BaseClient):
     async def _post(self, path: str, body: dict[str, Any] | None = None) -> Any:
         return (await self._call("POST", path, json=body or {})).json()
 
+    async def snapshot(self) -> dict[str, Any]:
+        """What the live feed starts with: mode, rate, peers, channels, recent messages, health."""
+        data: dict[str, Any] = (await self._call("GET", "/operator/snapshot")).json()
+        return data
+
+    async def export(
+        self, format: str = "json", *, since: str | None = None, until: str | None = None
+    ) -> str:
+        """The transcript as `json`, `markdown` or `text`; `since`/`until` take epoch seconds
+        or ISO 8601."""
+        params = {"format": format, "since": since, "until": until}
+        return (await self._call("GET", "/export", params=params, read_timeout=120)).text
+
     async def state(self) -> dict[str, Any]:
         data: dict[str, Any] = (await self._call("GET", "/operator/state")).json()
         return data

@@ -131,3 +131,64 @@ async def test_a_second_hub_on_the_same_database_refuses_to_start(tmp_path: Path
         assert "in use by another hub" in out.stderr
     finally:
         first.stop()
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [[], ["--operator-token", "cauop_configured-operator-token-0123456789"], ["--agent-key", "k"]],
+)
+def test_listening_beyond_loopback_needs_an_operator_token_and_an_agent_key(
+    tmp_path: Path, extra: list[str]
+) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "caucus", "hub", "--host", "0.0.0.0", "--port", "0", *extra],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"CAUCUS_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
+    assert out.returncode == 2
+    assert "--operator-token" in out.stderr
+    assert "--agent-key" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+async def test_the_operator_url_is_printed_and_no_credential_reaches_the_log(
+    tmp_path: Path,
+) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "caucus", "hub", "--port", "0", "--access-log"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={"CAUCUS_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        proc.stdout.readline()  # database
+        operator_line = proc.stdout.readline()
+        url = first.split("listening on ")[1].strip()
+        token = (tmp_path / "operator-token").read_text().strip()
+        assert operator_line.strip() == f"operator: {url}/#token={token}"
+        async with HubClient(url) as alice:
+            await alice.wait_ready()
+            await alice.register("alice")
+            await alice.peers()
+            # A client that wrongly puts secrets in the URL: refused, and never logged.
+            import httpx2
+
+            async with httpx2.AsyncClient(base_url=url) as http:
+                await http.get(f"/peers?token={alice.token}&api_key=hunter2")
+                await http.get("/operator/state", headers={"Authorization": f"Bearer {token}"})
+            agent_token = alice.token
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    logged = out + err
+    assert "GET /peers" in logged  # the access log is on
+    assert "[redacted]" in logged
+    assert agent_token is not None
+    assert agent_token not in logged
+    assert token not in logged
+    assert "hunter2" not in logged

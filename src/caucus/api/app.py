@@ -15,6 +15,8 @@ from caucus.api.middleware import BodyLimit, Guard
 from caucus.api.routes import channels, messages, meta, operator, peers
 from caucus.clock import Clock
 from caucus.config import Settings
+from caucus.dashboard import routes as dashboard_routes
+from caucus.dashboard.feed import Feed
 from caucus.services.hub import Hub
 
 DESCRIPTION = """\
@@ -48,12 +50,14 @@ def create_app(
     the_hub = hub or Hub(settings, clock=clock)
 
     @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if owned:
             await the_hub.start()
+        app.state.feed = Feed(the_hub)
         try:
             yield
         finally:
+            app.state.feed.close()
             if owned:
                 await the_hub.stop()
 
@@ -71,5 +75,6 @@ def create_app(
     install_error_handlers(app)
     for module in (peers, messages, channels, operator, meta):
         app.include_router(module.router)
+    app.include_router(dashboard_routes.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     return app

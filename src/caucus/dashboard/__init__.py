@@ -1,0 +1,1 @@
+"""The operator's console side: the live feed, snapshots, transcript export."""

@@ -1,0 +1,72 @@
+"""The transcript as a download: JSON, Markdown or plain text, streamed page by page."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+from caucus.dashboard.feed import message_data
+from caucus.domain.messages import Message
+from caucus.storage.base import Store
+
+PAGE = 1000
+EXPORT_TYPES = {
+    "json": "application/json",
+    "markdown": "text/markdown; charset=utf-8",
+    "text": "text/plain; charset=utf-8",
+}
+
+
+def _when(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+async def _messages(
+    store: Store, since: float | None, until: float | None
+) -> AsyncIterator[Message]:
+    after = 0
+    while True:
+        page = await store.messages_after(after, PAGE, since=since, until=until)
+        for message in page:
+            yield message
+        if len(page) < PAGE:
+            return
+        after = page[-1].seq
+
+
+def _markdown(m: Message) -> str:
+    recipients = ", ".join(m.delivered_to or []) or "nobody"
+    quoted = "\n".join("> " + line if line else ">" for line in m.content.splitlines() or [""])
+    head = f"**#{m.seq}** · {_when(m.ts)} · **{m.sender} → {m.to}** · {m.kind}"
+    return f"{head} · delivered to {recipients}\n\n{quoted}\n\n"
+
+
+def _text(m: Message) -> str:
+    lines = m.content.splitlines() or [""]
+    body = lines[0] + "".join("\n    " + line for line in lines[1:])
+    return f"{_when(m.ts)} #{m.seq} {m.sender} -> {m.to} [{m.kind}]: {body}\n"
+
+
+async def export_chunks(
+    store: Store, fmt: str, since: float | None, until: float | None, now: float
+) -> AsyncIterator[bytes]:
+    if fmt == "json":
+        header = {"exported_at": _when(now), "since": since, "until": until}
+        yield (json.dumps(header)[:-1] + ', "messages": [').encode()
+        first = True
+        async for m in _messages(store, since, until):
+            item = json.dumps(message_data(m, m.delivered_to or []))
+            yield (("" if first else ",\n") + item).encode()
+            first = False
+        yield b"]}\n"
+        return
+    if fmt == "markdown":
+        span = f"from {_when(since)} " if since else ""
+        span += f"until {_when(until)}" if until else ""
+        yield f"# Caucus transcript\n\nExported {_when(now)} {span}\n\n".encode()
+        async for m in _messages(store, since, until):
+            yield _markdown(m).encode()
+        return
+    async for m in _messages(store, since, until):
+        yield _text(m).encode()

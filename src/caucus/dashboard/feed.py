@@ -1,0 +1,238 @@
+"""The operator's live feed: a snapshot, then every change as a typed event with a resumable id.
+
+Events get ids `<boot>-<n>`, increasing within one hub process. The last `feed_buffer` events are
+kept, so a client reconnecting with `Last-Event-ID` gets exactly what it missed; one that fell
+further behind, or comes from before a restart, gets a fresh snapshot instead (never a gap).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import resource
+import secrets
+import sys
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from caucus.domain.events import (
+    ChannelClosed,
+    ChannelJoined,
+    ChannelLeft,
+    Event,
+    MessageRouted,
+    ModeChanged,
+    PeerJoined,
+    PeerLeft,
+    PeerPaused,
+    PeerReaped,
+    RateChanged,
+    StatusChanged,
+    TopicChanged,
+)
+from caucus.domain.messages import Message
+from caucus.services.hub import Hub
+
+RECENT_MESSAGES = 100
+QUEUE_LIMIT = 10_000  # events waiting for one slow client before it is cut off to resume
+
+
+@dataclass(frozen=True, slots=True)
+class FeedEvent:
+    id: str
+    type: str
+    data: dict[str, Any]
+
+
+@dataclass(eq=False)
+class Subscription:
+    queue: asyncio.Queue[FeedEvent] = field(default_factory=lambda: asyncio.Queue(QUEUE_LIMIT))
+    overflowed: bool = False  # the client fell too far behind; it must reconnect and resume
+
+
+def message_data(message: Message, delivered_to: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    return {
+        "seq": message.seq,
+        "id": message.id,
+        "ts": message.ts,
+        "sender": message.sender,
+        "to": message.to,
+        "kind": message.kind,
+        "content": message.content,
+        "meta": message.meta,
+        "thread": message.thread,
+        "reply_to": message.reply_to,
+        "delivered_to": list(delivered_to),
+    }
+
+
+def _describe(event: Event) -> tuple[str, dict[str, Any]] | None:
+    """(type, data) of a hub event as the feed shows it."""
+    match event:
+        case MessageRouted():
+            return "message", message_data(event.message, event.delivered_to)
+        case PeerJoined():
+            return "peer", {"change": "joined", "name": event.name, "how": event.how}
+        case PeerLeft():
+            return "peer", {"change": "left", "name": event.name, "reason": event.reason}
+        case PeerReaped():
+            return "peer", {"change": "reaped", "name": event.name}
+        case StatusChanged():
+            return "peer", {"change": "status", "name": event.name, "status": event.status}
+        case PeerPaused():
+            return "peer", {"change": "paused", "name": event.name, "paused": event.paused}
+        case ChannelJoined():
+            return "channel", {"change": "joined", "channel": event.channel, "name": event.name}
+        case ChannelLeft():
+            return "channel", {"change": "left", "channel": event.channel, "name": event.name}
+        case TopicChanged():
+            return "channel", {
+                "change": "topic",
+                "channel": event.channel,
+                "topic": event.topic,
+                "by": event.by,
+            }
+        case ChannelClosed():
+            return "channel", {"change": "closed", "channel": event.channel}
+        case ModeChanged():
+            return "mode", {"mode": event.mode, "reason": event.reason}
+        case RateChanged():
+            return "rate", {"capacity": event.capacity, "refill": event.refill}
+    return None
+
+
+class Feed:
+    def __init__(self, hub: Hub) -> None:
+        self._hub = hub
+        self.boot = secrets.token_hex(4)
+        self._next = 0
+        self._buffer: deque[FeedEvent] = deque(maxlen=hub.settings.feed_buffer)
+        self._subscribers: set[Subscription] = set()
+        self._sent_by: dict[str, int] | None = None  # messages per sender, loaded lazily
+        self._recent: deque[float] = deque()  # timestamps of messages in the last minute
+        self._depth: tuple[float, int] | None = None  # (when, total queue depth)
+        self._unsubscribe: Callable[[], None] = hub.notifier.subscribe(self._on_event)
+
+    def close(self) -> None:
+        self._unsubscribe()
+
+    @property
+    def last_id(self) -> str:
+        return f"{self.boot}-{self._next}"
+
+    # --- in -----------------------------------------------------------------------------------
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, MessageRouted):
+            now = self._hub.clock.now()
+            self._recent.append(now)
+            if self._sent_by is not None and event.message.kind == "chat":
+                sender = event.message.sender
+                self._sent_by[sender] = self._sent_by.get(sender, 0) + 1
+        described = _describe(event)
+        if described is None:
+            return
+        self._next += 1
+        item = FeedEvent(self.last_id, *described)
+        self._buffer.append(item)
+        for sub in list(self._subscribers):
+            try:
+                sub.queue.put_nowait(item)
+            except asyncio.QueueFull:
+                sub.overflowed = True
+                self._subscribers.discard(sub)
+
+    # --- out ----------------------------------------------------------------------------------
+    def subscribe(self, last_event_id: str | None) -> tuple[Subscription, list[FeedEvent] | None]:
+        """Start following. Returns the subscription and, when `last_event_id` is still in the
+        buffer, the events after it; None means the caller needs a snapshot first."""
+        sub = Subscription()
+        self._subscribers.add(sub)
+        return sub, self._after(last_event_id)
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        self._subscribers.discard(sub)
+
+    def _after(self, last_event_id: str | None) -> list[FeedEvent] | None:
+        if not last_event_id:
+            return None
+        boot, _, number = last_event_id.partition("-")
+        if boot != self.boot or not number.isdigit():
+            return None
+        n = int(number)
+        if n > self._next:
+            return None
+        oldest = self._next - len(self._buffer) + 1  # id number of the oldest kept event
+        if n < oldest - 1:
+            return None  # fell out of the buffer: a snapshot covers the gap
+        return [e for e in self._buffer if int(e.id.rpartition("-")[2]) > n]
+
+    async def snapshot(self) -> dict[str, Any]:
+        hub = self._hub
+        if self._sent_by is None:
+            self._sent_by = await hub.store.message_counts()
+        peers = []
+        for view in await hub.registry.peers():
+            peers.append(
+                {
+                    "name": view.name,
+                    "state": view.state.value,
+                    "status": view.status,
+                    "status_age": view.status_age,
+                    "listening": view.listening,
+                    "paused": view.paused,
+                    "uptime": round(view.uptime, 3),
+                    "last_seen_age": round(view.last_seen_age, 3),
+                    "skills": view.skills,
+                    "description": view.description,
+                    "messages": self._sent_by.get(view.name, 0),
+                }
+            )
+        channels = [
+            {
+                "name": c.name,
+                "topic": c.topic,
+                "topic_by": c.topic_by,
+                "members": c.members,
+                "closed": c.closed_at is not None,
+            }
+            for c in await hub.channels.all()
+        ]
+        last = await hub.store.last_seq()
+        recent = await hub.store.messages_after(max(0, last - RECENT_MESSAGES), RECENT_MESSAGES)
+        return {
+            **hub.control.state(),
+            "peers": peers,
+            "channels": channels,
+            "messages": [message_data(m, m.delivered_to or []) for m in recent],
+            "health": await self.health(),
+        }
+
+    async def health(self) -> dict[str, Any]:
+        hub = self._hub
+        now = hub.clock.now()
+        while self._recent and self._recent[0] < now - 60:
+            self._recent.popleft()
+        # The queue depth is a count over storage: shared by every client for a second.
+        if self._depth is None or now - self._depth[0] >= 1.0:
+            self._depth = (now, await hub.store.pending_count())
+        views = await hub.registry.peers()
+        return {
+            "uptime": round(now - (hub.started_at or now), 3),
+            "peers": len(views),
+            "listening": sum(1 for v in views if v.listening),
+            "messages_per_minute": len(self._recent),
+            "queue_depth": self._depth[1],
+            "rss_bytes": rss_bytes(),
+        }
+
+
+def rss_bytes() -> int:
+    """The hub process's resident memory now (Linux), else its peak."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024

@@ -1,0 +1,151 @@
+"""The operator's read side over HTTP: the live event stream, a snapshot, and transcript export."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Header, Query, Request
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.responses import StreamingResponse
+
+from caucus.api.auth import ViewerDep, access, hub_of
+from caucus.api.schemas import ErrorBody
+from caucus.dashboard.export import EXPORT_TYPES, export_chunks
+from caucus.dashboard.feed import Feed, FeedEvent
+from caucus.errors import InvalidRequest
+from caucus.services.roles import Access
+
+router = APIRouter(tags=["operator"])
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorBody, "description": "missing or unknown token"},
+    403: {"model": ErrorBody, "description": "an agent token"},
+}
+
+
+def feed_of(request: Request) -> Feed:
+    feed: Feed = request.app.state.feed
+    return feed
+
+
+def _sse(event: FeedEvent) -> ServerSentEvent:
+    return ServerSentEvent(data=json.dumps(event.data), event=event.type, id=event.id)
+
+
+@router.get(
+    "/operator/events",
+    summary="Live feed (Server-Sent Events): a snapshot, then typed events and health ticks",
+    description=(
+        "Event types: `snapshot` (mode, rate, peers, channels, recent messages, health), "
+        "`message`, `peer`, `channel`, `mode`, `rate` (each with an id), and `health` every "
+        "~1.5 s (uptime, peers, listening, messages_per_minute, queue_depth, rss_bytes; no id). "
+        "Reconnect with `Last-Event-ID` to receive exactly what was missed; if that is no "
+        "longer possible a fresh `snapshot` comes first."
+    ),
+    responses={**_ERRORS, 200: {"content": {"text/event-stream": {}}}},
+    openapi_extra=access(Access.VIEWER),
+)
+async def events(
+    request: Request,
+    _: ViewerDep,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+) -> EventSourceResponse:
+    hub = hub_of(request)
+    feed = feed_of(request)
+    interval = hub.settings.health_interval
+
+    async def stream() -> AsyncIterator[ServerSentEvent]:
+        # Subscribing and capturing the replay happen in one step, so nothing falls between.
+        sub, missed = feed.subscribe(last_event_id)
+        try:
+            if missed is None:
+                snapshot_id = feed.last_id
+                yield ServerSentEvent(
+                    data=json.dumps(await feed.snapshot()), event="snapshot", id=snapshot_id
+                )
+            else:
+                for item in missed:
+                    yield _sse(item)
+            loop = asyncio.get_running_loop()
+            next_health = loop.time() + interval
+            while not hub.notifier.closing and not sub.overflowed:
+                try:
+                    item = await asyncio.wait_for(
+                        sub.queue.get(), max(0.0, next_health - loop.time())
+                    )
+                except TimeoutError:
+                    yield ServerSentEvent(data=json.dumps(await feed.health()), event="health")
+                    next_health = loop.time() + interval
+                    continue
+                yield _sse(item)
+        finally:
+            feed.unsubscribe(sub)
+
+    return EventSourceResponse(stream(), ping=15, headers={"Cache-Control": "no-store"})
+
+
+@router.get(
+    "/operator/snapshot",
+    summary="What the live feed starts with, as one JSON document",
+    responses=_ERRORS,
+    openapi_extra=access(Access.VIEWER),
+)
+async def snapshot(request: Request, _: ViewerDep) -> dict[str, Any]:
+    feed = feed_of(request)
+    return {"event_id": feed.last_id, **(await feed.snapshot())}
+
+
+def parse_time(value: str | None, name: str) -> float | None:
+    """Epoch seconds, or an ISO 8601 date/time (UTC unless it says otherwise)."""
+    if value is None or value == "":
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise InvalidRequest(
+            f"{name}: give epoch seconds or an ISO 8601 time like 2026-11-30T09:00:00Z",
+            field=name,
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+@router.get(
+    "/export",
+    summary="Download the transcript as JSON, Markdown or text, optionally for a time range",
+    responses={
+        **_ERRORS,
+        422: {"model": ErrorBody, "description": "bad format or time"},
+        200: {"content": {t: {} for t in EXPORT_TYPES.values()}},
+    },
+    openapi_extra=access(Access.VIEWER),
+)
+async def export(
+    request: Request,
+    _: ViewerDep,
+    format: Annotated[Literal["json", "markdown", "text"], Query()] = "json",
+    since: Annotated[str | None, Query(description="epoch seconds or ISO 8601")] = None,
+    until: Annotated[str | None, Query(description="epoch seconds or ISO 8601")] = None,
+) -> StreamingResponse:
+    start, end = parse_time(since, "since"), parse_time(until, "until")
+    if start is not None and end is not None and end <= start:
+        raise InvalidRequest("until must be after since", field="until")
+    hub = hub_of(request)
+    stamp = datetime.fromtimestamp(hub.clock.now(), UTC).strftime("%Y%m%dT%H%M%SZ")
+    extension = {"json": "json", "markdown": "md", "text": "txt"}[format]
+    return StreamingResponse(
+        export_chunks(hub.store, format, start, end, hub.clock.now()),
+        media_type=EXPORT_TYPES[format],
+        headers={
+            "Content-Disposition": f'attachment; filename="caucus-transcript-{stamp}.{extension}"'
+        },
+    )
