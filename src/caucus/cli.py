@@ -160,6 +160,9 @@ def hub(
             "(--agent-key or CAUCUS_AGENT_KEY); also list the names clients use to reach this "
             "hub in --allowed-hosts. Or keep the default --host 127.0.0.1.",
         )
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(levelname)s:     %(name)s: %(message)s"
+    )
     if access_log:
         logging.getLogger("uvicorn.access").addFilter(RedactSecrets())
     sock = _bind(settings.host, settings.port)

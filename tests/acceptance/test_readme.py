@@ -7,6 +7,8 @@ import re
 import sys
 from pathlib import Path
 
+from caucus.services.hub import Hub
+
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
 
@@ -58,3 +60,23 @@ def test_every_documented_link_points_at_a_file() -> None:
         if target.startswith("http"):
             continue
         assert (ROOT / target).exists(), target
+
+
+async def test_the_operator_walkthrough_works_as_written(
+    url: str, live_hub: Hub, tmp_path: Path
+) -> None:
+    token_file = tmp_path / "operator-token"
+    token_file.write_text(live_hub.operator.token + "\n")
+    script = (
+        code_blocks("sh")[2]
+        .replace("~/.local/share/caucus/operator-token", str(token_file))
+        .replace("http://127.0.0.1:8765", url)
+        .replace("curl -sN", "curl -sN --max-time 2")
+        .replace("# live feed", "|| true  # live feed")
+    )
+    code, out, err = await run("bash", "-eu", "-c", script)
+    assert code == 0, err
+    assert '"mode":"paused"' in out
+    assert '"mode":"open"' in out
+    assert "event: snapshot" in out
+    assert "hold on, reviewing" in out  # in the feed's snapshot and in the export

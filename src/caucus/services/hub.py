@@ -17,6 +17,7 @@ from caucus.services.delivery import DeliveryService
 from caucus.services.notifier import Notifier
 from caucus.services.registry import Registry
 from caucus.services.roles import Roles
+from caucus.services.transcript import TranscriptWriter
 from caucus.storage.base import Store
 from caucus.storage.sqlite import SqliteStore
 
@@ -61,6 +62,16 @@ class Hub:
         self.control = Control(
             self.store, self.notifier, self.registry, self.delivery, self.clock, settings, room
         )
+        self.transcript: TranscriptWriter | None = None
+        if settings.transcript:
+            self.transcript = TranscriptWriter(
+                self.store,
+                self.notifier,
+                self.clock,
+                Path(settings.transcript).expanduser(),
+                max_bytes=settings.transcript_max_bytes,
+                keep=settings.transcript_keep,
+            )
         self._run_maintenance = run_maintenance
         self._task: asyncio.Task[None] | None = None
         self.started_at: float | None = None
@@ -73,6 +84,8 @@ class Hub:
     async def start(self) -> None:
         await self.store.open()
         await self.control.load()
+        if self.transcript is not None:
+            await self.transcript.start()
         self.started_at = self.clock.now()
         if self._run_maintenance:
             self._task = asyncio.create_task(self._loop(), name="caucus-maintenance")
@@ -90,6 +103,8 @@ class Hub:
             self._task = None
         with contextlib.suppress(Exception):
             await self.registry.flush_last_seen()
+        if self.transcript is not None:
+            await self.transcript.stop()
         await self.store.close()
 
     async def maintain(self) -> None:
