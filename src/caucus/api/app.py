@@ -11,7 +11,7 @@ from starlette.types import ASGIApp
 from caucus import __version__
 from caucus.api.errors import install_error_handlers
 from caucus.api.hotpath import FastLane
-from caucus.api.middleware import BodyLimit, Guard
+from caucus.api.middleware import SECURITY_HEADERS, BodyLimit, Guard
 from caucus.api.routes import channels, messages, meta, operator, peers
 from caucus.clock import Clock
 from caucus.config import Settings
@@ -29,11 +29,14 @@ def asgi(app: FastAPI) -> ASGIApp:
     """What a server runs: the app behind the hot-path lane (`api/hotpath.py`), all of it behind
     the Host/Origin guard and security headers (`api/middleware.py`)."""
     hub: Hub = app.state.hub
-    lane = FastLane(app, hub, max_body_bytes=hub.settings.max_body_bytes)
+    lane = FastLane(
+        app, hub, max_body_bytes=hub.settings.max_body_bytes, headers=list(SECURITY_HEADERS)
+    )
     return Guard(
         lane,
         allowed_hosts=hub.settings.allowed_hosts,
         allowed_origins=hub.settings.allowed_origins,
+        adds_own_headers=FastLane.ROUTES,
     )
 
 

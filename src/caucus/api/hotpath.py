@@ -141,6 +141,8 @@ async def _respond(send: Send, status: int, body: bytes, extra: list[tuple[bytes
 class FastLane:
     """ASGI front: POST /send and GET /receive straight to their handlers; the rest to `app`."""
 
+    ROUTES = frozenset({("POST", "/send"), ("GET", "/receive")})
+
     def __init__(
         self,
         app: ASGIApp,

@@ -83,13 +83,21 @@ class Guard:
     """
 
     def __init__(
-        self, app: ASGIApp, *, allowed_hosts: list[str], allowed_origins: list[str]
+        self,
+        app: ASGIApp,
+        *,
+        allowed_hosts: list[str],
+        allowed_origins: list[str],
+        adds_own_headers: frozenset[tuple[str, str]] = frozenset(),
     ) -> None:
         self.app = app
         self.hosts: set[tuple[str, str | None]] = {(h, None) for h in LOOPBACK_HOSTS}
         for entry in allowed_hosts:
             self.hosts.add(split_host(entry))
         self.origins = {o.strip().lower().rstrip("/") for o in allowed_origins}
+        # (method, path) whose responses already carry SECURITY_HEADERS (the hot lane).
+        self.adds_own_headers = adds_own_headers
+        self._host_verdicts: dict[bytes, bool] = {}  # Host headers seen: checked once each
 
     def _host_ok(self, host_header: str) -> bool:
         host, port = split_host(host_header)
@@ -108,13 +116,19 @@ class Guard:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        host = origin = None
+        raw_host = origin = None
         for name, value in scope["headers"]:
             if name == b"host":
-                host = value.decode("latin-1")
+                raw_host = value
             elif name == b"origin":
                 origin = value.decode("latin-1")
-        if host is None or not self._host_ok(host):
+        host = raw_host.decode("latin-1") if raw_host is not None else None
+        verdict = self._host_verdicts.get(raw_host) if raw_host is not None else False
+        if verdict is None and host is not None:
+            verdict = self._host_ok(host)
+            if len(self._host_verdicts) < 1024:  # bounded: Host is client-chosen
+                self._host_verdicts[raw_host] = verdict  # type: ignore[index]
+        if host is None or not verdict:
             refusal = caucus_error_response(
                 MisdirectedRequest(
                     f"this hub does not answer to Host {host!r}; if it is behind a proxy, add "
@@ -133,6 +147,10 @@ class Guard:
                 SECURITY_HEADERS,
             )
             await refusal(scope, receive, send)
+            return
+
+        if (scope["method"], scope["path"]) in self.adds_own_headers:
+            await self.app(scope, receive, send)
             return
 
         async def send_with_headers(message: Message) -> None:

@@ -39,11 +39,29 @@ RECENT_MESSAGES = 100
 QUEUE_LIMIT = 10_000  # events waiting for one slow client before it is cut off to resume
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class FeedEvent:
+    """A hub event with its feed id. Described (turned into JSON-ready data) only when a client
+    reads it: the hub routes far more messages than anyone watches."""
+
     id: str
-    type: str
-    data: dict[str, Any]
+    event: Event
+    _described: tuple[str, dict[str, Any]] | None = None
+
+    def _describe(self) -> tuple[str, dict[str, Any]]:
+        if self._described is None:
+            described = _describe(self.event)
+            assert described is not None
+            self._described = described
+        return self._described
+
+    @property
+    def type(self) -> str:
+        return self._describe()[0]
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self._describe()[1]
 
 
 @dataclass(eq=False)
@@ -103,6 +121,21 @@ def _describe(event: Event) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
+_SHOWN = (
+    PeerJoined,
+    PeerLeft,
+    PeerReaped,
+    StatusChanged,
+    PeerPaused,
+    ChannelJoined,
+    ChannelLeft,
+    TopicChanged,
+    ChannelClosed,
+    ModeChanged,
+    RateChanged,
+)
+
+
 class Feed:
     def __init__(self, hub: Hub) -> None:
         self._hub = hub
@@ -111,7 +144,8 @@ class Feed:
         self._buffer: deque[FeedEvent] = deque(maxlen=hub.settings.feed_buffer)
         self._subscribers: set[Subscription] = set()
         self._sent_by: dict[str, int] | None = None  # messages per sender, loaded lazily
-        self._recent: deque[float] = deque()  # timestamps of messages in the last minute
+        # [second, messages routed in it] for the last minute: bounded, O(1) per message.
+        self._per_second: deque[list[int]] = deque()
         self._depth: tuple[float, int] | None = None  # (when, total queue depth)
         self._unsubscribe: Callable[[], None] = hub.notifier.subscribe(self._on_event)
 
@@ -125,16 +159,21 @@ class Feed:
     # --- in -----------------------------------------------------------------------------------
     def _on_event(self, event: Event) -> None:
         if isinstance(event, MessageRouted):
-            now = self._hub.clock.now()
-            self._recent.append(now)
+            second = int(event.ts)
+            buckets = self._per_second
+            if buckets and buckets[-1][0] == second:
+                buckets[-1][1] += 1
+            else:
+                buckets.append([second, 1])
+                while buckets[0][0] <= second - 60:
+                    buckets.popleft()
             if self._sent_by is not None and event.message.kind == "chat":
                 sender = event.message.sender
                 self._sent_by[sender] = self._sent_by.get(sender, 0) + 1
-        described = _describe(event)
-        if described is None:
+        elif not isinstance(event, _SHOWN):
             return
         self._next += 1
-        item = FeedEvent(self.last_id, *described)
+        item = FeedEvent(f"{self.boot}-{self._next}", event)
         self._buffer.append(item)
         for sub in list(self._subscribers):
             try:
@@ -212,8 +251,7 @@ class Feed:
     async def health(self) -> dict[str, Any]:
         hub = self._hub
         now = hub.clock.now()
-        while self._recent and self._recent[0] < now - 60:
-            self._recent.popleft()
+        recent = sum(count for second, count in self._per_second if second > now - 60)
         # The queue depth is a count over storage: shared by every client for a second.
         if self._depth is None or now - self._depth[0] >= 1.0:
             self._depth = (now, await hub.store.pending_count())
@@ -222,7 +260,7 @@ class Feed:
             "uptime": round(now - (hub.started_at or now), 3),
             "peers": len(views),
             "listening": sum(1 for v in views if v.listening),
-            "messages_per_minute": len(self._recent),
+            "messages_per_minute": recent,
             "queue_depth": self._depth[1],
             "rss_bytes": rss_bytes(),
         }
