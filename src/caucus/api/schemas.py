@@ -97,20 +97,10 @@ class MessageOut(BaseModel):
 
     @staticmethod
     def dump(message: Message, delivery_count: int = 1) -> dict[str, Any]:
-        return {
-            "seq": message.seq,
-            "id": message.id,
-            "ts": message.ts,
-            "sender": message.sender,
-            "to": message.to,
-            "kind": message.kind,
-            "content": message.content,
-            "meta": message.meta,
-            "thread": message.thread,
-            "reply_to": message.reply_to,
-            "redelivered": delivery_count > 1,
-            "delivery_count": delivery_count,
-        }
+        out = message.record()
+        out["redelivered"] = delivery_count > 1
+        out["delivery_count"] = delivery_count
+        return out
 
     @staticmethod
     def from_delivery(d: Delivery) -> dict[str, Any]:

@@ -71,19 +71,9 @@ class Subscription:
 
 
 def message_data(message: Message, delivered_to: list[str] | tuple[str, ...]) -> dict[str, Any]:
-    return {
-        "seq": message.seq,
-        "id": message.id,
-        "ts": message.ts,
-        "sender": message.sender,
-        "to": message.to,
-        "kind": message.kind,
-        "content": message.content,
-        "meta": message.meta,
-        "thread": message.thread,
-        "reply_to": message.reply_to,
-        "delivered_to": list(delivered_to),
-    }
+    out = message.record()
+    out["delivered_to"] = list(delivered_to)
+    return out
 
 
 def _describe(event: Event) -> tuple[str, dict[str, Any]] | None:

@@ -48,6 +48,24 @@ class Message:
     reply_to: str | None = None
     delivered_to: list[str] | None = None  # filled where the record is read whole (transcripts)
 
+    def record(self, *, with_recipients: bool = False) -> dict[str, Any]:
+        """The message as plain data: what the API, the feed and the transcript show."""
+        out: dict[str, Any] = {
+            "seq": self.seq,
+            "id": self.id,
+            "ts": self.ts,
+            "sender": self.sender,
+            "to": self.to,
+            "kind": self.kind,
+            "content": self.content,
+            "meta": self.meta,
+            "thread": self.thread,
+            "reply_to": self.reply_to,
+        }
+        if with_recipients:
+            out["delivered_to"] = list(self.delivered_to or [])
+        return out
+
 
 @dataclass(slots=True)
 class Delivery:

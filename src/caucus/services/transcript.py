@@ -19,7 +19,6 @@ from typing import Any
 
 from caucus.clock import Clock
 from caucus.domain.events import Event, MessageRouted
-from caucus.domain.messages import Message
 from caucus.services.notifier import Notifier
 from caucus.storage.base import Store
 
@@ -28,22 +27,6 @@ log = logging.getLogger(__name__)
 BATCH = 500
 TAIL_BYTES = 1 << 20  # enough for several of the largest records
 IDLE_CHECK = 1.0
-
-
-def record(message: Message) -> dict[str, Any]:
-    return {
-        "ts": message.ts,
-        "seq": message.seq,
-        "id": message.id,
-        "sender": message.sender,
-        "to": message.to,
-        "kind": message.kind,
-        "content": message.content,
-        "meta": message.meta,
-        "thread": message.thread,
-        "reply_to": message.reply_to,
-        "delivered_to": message.delivered_to or [],
-    }
 
 
 def _line(value: dict[str, Any]) -> bytes:
@@ -129,7 +112,7 @@ class TranscriptWriter:
                 page = await self._store.messages_after(self.last_seq, BATCH)
                 if not page:
                     return written
-                lines = [_line(record(m)) for m in page]
+                lines = [_line(m.record(with_recipients=True)) for m in page]
                 await asyncio.to_thread(self._append, lines)
                 self.last_seq = page[-1].seq
                 written += len(page)
