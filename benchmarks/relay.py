@@ -1,8 +1,8 @@
 """Durable relay vs a trivial endpoint, over real HTTP, measured in the same run.
 
 Starts `caucus hub` (a fresh SQLite file, synchronous=FULL) and a trivial Starlette POST endpoint
-served by the same uvicorn setup, each in its own process, and drives both from this process with
-a lean keep-alive HTTP/1.1 client:
+(parse the JSON body, answer JSON) served by the same uvicorn setup, each in its own process,
+and drives both from this process with a lean keep-alive HTTP/1.1 client:
 
 1. throughput: N sender/receiver pairs as fast as they go (relay: messages/s delivered to
    receivers; trivial: requests/s answered);
@@ -36,12 +36,14 @@ def serve_trivial() -> None:
     import uvicorn
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import Response
+    from starlette.responses import JSONResponse
     from starlette.routing import Route
 
-    async def echo(request: Request) -> Response:
-        body = await request.body()
-        return Response(b'{"ok":true,"n":%d}' % len(body), media_type="application/json")
+    # The canonical trivial Starlette POST endpoint: read the JSON body, answer JSON (as
+    # DESIGN.md section 7's "plain Starlette handler for a 200-byte POST").
+    async def echo(request: Request) -> JSONResponse:
+        body = await request.json()
+        return JSONResponse({"ok": True, "to": body.get("to")})
 
     app = Starlette(routes=[Route("/echo", echo, methods=["POST"])])
     sock = socket.socket()

@@ -208,7 +208,7 @@ def tune_gc() -> None:
     gc.collect()
     gc.freeze()
     _, gen1, gen2 = gc.get_threshold()
-    gc.set_threshold(10_000, gen1, gen2)
+    gc.set_threshold(50_000, gen1, gen2)
 
 
 def _run_loop(main: Coroutine[Any, Any, int]) -> int:

@@ -229,9 +229,12 @@ class FastLane:
             size += len(chunk)
             if size > limit:
                 raise body_too_large(limit)
-            chunks.append(chunk)
             if not message.get("more_body", False):
+                if not chunks:  # the usual case: the whole body in one piece
+                    return bytes(chunk)
+                chunks.append(chunk)
                 return b"".join(chunks)
+            chunks.append(chunk)
 
 
 async def _wait_disconnect(receive: Receive) -> None:

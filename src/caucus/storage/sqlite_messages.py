@@ -117,9 +117,13 @@ class MessageOps(SqliteOps):
                 (target.name, sender_id),
             ).fetchall()
 
-        recipients = sorted(
-            (Recipient(r[0], r[1], r[2] == "reaped") for r in rows), key=lambda r: r.name
-        )
+        if len(rows) == 1:  # the common case, a direct message
+            (row,) = rows
+            recipients = [Recipient(row[0], row[1], row[2] == "reaped")]
+        else:
+            recipients = sorted(
+                (Recipient(r[0], r[1], r[2] == "reaped") for r in rows), key=lambda r: r.name
+            )
         delivered_to = [r.name for r in recipients]
         missed = [r.name for r in recipients if r.reaped]
         cur = conn.execute(
