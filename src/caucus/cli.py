@@ -276,6 +276,43 @@ async def _serve(
         await hub.stop()
 
 
+@app.command("watch")
+def watch_command(
+    session: Annotated[
+        Path | None,
+        typer.Option(
+            help="the session file `caucus bridge` wrote (default: $CAUCUS_SESSION)",
+            envvar="CAUCUS_SESSION",
+        ),
+    ] = None,
+    hub_url: Annotated[
+        str | None, typer.Option("--hub", help="override the hub URL in the session file")
+    ] = None,
+    poll: Annotated[float, typer.Option(help="seconds per long-poll")] = 25.0,
+) -> None:
+    """Wait for this session's next messages, print them (wrapped as untrusted data), exit.
+
+    Exit status: 0 after printing, 1 when the session expired, 2 for a bad session file,
+    3 when the hub cannot be reached.
+    """
+    from caucus.mcp.watch import Session, read_session, watch
+
+    if session is None:
+        _fail("no session: give --session FILE or set CAUCUS_SESSION", "call join first")
+        return
+    try:
+        found = read_session(session)
+    except FileNotFoundError:
+        _fail(f"no session file at {session}", "call join (it writes the file), then retry")
+        return
+    except (PermissionError, ValueError, KeyError) as exc:
+        _fail(f"cannot use the session file {session}: {exc}")
+        return
+    if hub_url:
+        found = Session(hub_url, found.name, found.token)
+    raise typer.Exit(_run_loop(watch(found, poll=poll)))
+
+
 @app.command()
 def version() -> None:
     """Print the version."""

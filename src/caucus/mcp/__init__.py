@@ -1,0 +1,1 @@
+"""The MCP surface: the tool catalog, its transports, and the watcher."""
