@@ -276,6 +276,29 @@ async def _serve(
         await hub.stop()
 
 
+@app.command()
+def bridge(
+    hub_url: Annotated[
+        str, typer.Option("--hub", envvar="CAUCUS_HUB", help="the hub's URL")
+    ] = "http://127.0.0.1:8765",
+    name: Annotated[
+        str | None,
+        typer.Option(help="the name join uses by default ($CAUCUS_NAME, else this directory's)"),
+    ] = None,
+) -> None:
+    """Serve the Caucus tools over stdio (MCP), for a host that starts one per session."""
+    from caucus.mcp.bridge import Bridge
+
+    # stdout carries JSON-RPC only: every log line goes to stderr.
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    raise typer.Exit(_run_loop(_bridge(Bridge(hub_url, name=name))))
+
+
+async def _bridge(bridge_: Any) -> int:
+    await bridge_.run()
+    return 0
+
+
 @app.command("watch")
 def watch_command(
     session: Annotated[

@@ -1,0 +1,251 @@
+"""The small interface the MCP tool catalog is written against, and its two implementations.
+
+`RemotePort` talks to a hub over HTTP with `HubClient` (the stdio bridge); `LocalPort` calls the
+hub's services in-process (the `/mcp` endpoint). Both return the client's result types, so the
+catalog formats the same answer whichever path a call took, and both go through the same
+services, so the same policies apply.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from caucus.client import (
+    ChannelInfo,
+    HubClient,
+    InboundMessage,
+    LastPreview,
+    PeekResult,
+    PeerInfo,
+    Registered,
+    SendResult,
+    pick_fields,
+)
+from caucus.domain.messages import preview
+from caucus.domain.peers import Peer
+from caucus.errors import Unauthorized
+from caucus.protocol import core_text, section
+from caucus.services.hub import Hub
+from caucus.services.registry import PeerView
+
+
+class HubPort(Protocol):
+    """One MCP session's view of the hub: who it is, and what it may do."""
+
+    @property
+    def name(self) -> str | None: ...
+
+    @property
+    def token(self) -> str | None: ...
+
+    async def join(
+        self, name: str, skills: list[str] | None, description: str | None
+    ) -> Registered: ...
+
+    async def leave(self) -> None: ...
+
+    async def peers(self) -> list[PeerInfo]: ...
+
+    async def ping(self, peer: str) -> PeerInfo: ...
+
+    async def set_status(self, status: str) -> None: ...
+
+    async def say(self, to: str, content: str, thread: str | None) -> SendResult: ...
+
+    async def listen(self, timeout: float) -> list[InboundMessage]: ...
+
+    async def peek(self) -> PeekResult: ...
+
+    async def join_channel(self, channel: str) -> ChannelInfo: ...
+
+    async def leave_channel(self, channel: str) -> None: ...
+
+    async def channels(self) -> list[ChannelInfo]: ...
+
+    async def set_topic(self, channel: str, topic: str) -> ChannelInfo: ...
+
+    async def protocol(self, name: str | None) -> str: ...
+
+
+class RemotePort:
+    """A hub over HTTP, through `HubClient` (which acknowledges each batch on the next listen)."""
+
+    def __init__(self, client: HubClient) -> None:
+        self.client = client
+
+    @property
+    def name(self) -> str | None:
+        return self.client.name if self.client.token else None
+
+    @property
+    def token(self) -> str | None:
+        return self.client.token
+
+    async def join(
+        self, name: str, skills: list[str] | None, description: str | None
+    ) -> Registered:
+        return await self.client.register(
+            name, skills=list(skills) if skills is not None else None, description=description
+        )
+
+    async def leave(self) -> None:
+        await self.client.leave()
+        self.client.name = None
+
+    async def peers(self) -> list[PeerInfo]:
+        return await self.client.peers()
+
+    async def ping(self, peer: str) -> PeerInfo:
+        return await self.client.ping(peer)
+
+    async def set_status(self, status: str) -> None:
+        await self.client.set_status(status)
+
+    async def say(self, to: str, content: str, thread: str | None) -> SendResult:
+        return await self.client.send(to, content, thread=thread)
+
+    async def listen(self, timeout: float) -> list[InboundMessage]:
+        return (await self.client.receive(timeout=timeout)).messages
+
+    async def peek(self) -> PeekResult:
+        return await self.client.peek()
+
+    async def join_channel(self, channel: str) -> ChannelInfo:
+        return await self.client.join_channel(channel)
+
+    async def leave_channel(self, channel: str) -> None:
+        await self.client.leave_channel(channel)
+
+    async def channels(self) -> list[ChannelInfo]:
+        return await self.client.channels()
+
+    async def set_topic(self, channel: str, topic: str) -> ChannelInfo:
+        return await self.client.set_topic(channel, topic)
+
+    async def protocol(self, name: str | None) -> str:
+        return (await self.client.protocol(name)).text
+
+
+def _peer_info(view: PeerView) -> PeerInfo:
+    return PeerInfo(
+        name=view.name,
+        state=view.state.value,
+        status=view.status,
+        status_age=view.status_age,
+        skills=view.skills,
+        description=view.description,
+        last_seen_age=view.last_seen_age,
+        listening=view.listening,
+        paused=view.paused,
+        uptime=view.uptime,
+    )
+
+
+def _channel_info(channel: Any, joined: bool | None = None) -> ChannelInfo:
+    return ChannelInfo(
+        name=channel.name,
+        topic=channel.topic,
+        topic_by=channel.topic_by,
+        members=list(channel.members),
+        created_at=channel.created_at,
+        joined=joined,
+    )
+
+
+class LocalPort:
+    """The hub's services in-process, for one MCP session. Holds that session's token."""
+
+    def __init__(self, hub: Hub) -> None:
+        self.hub = hub
+        self._token: str | None = None
+        self._name: str | None = None
+        self._cursor: int | None = None  # the last batch listen handed out, acknowledged next
+
+    @property
+    def name(self) -> str | None:
+        return self._name
+
+    @property
+    def token(self) -> str | None:
+        return self._token
+
+    async def _me(self) -> Peer:
+        if self._token is None:
+            raise Unauthorized("not joined: call join first")
+        peer = await self.hub.registry.authenticate(self._token)
+        self._name = peer.name
+        return peer
+
+    async def join(
+        self, name: str, skills: list[str] | None, description: str | None
+    ) -> Registered:
+        reg = await self.hub.registry.register(
+            name=name, token=self._token, skills=skills, description=description
+        )
+        self._token, self._name, self._cursor = reg.token, reg.peer.name, None
+        return Registered(
+            reg.token, reg.peer.name, reg.outcome, reg.protocol_version, reg.protocol, reg.note
+        )
+
+    async def leave(self) -> None:
+        await self.hub.registry.leave(await self._me())
+        self._token = self._name = None
+
+    async def peers(self) -> list[PeerInfo]:
+        await self._me()
+        return [_peer_info(v) for v in await self.hub.registry.peers()]
+
+    async def ping(self, peer: str) -> PeerInfo:
+        await self._me()
+        return _peer_info(await self.hub.registry.ping(peer))
+
+    async def set_status(self, status: str) -> None:
+        await self.hub.registry.set_status(await self._me(), status)
+
+    async def say(self, to: str, content: str, thread: str | None) -> SendResult:
+        receipt = await self.hub.delivery.send(
+            await self._me(), to=to, content=content, thread=thread
+        )
+        return SendResult(
+            receipt.message_id, receipt.seq, receipt.delivered_to, receipt.missed, receipt.duplicate
+        )
+
+    async def listen(self, timeout: float) -> list[InboundMessage]:
+        result = await self.hub.delivery.receive(
+            await self._me(), wait=timeout, ack_through=self._cursor
+        )
+        self._cursor = result.deliveries[-1].message.seq if result.deliveries else None
+        return [
+            InboundMessage(
+                **pick_fields(InboundMessage, d.message.record()),
+                redelivered=d.redelivered,
+                delivery_count=d.delivery_count,
+            )
+            for d in result.deliveries
+        ]
+
+    async def peek(self) -> PeekResult:
+        peeked = await self.hub.delivery.peek(await self._me())
+        last = None
+        if peeked.last is not None:
+            text, cut = preview(peeked.last.content)
+            m = peeked.last
+            last = LastPreview(m.seq, m.sender, m.to, text, cut, len(m.content))
+        return PeekResult(peeked.pending, last)
+
+    async def join_channel(self, channel: str) -> ChannelInfo:
+        found, joined = await self.hub.channels.join(await self._me(), channel)
+        return _channel_info(found, joined)
+
+    async def leave_channel(self, channel: str) -> None:
+        await self.hub.channels.leave(await self._me(), channel)
+
+    async def channels(self) -> list[ChannelInfo]:
+        await self._me()
+        return [_channel_info(c) for c in await self.hub.channels.all()]
+
+    async def set_topic(self, channel: str, topic: str) -> ChannelInfo:
+        return _channel_info(await self.hub.channels.set_topic(await self._me(), channel, topic))
+
+    async def protocol(self, name: str | None) -> str:
+        return section(name) if name else core_text()
