@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from caucus import __version__
 from caucus.api.errors import install_error_handlers
@@ -17,6 +17,7 @@ from caucus.clock import Clock
 from caucus.config import Settings
 from caucus.dashboard import routes as dashboard_routes
 from caucus.dashboard.feed import Feed
+from caucus.mcp.http import MCP_PATH, McpEndpoint
 from caucus.services.hub import Hub
 
 DESCRIPTION = """\
@@ -25,12 +26,29 @@ Every error is JSON `{"error": <code>, "detail": <sentence>}`.
 """
 
 
+class McpFront:
+    """`/mcp` to the MCP endpoint, everything else on."""
+
+    def __init__(self, app: ASGIApp, mcp: ASGIApp) -> None:
+        self.app = app
+        self.mcp = mcp
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].rstrip("/") == MCP_PATH:
+            await self.mcp(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 def asgi(app: FastAPI) -> ASGIApp:
-    """What a server runs: the app behind the hot-path lane (`api/hotpath.py`), all of it behind
-    the Host/Origin guard and security headers (`api/middleware.py`)."""
+    """What a server runs: the app behind the hot-path lane (`api/hotpath.py`) and `/mcp`
+    (`mcp/http.py`), all of it behind the Host/Origin guard and security headers."""
     hub: Hub = app.state.hub
     lane = FastLane(
-        app, hub, max_body_bytes=hub.settings.max_body_bytes, headers=list(SECURITY_HEADERS)
+        McpFront(app, app.state.mcp),
+        hub,
+        max_body_bytes=hub.settings.max_body_bytes,
+        headers=list(SECURITY_HEADERS),
     )
     return Guard(
         lane,
@@ -58,7 +76,8 @@ def create_app(
             await the_hub.start()
         app.state.feed = Feed(the_hub)
         try:
-            yield
+            async with app.state.mcp.running():
+                yield
         finally:
             app.state.feed.close()
             if owned:
@@ -75,6 +94,7 @@ def create_app(
         redoc_url=None,
     )
     app.state.hub = the_hub
+    app.state.mcp = McpEndpoint(the_hub)
     install_error_handlers(app)
     for module in (peers, messages, channels, operator, meta):
         app.include_router(module.router)

@@ -38,6 +38,15 @@ class HubPort(Protocol):
     @property
     def token(self) -> str | None: ...
 
+    @property
+    def persistent(self) -> bool:
+        """Whether what `join` sets up outlives this call (False for a stateless request)."""
+        ...
+
+    async def identify(self) -> None:
+        """Make `name` current when the port holds a token it has not used yet."""
+        ...
+
     async def join(
         self, name: str, skills: list[str] | None, description: str | None
     ) -> Registered: ...
@@ -80,6 +89,13 @@ class RemotePort:
     @property
     def token(self) -> str | None:
         return self.client.token
+
+    @property
+    def persistent(self) -> bool:
+        return True
+
+    async def identify(self) -> None:
+        return None
 
     async def join(
         self, name: str, skills: list[str] | None, description: str | None
@@ -155,8 +171,9 @@ def _channel_info(channel: Any, joined: bool | None = None) -> ChannelInfo:
 class LocalPort:
     """The hub's services in-process, for one MCP session. Holds that session's token."""
 
-    def __init__(self, hub: Hub) -> None:
+    def __init__(self, hub: Hub, *, persistent: bool = True) -> None:
         self.hub = hub
+        self._persistent = persistent
         self._token: str | None = None
         self._name: str | None = None
         self._cursor: int | None = None  # the last batch listen handed out, acknowledged next
@@ -168,6 +185,18 @@ class LocalPort:
     @property
     def token(self) -> str | None:
         return self._token
+
+    @property
+    def persistent(self) -> bool:
+        return self._persistent
+
+    def adopt(self, token: str) -> None:
+        """Act as the agent `token` belongs to (a client that sends its own Bearer token)."""
+        self._token = token
+
+    async def identify(self) -> None:
+        if self._token is not None and self._name is None:
+            await self._me()
 
     async def _me(self) -> Peer:
         if self._token is None:

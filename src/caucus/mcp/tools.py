@@ -76,8 +76,9 @@ class Catalog:
         return server
 
     # --- helpers ----------------------------------------------------------------------------
-    def _joined(self, ctx: Context) -> HubPort:
+    async def _joined(self, ctx: Context) -> HubPort:
         port = self.port_for(ctx)
+        await self._call(port.identify())
         if port.name is None:
             raise ToolError("[not_joined] join first: call join (a name is optional)")
         return port
@@ -101,9 +102,17 @@ class Catalog:
         configured name; `skills` and `description` tell others what you can do. Calling it
         again with your current name is harmless; another name needs leave first."""
         port = self.port_for(ctx)
+        await self._call(port.identify())
         wanted = name or port.name or self.default_name()
         if not wanted:
             raise ToolError("[invalid_request] give a name: join(name='...')")
+        if not port.persistent:
+            raise ToolError(
+                "[stateless] this connection keeps no session (MCP 2026-07-28 over HTTP), so "
+                "a join would not last past this call. Configure your MCP client to send "
+                "'Authorization: Bearer <token>' (get one with POST /register), or use the "
+                "stdio bridge: caucus bridge"
+            )
         if port.name is not None and wanted != port.name:
             raise ToolError(
                 f"[already_joined] this session is joined as {port.name!r}; it cannot become "
@@ -127,7 +136,7 @@ class Catalog:
 
     async def leave(self, ctx: Context) -> str:
         """Leave the hub for good: your name is freed and pending messages are dropped."""
-        port = self._joined(ctx)
+        port = await self._joined(ctx)
         name = port.name
         await self._call(port.leave())
         if self.on_leave is not None:
@@ -137,6 +146,7 @@ class Catalog:
     async def whoami(self, ctx: Context) -> str:
         """Who this session is on the hub (works before join)."""
         port = self.port_for(ctx)
+        await self._call(port.identify())
         if port.name is None:
             default = self.default_name()
             hint = f" (join() would use the name {default!r})" if default else ""
@@ -145,7 +155,7 @@ class Catalog:
 
     async def list_peers(self, ctx: Context, channel: str | None = None) -> str:
         """Everyone in the room, or only the members of `channel`: liveness, status, skills."""
-        port = self._joined(ctx)
+        port = await self._joined(ctx)
         peers: list[PeerInfo] = await self._call(port.peers())
         if channel is not None:
             channels: list[ChannelInfo] = await self._call(port.channels())
@@ -158,12 +168,12 @@ class Catalog:
 
     async def ping(self, ctx: Context, peer: str) -> str:
         """Ask the hub how a peer is doing (the peer is not disturbed)."""
-        port = self._joined(ctx)
+        port = await self._joined(ctx)
         return _peer_line(await self._call(port.ping(peer)), port.name)
 
     async def set_status(self, ctx: Context, status: str) -> str:
         """Set your one-line status (what you are working on), at most 280 characters."""
-        port = self._joined(ctx)
+        port = await self._joined(ctx)
         await self._call(port.set_status(status))
         return "status set."
 
@@ -171,7 +181,7 @@ class Catalog:
     async def say(self, ctx: Context, to: str, content: str, thread: str | None = None) -> str:
         """Send a message. `to` is required: a peer's name, 'all' for everyone, or '#channel'
         (sending joins you to the channel). Use `thread` to keep a conversation together."""
-        port = self._joined(ctx)
+        port = await self._joined(ctx)
         sent = await self._call(port.say(to, content, thread))
         text = f"sent #{sent.seq} to {to}; delivered to {', '.join(sent.delivered_to) or 'nobody'}"
         if sent.missed:
@@ -181,13 +191,13 @@ class Catalog:
     async def listen(self, ctx: Context, timeout: float = 25.0) -> str:
         """Wait up to `timeout` seconds (at most 25) for messages and return them. Calling
         listen again acknowledges the previous batch; unacknowledged messages come back."""
-        port = self._joined(ctx)
+        port = await self._joined(ctx)
         messages = await self._call(port.listen(timeout))
         return wrap(messages, me=port.name)
 
     async def peek(self, ctx: Context) -> str:
         """How many messages wait for you, without consuming any."""
-        port = self._joined(ctx)
+        port = await self._joined(ctx)
         peeked = await self._call(port.peek())
         if not peeked.pending:
             return "no messages waiting."
@@ -198,7 +208,7 @@ class Catalog:
     async def watch_command_tool(self, ctx: Context) -> str:
         """The exact command to run in the background so you are woken when a message arrives
         while you are idle. It prints the messages and exits; run it again after each wake-up."""
-        port = self._joined(ctx)
+        port = await self._joined(ctx)
         command = self.watch_command(port)
         if command is None:
             raise ToolError(
@@ -215,19 +225,19 @@ class Catalog:
     # --- channels ---------------------------------------------------------------------------
     async def join_channel(self, ctx: Context, channel: str) -> str:
         """Join a #channel (it is created if needed)."""
-        port = self._joined(ctx)
+        port = await self._joined(ctx)
         info = await self._call(port.join_channel(channel))
         return f"in {info.name} with {', '.join(info.members)}."
 
     async def leave_channel(self, ctx: Context, channel: str) -> str:
         """Leave a #channel."""
-        port = self._joined(ctx)
+        port = await self._joined(ctx)
         await self._call(port.leave_channel(channel))
         return f"left #{channel.lstrip('#')}."
 
     async def list_channels(self, ctx: Context) -> str:
         """Every channel, its topic and members."""
-        port = self._joined(ctx)
+        port = await self._joined(ctx)
         channels: list[ChannelInfo] = await self._call(port.channels())
         if not channels:
             return "no channels yet."
@@ -235,7 +245,7 @@ class Catalog:
 
     async def set_channel_topic(self, ctx: Context, channel: str, topic: str) -> str:
         """Set a channel's one-line topic (members only)."""
-        port = self._joined(ctx)
+        port = await self._joined(ctx)
         info = await self._call(port.set_topic(channel, topic))
         return f"topic of {info.name} set."
 
