@@ -1,0 +1,207 @@
+"""One scenario, four paths: in-process services, the HTTP API, MCP over HTTP, the stdio bridge.
+
+Each path's adapter turns its own answers (return values, JSON, tool text) into the same plain
+values, and the scenario asserts one expected outcome for all of them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any, Protocol
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from caucus.client import HubClient
+from caucus.errors import CaucusError
+from caucus.mcp.ports import HubPort, LocalPort, RemotePort
+from caucus.testing import make_hub, serve
+from tests.injection import read_envelope
+
+Seen = tuple[str, str, str, str]  # sender, to (as addressed), kind, content
+
+
+class Agent(Protocol):
+    async def join(self, name: str) -> str: ...
+    async def say(self, to: str, content: str) -> list[str]: ...
+    async def listen(self) -> list[Seen]: ...
+    async def peek(self) -> int: ...
+    async def join_channel(self, channel: str) -> list[str]: ...
+    async def peers(self) -> list[str]: ...
+    async def leave(self) -> None: ...
+    async def error(self, action: Callable[[], Awaitable[Any]]) -> str: ...
+
+
+class PortAgent:
+    """In-process services (LocalPort) or the HTTP API (RemotePort over HubClient)."""
+
+    def __init__(self, port: HubPort) -> None:
+        self.port = port
+
+    async def join(self, name: str) -> str:
+        return (await self.port.join(name, None, None)).name
+
+    async def say(self, to: str, content: str) -> list[str]:
+        return (await self.port.say(to, content, None)).delivered_to
+
+    async def listen(self) -> list[Seen]:
+        me = self.port.name
+        return [
+            (m.sender, "you" if m.to == me else m.to, m.kind, m.content)
+            for m in await self.port.listen(2)
+        ]
+
+    async def peek(self) -> int:
+        return (await self.port.peek()).pending
+
+    async def join_channel(self, channel: str) -> list[str]:
+        return (await self.port.join_channel(channel)).members
+
+    async def peers(self) -> list[str]:
+        return sorted(p.name for p in await self.port.peers())
+
+    async def leave(self) -> None:
+        await self.port.leave()
+
+    async def error(self, action: Callable[[], Awaitable[Any]]) -> str:
+        try:
+            await action()
+        except CaucusError as exc:
+            return exc.code
+        raise AssertionError("expected an error")
+
+
+class McpAgent:
+    """The tool catalog through the official MCP SDK client (over HTTP or stdio)."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    async def _tool(self, tool: str, /, **args: object) -> str:
+        result = await self.client.call_tool(tool, dict(args))
+        body = str(result.content[0].text)  # type: ignore[union-attr]
+        if result.is_error:
+            raise _ToolFailed(re.search(r"\[(\w+)\]", body)[1])  # type: ignore[index]
+        return body
+
+    async def join(self, name: str) -> str:
+        return (await self._tool("join", name=name)).split()[2]
+
+    async def say(self, to: str, content: str) -> list[str]:
+        text = await self._tool("say", to=to, content=content)
+        delivered = text.split("delivered to ", 1)[1].split(" (")[0].rstrip(".")
+        return [] if delivered == "nobody" else delivered.split(", ")
+
+    async def listen(self) -> list[Seen]:
+        return [
+            (i.sender, i.to, i.kind, i.body)
+            for i in read_envelope(await self._tool("listen", timeout=2))
+        ]
+
+    async def peek(self) -> int:
+        text = await self._tool("peek")
+        return 0 if text.startswith("no messages") else int(text.split()[0])
+
+    async def join_channel(self, channel: str) -> list[str]:
+        return (
+            (await self._tool("join_channel", channel=channel))
+            .split(" with ")[1]
+            .rstrip(".")
+            .split(", ")
+        )
+
+    async def peers(self) -> list[str]:
+        lines = (await self._tool("list_peers")).splitlines()
+        return sorted(line.split(":")[0].removesuffix(" (you)") for line in lines)
+
+    async def leave(self) -> None:
+        await self._tool("leave")
+
+    async def error(self, action: Callable[[], Awaitable[Any]]) -> str:
+        try:
+            await action()
+        except _ToolFailed as exc:
+            return str(exc)
+        raise AssertionError("expected an error")
+
+
+class _ToolFailed(Exception):
+    pass
+
+
+Factory = Callable[[AsyncExitStack], Awaitable[Agent]]
+
+
+@asynccontextmanager
+async def path_for(kind: str, tmp_path: Path) -> AsyncIterator[Factory]:
+    async with make_hub(tmp_path, send_rate_capacity=1000) as hub, serve(hub) as url:
+
+        async def in_process(stack: AsyncExitStack) -> Agent:
+            return PortAgent(LocalPort(hub))
+
+        async def http_api(stack: AsyncExitStack) -> Agent:
+            client = await stack.enter_async_context(HubClient(url))
+            return PortAgent(RemotePort(client))
+
+        async def mcp_http(stack: AsyncExitStack) -> Agent:
+            client = await stack.enter_async_context(Client(f"{url}/mcp", mode="legacy"))
+            return McpAgent(client)
+
+        async def mcp_stdio(stack: AsyncExitStack) -> Agent:
+            env = {**os.environ, "CAUCUS_HUB": url, "XDG_RUNTIME_DIR": str(tmp_path / "run")}
+            params = StdioServerParameters(
+                command=sys.executable, args=["-m", "caucus", "bridge"], env=env
+            )
+            client = await stack.enter_async_context(Client(params, mode="legacy"))
+            return McpAgent(client)
+
+        yield {
+            "in-process": in_process,
+            "http-api": http_api,
+            "mcp-http": mcp_http,
+            "mcp-stdio": mcp_stdio,
+        }[kind]
+
+
+@pytest.mark.parametrize("kind", ["in-process", "http-api", "mcp-http", "mcp-stdio"])
+async def test_the_same_scenario_gives_the_same_results_on_every_path(
+    kind: str, tmp_path: Path
+) -> None:
+    async with path_for(kind, tmp_path) as new_agent, AsyncExitStack() as stack:
+        alice, bob, carol = [await new_agent(stack) for _ in range(3)]
+        assert [await a.join(n) for a, n in ((alice, "alice"), (bob, "bob"), (carol, "carol"))] == [
+            "alice",
+            "bob",
+            "carol",
+        ]
+        assert await alice.peers() == ["alice", "bob", "carol"]
+
+        assert await alice.say("bob", "direct") == ["bob"]
+        assert await alice.say("all", "broadcast") == ["bob", "carol"]
+        assert await bob.join_channel("#ops") == ["bob"]
+        assert await alice.say("#ops", "channel news") == ["bob"]
+
+        assert await bob.peek() == 3
+        assert await bob.listen() == [
+            ("alice", "you", "chat", "direct"),
+            ("alice", "all", "chat", "broadcast"),
+            ("alice", "#ops", "chat", "channel news"),
+        ]
+        assert await carol.listen() == [("alice", "all", "chat", "broadcast")]
+        assert await bob.listen() == []  # the previous batch was acknowledged, nothing new
+        assert await bob.peek() == 0
+
+        assert await alice.error(lambda: alice.say("ghost", "hello?")) == "not_found"
+        assert await alice.error(lambda: alice.say("alice", "me")) == "invalid_request"
+        assert await alice.error(lambda: alice.say("bob", "")) == "invalid_request"
+        assert await alice.error(lambda: alice.say("bob", "x" * 9000)) == "payload_too_large"
+        assert await alice.error(lambda: alice.say("not a name", "x")) == "invalid_request"
+
+        await bob.leave()
+        assert await alice.error(lambda: alice.say("bob", "still there?")) == "not_found"
+        assert await alice.peers() == ["alice", "carol"]
