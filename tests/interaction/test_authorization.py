@@ -27,6 +27,7 @@ CREDENTIALS = ["none", "malformed", "unknown", "agent", "observer", "operator"]
 # 403 (a valid identity of the wrong kind).
 ADMITS = {
     "public": set(CREDENTIALS),
+    "room": {"none", "agent", "observer", "operator"},
     "agent": {"agent"},
     "viewer": {"observer", "operator"},
     "operator": {"operator"},

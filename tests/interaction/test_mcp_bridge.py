@@ -68,10 +68,16 @@ async def test_two_agents_talk_through_their_bridges(url: str, tmp_path: Path, m
             "set_channel_topic",
         } <= names
         assert "not joined" in await text(alice, "whoami")
+        # Read-only tools work before join; the rest say to join first.
+        assert await text(alice, "list_peers") == "nobody here."
+        assert await text(alice, "list_channels") == "no channels yet."
+        assert "not joined yet" in await text(alice, "peek")
         assert "join first" in await error(alice, "say", to="bob", content="too early")
+        assert "join first" in await error(alice, "listen")
         assert "Caucus operating protocol" in await text(alice, "protocol_section")
         assert (await text(alice, "join")).startswith("joined as alice (created)")
         assert (await text(bob, "join")).startswith("joined as bob (created)")
+        assert "bob (you): online" in await text(bob, "ping", peer="bob")
         sent = await text(alice, "say", to="bob", content="review please", thread="pr-7")
         assert sent.startswith("sent #")
         assert "1 message(s) waiting" in await text(bob, "peek")

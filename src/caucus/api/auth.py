@@ -12,6 +12,7 @@ from fastapi import Depends, Request
 
 from caucus.domain.control import Role
 from caucus.domain.peers import Peer
+from caucus.errors import Unauthorized
 from caucus.services.hub import Hub
 from caucus.services.roles import Access
 
@@ -44,6 +45,21 @@ async def current_peer(request: Request) -> Peer:
     return await hub_of(request).registry.authenticate(bearer_token(request))
 
 
+async def room_view(request: Request) -> None:
+    """Reading who is here: open to anyone who could register, refused to a bad token."""
+    hub = hub_of(request)
+    header = request.headers.get("authorization")
+    token = bearer_token(request)
+    if header is not None and token is None:
+        raise Unauthorized("malformed Authorization header: send 'Bearer <token>'")
+    if token is not None:
+        if hub.roles.role_of(token) is None:
+            await hub.registry.authenticate(token)  # an agent: refreshes its liveness too
+        return
+    if hub.settings.agent_key:
+        raise Unauthorized("this hub requires an agent key: register first, then send your token")
+
+
 async def operator_role(request: Request) -> Role:
     return await hub_of(request).roles.require(bearer_token(request), Access.OPERATOR)
 
@@ -53,5 +69,6 @@ async def viewer_role(request: Request) -> Role:
 
 
 PeerDep = Annotated[Peer, Depends(current_peer)]
+RoomDep = Annotated[None, Depends(room_view)]
 OperatorDep = Annotated[Role, Depends(operator_role)]
 ViewerDep = Annotated[Role, Depends(viewer_role)]

@@ -205,6 +205,13 @@ class LocalPort:
         self._name = peer.name
         return peer
 
+    async def _room(self) -> None:
+        """Who is here may be read before joining, as over HTTP (`Access.ROOM`)."""
+        if self._token is not None:
+            await self._me()
+        elif self.hub.settings.agent_key:
+            raise Unauthorized("this hub requires an agent key: join first")
+
     async def join(
         self, name: str, skills: list[str] | None, description: str | None
     ) -> Registered:
@@ -221,11 +228,11 @@ class LocalPort:
         self._token = self._name = None
 
     async def peers(self) -> list[PeerInfo]:
-        await self._me()
+        await self._room()
         return [_peer_info(v) for v in await self.hub.registry.peers()]
 
     async def ping(self, peer: str) -> PeerInfo:
-        await self._me()
+        await self._room()
         return _peer_info(await self.hub.registry.ping(peer))
 
     async def set_status(self, status: str) -> None:
@@ -270,7 +277,7 @@ class LocalPort:
         await self.hub.channels.leave(await self._me(), channel)
 
     async def channels(self) -> list[ChannelInfo]:
-        await self._me()
+        await self._room()
         return [_channel_info(c) for c in await self.hub.channels.all()]
 
     async def set_topic(self, channel: str, topic: str) -> ChannelInfo:

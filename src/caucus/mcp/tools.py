@@ -83,6 +83,12 @@ class Catalog:
             raise ToolError("[not_joined] join first: call join (a name is optional)")
         return port
 
+    async def _present(self, ctx: Context) -> HubPort:
+        """For read-only tools that work before join."""
+        port = self.port_for(ctx)
+        await self._call(port.identify())
+        return port
+
     @staticmethod
     async def _call(action: Awaitable[Any]) -> Any:
         try:
@@ -154,8 +160,9 @@ class Catalog:
         return f"you are {port.name}."
 
     async def list_peers(self, ctx: Context, channel: str | None = None) -> str:
-        """Everyone in the room, or only the members of `channel`: liveness, status, skills."""
-        port = await self._joined(ctx)
+        """Everyone in the room, or only the members of `channel`: liveness, status, skills
+        (works before join)."""
+        port = await self._present(ctx)
         peers: list[PeerInfo] = await self._call(port.peers())
         if channel is not None:
             channels: list[ChannelInfo] = await self._call(port.channels())
@@ -167,8 +174,8 @@ class Catalog:
         return "\n".join(_peer_line(p, port.name) for p in peers)
 
     async def ping(self, ctx: Context, peer: str) -> str:
-        """Ask the hub how a peer is doing (the peer is not disturbed)."""
-        port = await self._joined(ctx)
+        """Ask the hub how a peer is doing; the peer is not disturbed (works before join)."""
+        port = await self._present(ctx)
         return _peer_line(await self._call(port.ping(peer)), port.name)
 
     async def set_status(self, ctx: Context, status: str) -> str:
@@ -197,7 +204,9 @@ class Catalog:
 
     async def peek(self, ctx: Context) -> str:
         """How many messages wait for you, without consuming any."""
-        port = await self._joined(ctx)
+        port = await self._present(ctx)
+        if port.name is None:
+            return "not joined yet: nothing can be waiting for you."
         peeked = await self._call(port.peek())
         if not peeked.pending:
             return "no messages waiting."
@@ -236,8 +245,8 @@ class Catalog:
         return f"left #{channel.lstrip('#')}."
 
     async def list_channels(self, ctx: Context) -> str:
-        """Every channel, its topic and members."""
-        port = await self._joined(ctx)
+        """Every channel, its topic and members (works before join)."""
+        port = await self._present(ctx)
         channels: list[ChannelInfo] = await self._call(port.channels())
         if not channels:
             return "no channels yet."

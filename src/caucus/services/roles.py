@@ -14,6 +14,8 @@ class Access(StrEnum):
     """What a route needs. Every route declares one (the authorization matrix test checks)."""
 
     PUBLIC = "public"  # anyone
+    ROOM = "room"  # who is here: anyone who could register (no token needed unless an agent
+    # key is set), and every valid token; a bad token is refused
     AGENT = "agent"  # a registered agent's token
     VIEWER = "viewer"  # the operator or the observer
     OPERATOR = "operator"  # the operator only

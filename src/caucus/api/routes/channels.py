@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from caucus.api.auth import PeerDep, access, hub_of
+from caucus.api.auth import PeerDep, RoomDep, access, hub_of
 from caucus.api.schemas import (
     ChannelOut,
     ChannelRequest,
@@ -71,8 +71,8 @@ async def topic(body: TopicRequest, request: Request, peer: PeerDep) -> dict[str
     response_model=ChannelsResponse,
     summary="Every channel, its members and topic",
     responses=_AUTH,
-    openapi_extra=access(Access.AGENT),
+    openapi_extra=access(Access.ROOM),
 )
-async def channels(request: Request, _: PeerDep) -> dict[str, Any]:
+async def channels(request: Request, _: RoomDep) -> dict[str, Any]:
     found = await hub_of(request).channels.all()
     return {"channels": [ChannelOut.dump(c) for c in found]}

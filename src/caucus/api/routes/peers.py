@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request
 
-from caucus.api.auth import PeerDep, access, bearer_token, hub_of
+from caucus.api.auth import PeerDep, RoomDep, access, bearer_token, hub_of
 from caucus.api.schemas import (
     ErrorBody,
     LeaveResponse,
@@ -100,9 +100,9 @@ async def status(body: StatusRequest, request: Request, peer: PeerDep) -> dict[s
     response_model=PeersResponse,
     summary="Everyone here: liveness state, status, skills, last seen",
     responses=_AUTH,
-    openapi_extra=access(Access.AGENT),
+    openapi_extra=access(Access.ROOM),
 )
-async def peers(request: Request, _: PeerDep) -> dict[str, Any]:
+async def peers(request: Request, _: RoomDep) -> dict[str, Any]:
     views = await hub_of(request).registry.peers()
     return {"peers": [PeerOut.dump(v) for v in views]}
 
@@ -112,11 +112,11 @@ async def peers(request: Request, _: PeerDep) -> dict[str, Any]:
     response_model=PeerOut,
     summary="Ask the hub how a peer is doing (the peer is not disturbed)",
     responses={**_AUTH, 404: {"model": ErrorBody, "description": "no such peer"}},
-    openapi_extra=access(Access.AGENT),
+    openapi_extra=access(Access.ROOM),
 )
 async def ping(
     request: Request,
-    _: PeerDep,
+    _: RoomDep,
     peer: Annotated[str, Query(description="the name of the peer to ask about")],
 ) -> dict[str, Any]:
     return PeerOut.dump(await hub_of(request).registry.ping(peer))
