@@ -8,6 +8,7 @@ say what to do.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -72,7 +73,7 @@ class Catalog:
             self.set_channel_topic,
         ):
             name = "watch_command" if tool == self.watch_command_tool else tool.__name__
-            server.add_tool(tool, name=name, description=(tool.__doc__ or "").strip())
+            server.add_tool(tool, name=name, description=inspect.cleandoc(tool.__doc__ or ""))
         return server
 
     # --- helpers ----------------------------------------------------------------------------

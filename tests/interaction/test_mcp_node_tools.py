@@ -1,0 +1,113 @@
+"""/mcp and the bridge as MCP hosts' own tools see them: the MCP Inspector CLI and the MCP
+conformance suite (installed from npm by `./dev test` into tests/node)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+BIN = Path(__file__).resolve().parents[1] / "node" / "node_modules" / ".bin"
+
+
+def tool(name: str) -> Path:
+    path = BIN / name
+    if not path.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{path} is missing: ./dev test installs it with npm")
+        pytest.skip(f"{name} is not installed (./dev test installs it when npm is available)")
+    return path
+
+
+async def run(*argv: str | Path, env: dict[str, str] | None = None) -> str:
+    # Node 22 from tests/node first on PATH: the conformance suite needs it.
+    full_env = {**os.environ, "PATH": f"{BIN}:{os.environ.get('PATH', '')}", **(env or {})}
+    proc = await asyncio.create_subprocess_exec(
+        *map(str, argv),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        env=full_env,
+    )
+    out, _ = await asyncio.wait_for(proc.communicate(), 180)
+    return out.decode()
+
+
+def json_of(output: str) -> dict[str, object]:
+    """The first JSON document the tool printed (the Inspector may add an error line after)."""
+    value, _ = json.JSONDecoder().raw_decode(output[output.index("{") :])
+    assert isinstance(value, dict), output
+    return value
+
+
+async def test_the_inspector_lists_and_calls_tools_on_mcp(url: str, tmp_path: Path) -> None:
+    inspector = tool("mcp-inspector")
+    env = {"MCP_CATALOG_PATH": str(tmp_path / "catalog.json")}
+    listed = json_of(await run(inspector, "--cli", f"{url}/mcp", "--method", "tools/list", env=env))
+    names = {t["name"] for t in listed["tools"]}  # type: ignore[attr-defined]
+    assert {"join", "say", "listen", "watch_command", "protocol_section"} <= names
+    called = json_of(
+        await run(
+            inspector,
+            "--cli",
+            f"{url}/mcp",
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "protocol_section",
+            "--tool-arg",
+            "name=delivery",
+            env=env,
+        )
+    )
+    assert called["isError"] is False
+    assert "Delivery guarantees" in called["content"][0]["text"]  # type: ignore[index]
+
+
+async def test_the_inspector_lists_and_calls_tools_on_the_bridge(url: str, tmp_path: Path) -> None:
+    inspector = tool("mcp-inspector")
+    bridge = [sys.executable, "-m", "caucus", "bridge"]
+    env_args = ["-e", f"CAUCUS_HUB={url}", "-e", f"XDG_RUNTIME_DIR={tmp_path}"]
+    env = {"MCP_CATALOG_PATH": str(tmp_path / "catalog.json")}
+    listed = json_of(
+        await run(inspector, "--cli", *env_args, "--method", "tools/list", "--", *bridge, env=env)
+    )
+    assert "listen" in {t["name"] for t in listed["tools"]}  # type: ignore[attr-defined]
+    called = json_of(
+        await run(
+            inspector,
+            "--cli",
+            *env_args,
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "say",
+            "--tool-arg",
+            "to=bob",
+            "--tool-arg",
+            "content=hi",
+            "--",
+            *bridge,
+            env=env,
+        )
+    )
+    assert called["isError"] is True
+    assert "[not_joined]" in called["content"][0]["text"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    ["server-initialize", "ping", "tools-list", "tools-call-error", "dns-rebinding-protection"],
+)
+async def test_the_conformance_suite_passes_on_mcp(url: str, scenario: str) -> None:
+    conformance = tool("conformance")
+    output = await run(conformance, "server", "--url", f"{url}/mcp", "--scenario", scenario)
+    result = re.search(r"Passed: (\d+)/(\d+), (\d+) failed", output)
+    assert result, output
+    passed, total, failed = map(int, result.groups())
+    assert (passed, failed) == (total, 0), output
+    assert total >= 1
