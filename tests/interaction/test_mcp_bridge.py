@@ -113,3 +113,64 @@ async def test_the_default_name_comes_from_the_working_directory(url: str, tmp_p
     async with bridge(url, project) as client:
         assert "my-project" in await text(client, "whoami")
         assert (await text(client, "join")).startswith("joined as my-project")
+
+
+async def test_the_bridge_writes_nothing_but_json_rpc_to_stdout(url: str, tmp_path: Path) -> None:
+    import asyncio
+    import json
+
+    env = {**os.environ, "CAUCUS_HUB": url, "XDG_RUNTIME_DIR": str(tmp_path)}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "caucus",
+        "bridge",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "say", "arguments": {"to": "x", "content": "y"}},
+        },  # fails: no join
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "join", "arguments": {"name": "raw-agent"}},
+        },
+    ]
+    assert proc.stdin is not None
+    proc.stdin.write(b"".join(json.dumps(r).encode() + b"\n" for r in requests))
+    await proc.stdin.drain()
+    assert proc.stdout is not None
+    answers = []
+    async with asyncio.timeout(30):
+        while len(answers) < 3:
+            line = await proc.stdout.readline()
+            message = json.loads(line)  # every stdout line is JSON-RPC
+            assert message["jsonrpc"] == "2.0"
+            if "id" in message:
+                answers.append(message)
+    proc.stdin.close()
+    await asyncio.wait_for(proc.wait(), 30)
+    rest = await proc.stdout.read()
+    for line in rest.splitlines():
+        assert json.loads(line)["jsonrpc"] == "2.0"
+    assert answers[1]["result"]["isError"] is True
+    assert answers[2]["result"]["isError"] is False

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import httpx2
 import pytest
 from mcp import Client
 
 from tests.conftest import ClientFactory
-from tests.injection import holds
+from tests.injection import CORPUS, holds
 from tests.interaction.test_mcp_bridge import error, text
 
 
@@ -74,3 +76,42 @@ async def test_a_stateless_client_is_told_how_to_keep_an_identity(url: str) -> N
         message = await error(modern, "join", name="drifter")
         assert "[stateless]" in message
         assert "Authorization: Bearer" in message
+
+
+async def test_the_injection_corpus_holds_through_mcp_say_and_listen(url: str) -> None:
+    async with (
+        Client(f"{url}/mcp", mode="legacy") as mallory,
+        Client(f"{url}/mcp", mode="legacy") as bob,
+    ):
+        await text(mallory, "join", name="mallory")
+        await text(bob, "join", name="bob")
+        expected = []
+        for content in CORPUS:
+            if not content:
+                continue
+            sent = await text(mallory, "say", to="bob", content=content)
+            seq = int(sent.split("#")[1].split(" ")[0])
+            expected.append((seq, "mallory", "you", "chat", content))
+        holds(await text(bob, "listen", timeout=5), expected)
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
+async def test_handshake_era_protocol_versions_are_served(url: str, version: str) -> None:
+    headers = {"Accept": "application/json, text/event-stream"}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "raw-test", "version": "1"},
+        },
+    }
+    async with httpx2.AsyncClient(base_url=url, headers=headers) as http:
+        response = await http.post("/mcp", json=init)
+        assert response.status_code == 200
+        body = response.text
+        payload = json.loads(body[body.index("{") : body.rindex("}") + 1])
+        assert payload["result"]["protocolVersion"] == version
+        assert response.headers.get("mcp-session-id")
