@@ -56,6 +56,8 @@ class Settings(BaseSettings):
     receive_timeout_max: float = Field(25.0, gt=0)
     receive_batch_max: int = Field(100, ge=1, le=1000)
     idempotency_window: float = Field(86400.0, gt=0)
+    task_visibility_timeout: float = Field(600.0, gt=0)
+    task_ttl: float = Field(86400.0, gt=0)
 
     # Limits.
     max_content_chars: int = Field(8192, ge=1)

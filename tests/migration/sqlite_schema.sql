@@ -3,6 +3,9 @@ CREATE INDEX idempotency_created ON idempotency (created_at);
 CREATE UNIQUE INDEX peers_active_name ON peers (name) WHERE state = 'active';
 CREATE INDEX peers_name ON peers (name);
 CREATE INDEX peers_state ON peers (state, last_seen);
+CREATE INDEX tasks_open ON tasks (state, expires_at) WHERE state IN ('pending', 'in_progress', 'input_required');
+CREATE INDEX tasks_sender ON tasks (sender_id, state);
+CREATE INDEX tasks_worker ON tasks (worker_id, state);
 CREATE TABLE channel_members ( channel TEXT NOT NULL, peer_id INTEGER NOT NULL, joined_at REAL NOT NULL, PRIMARY KEY (channel, peer_id) ) WITHOUT ROWID;
 CREATE TABLE channels ( name TEXT PRIMARY KEY, topic TEXT NOT NULL DEFAULT '', topic_by TEXT, topic_at REAL, created_at REAL NOT NULL , closed_at REAL) WITHOUT ROWID;
 CREATE TABLE deliveries ( peer_id INTEGER NOT NULL, seq INTEGER NOT NULL, delivery_count INTEGER NOT NULL DEFAULT 0, visible_at REAL NOT NULL DEFAULT 0, lease INTEGER NOT NULL DEFAULT 0, lane INTEGER NOT NULL DEFAULT 1, ephemeral INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (peer_id, seq) ) WITHOUT ROWID;
@@ -11,3 +14,5 @@ CREATE TABLE messages ( seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL 
 CREATE TABLE peers ( id INTEGER PRIMARY KEY, name TEXT NOT NULL, token_hash BLOB NOT NULL UNIQUE, state TEXT NOT NULL CHECK (state IN ('active', 'reaped', 'left', 'kicked', 'forgotten')), skills TEXT NOT NULL DEFAULT '[]', description TEXT NOT NULL DEFAULT '', status TEXT NOT NULL DEFAULT '', status_at REAL, created_at REAL NOT NULL, last_seen REAL NOT NULL, reaped_at REAL, ended_at REAL , delivery_paused INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE room_state ( key TEXT PRIMARY KEY, value TEXT NOT NULL ) WITHOUT ROWID;
 CREATE TABLE schema_migrations ( version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL);
+CREATE TABLE task_events ( task_id TEXT NOT NULL, n INTEGER NOT NULL, ts REAL NOT NULL, state TEXT NOT NULL, actor TEXT NOT NULL, detail TEXT, PRIMARY KEY (task_id, n) ) WITHOUT ROWID;
+CREATE TABLE tasks ( id TEXT PRIMARY KEY, sender_id INTEGER NOT NULL, sender TEXT NOT NULL, worker_id INTEGER NOT NULL, worker TEXT NOT NULL, subject TEXT, payload TEXT NOT NULL, thread TEXT NOT NULL, state TEXT NOT NULL CHECK (state IN ('pending', 'in_progress', 'input_required', 'completed', 'failed', 'canceled', 'expired')), created_at REAL NOT NULL, updated_at REAL NOT NULL, expires_at REAL NOT NULL, visible_at REAL, -- in_progress: when a silent worker loses the claim result TEXT, error TEXT, question TEXT, answer TEXT ) WITHOUT ROWID;

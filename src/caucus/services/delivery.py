@@ -10,7 +10,7 @@ identity registers again (a reconnect).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,6 +64,8 @@ class DeliveryService:
         self._clock = clock
         self._settings = settings
         self._ids = MessageIds()
+        # Called with what a receive hands out when it includes task items (claims them).
+        self.on_received: Callable[[Peer, list[Delivery]], Awaitable[None]] | None = None
         self._background: set[asyncio.Task[int]] = set()
         self.send_budget = TokenBuckets(
             clock, capacity=room.rate.capacity, refill=room.rate.refill, what="sends"
@@ -97,9 +99,7 @@ class DeliveryService:
             raise InvalidRequest(
                 f"idempotency_key is 1-{MAX_IDEMPOTENCY_KEY} characters", field="idempotency_key"
             )
-        if self._room.mode is RoomMode.STOPPED:
-            raise RoomStopped("the operator stopped the room: sends are refused until it resumes")
-        self.send_budget.take(peer.id)
+        self.check_can_send(peer)
         now = self._clock.now()
         outcome = await self.route(
             NewMessage(
@@ -122,23 +122,33 @@ class DeliveryService:
     def new_id(self) -> str:
         return self._ids.next()
 
+    def check_can_send(self, peer: Peer) -> None:
+        """The room is not stopped and the peer's send budget allows one more."""
+        if self._room.mode is RoomMode.STOPPED:
+            raise RoomStopped("the operator stopped the room: sends are refused until it resumes")
+        self.send_budget.take(peer.id)
+
     async def route(self, message: NewMessage, target: Target) -> AppendOutcome:
         """Store a message durably, queue it for its audience, wake them and tell subscribers.
         The one way every message (agent, operator, control) enters the hub."""
         outcome = await self._store.append_message(
             message, target, idempotency_since=message.ts - self._settings.idempotency_window
         )
-        if outcome.receipt.duplicate:
-            return outcome
+        if not outcome.receipt.duplicate:
+            self.after_append(outcome)
+        return outcome
+
+    def after_append(self, outcome: AppendOutcome) -> None:
+        """Wake the recipients of a stored message and tell subscribers it was routed."""
+        message = outcome.message
         ids = tuple(r.peer_id for r in outcome.recipients)
         self._notifier.wake(ids)
         if outcome.joined_channel:
-            self._notifier.emit(ChannelJoined(message.ts, target.name, message.sender))
+            self._notifier.emit(ChannelJoined(message.ts, message.to, message.sender))
         if self._notifier.has_subscribers:
             self._notifier.emit(
-                MessageRouted(message.ts, outcome.message, tuple(outcome.receipt.delivered_to), ids)
+                MessageRouted(message.ts, message, tuple(outcome.receipt.delivered_to), ids)
             )
-        return outcome
 
     async def receive(
         self,
@@ -185,6 +195,10 @@ class DeliveryService:
                     acked += result.acked
                     pending_ack = None
                     if result.deliveries:
+                        if self.on_received is not None and any(
+                            d.message.kind == "task" for d in result.deliveries
+                        ):
+                            await self.on_received(peer, result.deliveries)
                         return ReceiveResult(result.deliveries, acked)
                     notifier.set_idle(peer.id, result.next_visible_at)
                     idle = result.next_visible_at

@@ -17,6 +17,7 @@ from caucus.services.delivery import DeliveryService
 from caucus.services.notifier import Notifier
 from caucus.services.registry import Registry
 from caucus.services.roles import Roles
+from caucus.services.tasks import TaskService
 from caucus.services.transcript import TranscriptWriter
 from caucus.storage.base import Store
 from caucus.storage.sqlite import SqliteStore
@@ -59,6 +60,8 @@ class Hub:
             self.store, self.notifier, self.registry, self.clock, settings, room
         )
         self.channels = Channels(self.store, self.notifier, self.clock)
+        self.tasks = TaskService(self.store, self.delivery, self.clock, settings)
+        self.delivery.on_received = self.tasks.on_received
         self.control = Control(
             self.store, self.notifier, self.registry, self.delivery, self.clock, settings, room
         )
@@ -110,6 +113,7 @@ class Hub:
     async def maintain(self) -> None:
         """One round of upkeep: flush liveness, reap, forget, purge old idempotency keys."""
         await self.registry.reap()
+        await self.tasks.sweep()
         await self.store.purge_idempotency(self.clock.now() - self.settings.idempotency_window)
 
     async def _loop(self) -> None:

@@ -7,13 +7,14 @@ commit) but must not let a failure in one call undo another's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, Protocol
 
 from caucus.domain.channels import Channel
 from caucus.domain.messages import AppendOutcome, ClaimResult, Message, NewMessage, Peek
 from caucus.domain.names import Target
 from caucus.domain.peers import Peer, PeerState
+from caucus.domain.tasks import Task, TaskState
 
 
 class Store(Protocol):
@@ -143,6 +144,66 @@ class Store(Protocol):
     async def set_room_state(self, key: str, value: Any) -> None: ...
 
     async def purge_idempotency(self, before: float) -> int: ...
+
+    # --- tasks -----------------------------------------------------------------------------
+    async def create_task(
+        self,
+        *,
+        task_id: str,
+        sender_id: int,
+        sender: str,
+        to: str,
+        subject: str | None,
+        payload: str,
+        thread: str,
+        now: float,
+        expires_at: float,
+        message: NewMessage,
+    ) -> tuple[Task, AppendOutcome]:
+        """Store a pending task and queue its `task` item for the worker, atomically."""
+        ...
+
+    async def task_transition(
+        self,
+        task_id: str,
+        *,
+        actor_id: int | None,
+        actor: str,
+        role: str,
+        allowed: Collection[TaskState],
+        to_state: TaskState,
+        now: float,
+        fields: dict[str, Any],
+        notify: Callable[[Task], tuple[NewMessage, str] | None],
+        detail: str | None = None,
+    ) -> tuple[Task, AppendOutcome | None]:
+        """Change a task's state and send the resulting item, atomically. NotFound for a task
+        the actor is no party to, Forbidden for the wrong party, Conflict for a state that does
+        not allow it (nothing changes)."""
+        ...
+
+    async def claim_task(
+        self, task_id: str, worker_id: int, now: float, visible_at: float
+    ) -> bool: ...
+
+    async def get_task(self, task_id: str) -> Task | None: ...
+
+    async def task_parties(self, task_id: str) -> tuple[int, int] | None:
+        """(sender_id, worker_id) of a task."""
+        ...
+
+    async def list_tasks(
+        self, peer_id: int, role: str, state: TaskState | None, limit: int = 200
+    ) -> list[Task]: ...
+
+    async def sweep_tasks(
+        self,
+        now: float,
+        requeue: Callable[[Task], NewMessage],
+        expire: Callable[[Task], NewMessage],
+    ) -> list[AppendOutcome]:
+        """Silent workers lose their claim (back to pending); open tasks past their TTL expire."""
+        ...
 
     # --- channels --------------------------------------------------------------------------
     async def join_channel(self, peer_id: int, channel: str, now: float) -> bool:
