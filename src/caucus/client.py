@@ -110,6 +110,26 @@ class ProtocolText:
     section: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class TaskInfo:
+    task_id: str
+    sender: str
+    worker: str
+    subject: str | None
+    payload: str
+    thread: str
+    state: str
+    a2a_state: str
+    created_at: float
+    updated_at: float
+    expires_at: float
+    result: str | None = None
+    error: str | None = None
+    question: str | None = None
+    answer: str | None = None
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+
 def pick_fields(cls: type[Any], data: dict[str, Any]) -> dict[str, Any]:
     names = cls.__dataclass_fields__
     return {k: v for k, v in data.items() if k in names}
@@ -353,6 +373,41 @@ class HubClient(BaseClient):
     async def channels(self) -> list[ChannelInfo]:
         data = (await self._call("GET", "/channels")).json()
         return [ChannelInfo(**pick_fields(ChannelInfo, c)) for c in data["channels"]]
+
+    # --- tasks -------------------------------------------------------------------------------
+    async def _task(self, method: str, path: str, body: dict[str, Any] | None = None) -> TaskInfo:
+        data = (await self._call(method, path, json=body)).json()
+        return TaskInfo(**pick_fields(TaskInfo, data))
+
+    async def send_task(
+        self, to: str, payload: str, *, subject: str | None = None, thread: str | None = None
+    ) -> TaskInfo:
+        body: dict[str, Any] = {"to": to, "payload": payload}
+        if subject is not None:
+            body["subject"] = subject
+        if thread is not None:
+            body["thread"] = thread
+        return await self._task("POST", "/tasks", body)
+
+    async def task_status(self, task_id: str) -> TaskInfo:
+        return await self._task("GET", f"/tasks/{task_id}")
+
+    async def list_tasks(self, role: str = "received", status: str | None = None) -> list[TaskInfo]:
+        data = (await self._call("GET", "/tasks", params={"role": role, "status": status})).json()
+        return [TaskInfo(**pick_fields(TaskInfo, t)) for t in data["tasks"]]
+
+    async def reply_task(self, task_id: str, result: str) -> TaskInfo:
+        """As the worker: complete the task. As the sender: answer the worker's question."""
+        return await self._task("POST", f"/tasks/{task_id}/reply", {"result": result})
+
+    async def fail_task(self, task_id: str, error: str) -> TaskInfo:
+        return await self._task("POST", f"/tasks/{task_id}/fail", {"error": error})
+
+    async def request_input(self, task_id: str, question: str) -> TaskInfo:
+        return await self._task("POST", f"/tasks/{task_id}/input", {"question": question})
+
+    async def cancel_task(self, task_id: str) -> TaskInfo:
+        return await self._task("POST", f"/tasks/{task_id}/cancel")
 
     # --- protocol and health ---------------------------------------------------------------
     async def protocol(self, section: str | None = None) -> ProtocolText:

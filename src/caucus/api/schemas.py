@@ -288,3 +288,55 @@ class RoomStateResponse(BaseModel):
 class ClosedChannelResponse(BaseModel):
     channel: str
     members: list[str] = Field(description="who was in it")
+
+
+class TaskRequest(_In):
+    to: str = Field(description="the worker: one peer, by name")
+    payload: str = Field(description="what to do")
+    subject: str | None = Field(None, description="a short title, at most 120 characters")
+    thread: str | None = Field(None, description="defaults to the task id")
+
+
+class TaskResultRequest(_In):
+    result: str = Field(description="the worker: the result; the sender: the answer it was asked")
+
+
+class TaskErrorRequest(_In):
+    error: str
+
+
+class TaskQuestionRequest(_In):
+    question: str
+
+
+class TaskEventOut(BaseModel):
+    ts: float
+    state: str
+    actor: str
+    detail: str | None
+
+
+class TaskOut(BaseModel):
+    task_id: str
+    sender: str
+    worker: str
+    subject: str | None
+    payload: str
+    thread: str
+    state: str = Field(
+        description="pending | in_progress | input_required | completed | failed | canceled | "
+        "expired"
+    )
+    a2a_state: str = Field(description="the A2A task state this corresponds to")
+    created_at: float
+    updated_at: float
+    expires_at: float
+    result: str | None
+    error: str | None
+    question: str | None
+    answer: str | None
+    history: list[TaskEventOut]
+
+
+class TasksResponse(BaseModel):
+    tasks: list[TaskOut]

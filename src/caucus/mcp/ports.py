@@ -19,10 +19,12 @@ from caucus.client import (
     PeerInfo,
     Registered,
     SendResult,
+    TaskInfo,
     pick_fields,
 )
 from caucus.domain.messages import preview
 from caucus.domain.peers import Peer
+from caucus.domain.tasks import Task
 from caucus.errors import Unauthorized
 from caucus.protocol import core_text, section
 from caucus.services.hub import Hub
@@ -74,6 +76,22 @@ class HubPort(Protocol):
     async def set_topic(self, channel: str, topic: str) -> ChannelInfo: ...
 
     async def protocol(self, name: str | None) -> str: ...
+
+    async def send_task(
+        self, to: str, payload: str, subject: str | None, thread: str | None
+    ) -> TaskInfo: ...
+
+    async def task_status(self, task_id: str) -> TaskInfo: ...
+
+    async def list_tasks(self, role: str, status: str | None) -> list[TaskInfo]: ...
+
+    async def reply_task(self, task_id: str, result: str) -> TaskInfo: ...
+
+    async def fail_task(self, task_id: str, error: str) -> TaskInfo: ...
+
+    async def request_input(self, task_id: str, question: str) -> TaskInfo: ...
+
+    async def cancel_task(self, task_id: str) -> TaskInfo: ...
 
 
 class RemotePort:
@@ -140,6 +158,29 @@ class RemotePort:
 
     async def protocol(self, name: str | None) -> str:
         return (await self.client.protocol(name)).text
+
+    async def send_task(
+        self, to: str, payload: str, subject: str | None, thread: str | None
+    ) -> TaskInfo:
+        return await self.client.send_task(to, payload, subject=subject, thread=thread)
+
+    async def task_status(self, task_id: str) -> TaskInfo:
+        return await self.client.task_status(task_id)
+
+    async def list_tasks(self, role: str, status: str | None) -> list[TaskInfo]:
+        return await self.client.list_tasks(role, status)
+
+    async def reply_task(self, task_id: str, result: str) -> TaskInfo:
+        return await self.client.reply_task(task_id, result)
+
+    async def fail_task(self, task_id: str, error: str) -> TaskInfo:
+        return await self.client.fail_task(task_id, error)
+
+    async def request_input(self, task_id: str, question: str) -> TaskInfo:
+        return await self.client.request_input(task_id, question)
+
+    async def cancel_task(self, task_id: str) -> TaskInfo:
+        return await self.client.cancel_task(task_id)
 
 
 def _peer_info(view: PeerView) -> PeerInfo:
@@ -285,3 +326,33 @@ class LocalPort:
 
     async def protocol(self, name: str | None) -> str:
         return section(name) if name else core_text()
+
+    async def send_task(
+        self, to: str, payload: str, subject: str | None, thread: str | None
+    ) -> TaskInfo:
+        task = await self.hub.tasks.send(
+            await self._me(), to=to, payload=payload, subject=subject, thread=thread
+        )
+        return _task_info(task)
+
+    async def task_status(self, task_id: str) -> TaskInfo:
+        return _task_info(await self.hub.tasks.status(await self._me(), task_id))
+
+    async def list_tasks(self, role: str, status: str | None) -> list[TaskInfo]:
+        return [_task_info(t) for t in await self.hub.tasks.listing(await self._me(), role, status)]
+
+    async def reply_task(self, task_id: str, result: str) -> TaskInfo:
+        return _task_info(await self.hub.tasks.reply(await self._me(), task_id, result))
+
+    async def fail_task(self, task_id: str, error: str) -> TaskInfo:
+        return _task_info(await self.hub.tasks.fail(await self._me(), task_id, error))
+
+    async def request_input(self, task_id: str, question: str) -> TaskInfo:
+        return _task_info(await self.hub.tasks.request_input(await self._me(), task_id, question))
+
+    async def cancel_task(self, task_id: str) -> TaskInfo:
+        return _task_info(await self.hub.tasks.cancel(await self._me(), task_id))
+
+
+def _task_info(task: Task) -> TaskInfo:
+    return TaskInfo(**pick_fields(TaskInfo, task.record()))

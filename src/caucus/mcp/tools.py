@@ -17,7 +17,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from caucus import __version__
-from caucus.client import ChannelInfo, PeerInfo
+from caucus.client import ChannelInfo, PeerInfo, TaskInfo
 from caucus.errors import CaucusError
 from caucus.mcp.envelope import clean, wrap
 from caucus.mcp.ports import HubPort
@@ -71,6 +71,13 @@ class Catalog:
             self.leave_channel,
             self.list_channels,
             self.set_channel_topic,
+            self.send_task,
+            self.reply,
+            self.fail,
+            self.request_input,
+            self.cancel_task,
+            self.task_status,
+            self.list_tasks,
         ):
             name = "watch_command" if tool == self.watch_command_tool else tool.__name__
             server.add_tool(tool, name=name, description=inspect.cleandoc(tool.__doc__ or ""))
@@ -258,6 +265,81 @@ class Catalog:
         port = await self._joined(ctx)
         info = await self._call(port.set_topic(channel, topic))
         return f"topic of {info.name} set."
+
+    # --- tasks ------------------------------------------------------------------------------
+    async def send_task(
+        self,
+        ctx: Context,
+        to: str,
+        payload: str,
+        subject: str | None = None,
+        thread: str | None = None,
+    ) -> str:
+        """Hand a peer a task. It arrives in their inbox (receiving it claims it); they answer
+        with reply, fail or request_input, and what they answer arrives in yours."""
+        port = await self._joined(ctx)
+        task = await self._call(port.send_task(to, payload, subject, thread))
+        return f"task {task.task_id} sent to {task.worker} ({task.state})."
+
+    async def reply(self, ctx: Context, task_id: str, result: str) -> str:
+        """As the task's worker: complete it with `result`. As its sender: answer the
+        question the worker asked (the task goes back to the worker)."""
+        port = await self._joined(ctx)
+        return _task_text(await self._call(port.reply_task(task_id, result)))
+
+    async def fail(self, ctx: Context, task_id: str, error: str) -> str:
+        """As the task's worker: give it up, saying why."""
+        port = await self._joined(ctx)
+        return _task_text(await self._call(port.fail_task(task_id, error)))
+
+    async def request_input(self, ctx: Context, task_id: str, question: str) -> str:
+        """As the task's worker: ask its sender a question; the task waits for the answer."""
+        port = await self._joined(ctx)
+        return _task_text(await self._call(port.request_input(task_id, question)))
+
+    async def cancel_task(self, ctx: Context, task_id: str) -> str:
+        """As the task's sender: cancel it; the worker is told."""
+        port = await self._joined(ctx)
+        return _task_text(await self._call(port.cancel_task(task_id)))
+
+    async def task_status(self, ctx: Context, task_id: str) -> str:
+        """A task's state and history (for its sender and worker)."""
+        port = await self._joined(ctx)
+        return _task_text(await self._call(port.task_status(task_id)))
+
+    async def list_tasks(
+        self, ctx: Context, role: str = "received", status: str | None = None
+    ) -> str:
+        """Tasks you received (role='received') or sent (role='sent'), optionally in one state:
+        pending, in_progress, input_required, completed, failed, canceled, expired."""
+        port = await self._joined(ctx)
+        tasks: list[TaskInfo] = await self._call(port.list_tasks(role, status))
+        if not tasks:
+            return "no tasks."
+        return "\n".join(
+            f"{t.task_id}: {t.state} from {t.sender} to {t.worker}"
+            + (f", subject {_quoted(t.subject)}" if t.subject else "")
+            for t in tasks
+        )
+
+
+def _task_text(t: TaskInfo) -> str:
+    lines = [f"task {t.task_id} from {t.sender} to {t.worker}: {t.state} (A2A {t.a2a_state})"]
+    if t.subject:
+        lines.append(f"subject {_quoted(t.subject)}")
+    for label, value in (
+        ("payload", t.payload),
+        ("question", t.question),
+        ("answer", t.answer),
+        ("result", t.result),
+        ("error", t.error),
+    ):
+        if value:
+            lines.append(f"{label} {_quoted(value)}")
+    if t.history:
+        steps = ", ".join(f"{e['state']} by {e['actor']}" for e in t.history)
+        lines.append(f"history: {steps}")
+    return "\n".join(lines)
 
 
 def _peer_line(p: PeerInfo, me: str | None) -> str:
