@@ -163,3 +163,80 @@ async def test_the_transcript_holds_one_line_per_message_across_a_kill_and_resta
     lines = written()
     assert sum(1 for r in lines if r.get("type") == "repair") == 1
     assert "incomplete line" in err
+
+
+async def test_tasks_in_every_state_survive_a_kill_and_the_sweeps_resume(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "tasks.db"
+    first_run = {
+        **FAST,
+        "CAUCUS_TASK_TTL": "8",
+        "CAUCUS_TASK_VISIBILITY_TIMEOUT": "2",
+        "CAUCUS_MAINTENANCE_INTERVAL": "600",
+    }  # no sweep before the kill
+    hub = start_hub(db, env=first_run)
+    try:
+        async with (
+            HubClient(hub.url) as alice,
+            HubClient(hub.url) as bob,
+            HubClient(hub.url) as carol,
+        ):
+            await alice.register("alice")
+            await bob.register("bob")
+            await carol.register("carol")
+            tokens = {"alice": alice.token, "bob": bob.token}
+            unclaimed = await alice.send_task("carol", "nobody will read this")
+            claimed = await alice.send_task("bob", "working on it")
+            parked = await alice.send_task("bob", "needs a decision")
+            done = await alice.send_task("bob", "finish me")
+            failed = await alice.send_task("bob", "fail me")
+            canceled = await alice.send_task("bob", "cancel me")
+            await bob.receive(timeout=5)  # claims all five of bob's
+            await bob.request_input(parked.task_id, "left or right?")
+            await bob.reply_task(done.task_id, "finished")
+            await bob.fail_task(failed.task_id, "could not")
+            await alice.cancel_task(canceled.task_id)
+            expected = {
+                unclaimed.task_id: "pending",
+                claimed.task_id: "in_progress",
+                parked.task_id: "input_required",
+                done.task_id: "completed",
+                failed.task_id: "failed",
+                canceled.task_id: "canceled",
+            }
+            for task_id, state in expected.items():
+                assert (await alice.task_status(task_id)).state == state
+        hub.kill()
+    finally:
+        hub.stop()
+
+    again = start_hub(db, env={**first_run, "CAUCUS_MAINTENANCE_INTERVAL": "0.2"})
+    try:
+        async with (
+            HubClient(again.url, token=tokens["alice"]) as alice,
+            HubClient(again.url, token=tokens["bob"]) as bob,
+        ):
+            for task_id in (done.task_id, failed.task_id, canceled.task_id):
+                assert (await alice.task_status(task_id)).state == expected[task_id]
+
+            async def state_of(task_id: str) -> str:
+                return (await alice.task_status(task_id)).state
+
+            # The silent worker's claim lapses and the task is offered again...
+            async def requeued() -> bool:
+                return await state_of(claimed.task_id) == "pending"
+
+            await eventually(requeued, within=30, what="the claim to lapse")
+
+            # ...and unclaimed and parked tasks expire at their TTL.
+            async def expired() -> bool:
+                return {await state_of(unclaimed.task_id), await state_of(parked.task_id)} == {
+                    "expired"
+                }
+
+            await eventually(expired, within=30, what="the TTL sweep")
+            offered = [m for m in (await bob.receive(timeout=5)).messages if m.kind == "task"]
+            assert claimed.task_id in {(m.meta or {}).get("task_id") for m in offered}
+    finally:
+        again.stop()
