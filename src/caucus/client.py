@@ -374,6 +374,14 @@ class HubClient(BaseClient):
         data = (await self._call("GET", "/channels")).json()
         return [ChannelInfo(**pick_fields(ChannelInfo, c)) for c in data["channels"]]
 
+    async def announce(self, payload: str, *, subject: str | None = None) -> SendResult:
+        """News for every peer (capped per sender; peers joining within 24 h catch up)."""
+        body: dict[str, Any] = {"payload": payload}
+        if subject is not None:
+            body["subject"] = subject
+        data = (await self._call("POST", "/announce", json=body)).json()
+        return SendResult(**pick_fields(SendResult, data))
+
     # --- tasks -------------------------------------------------------------------------------
     async def _task(self, method: str, path: str, body: dict[str, Any] | None = None) -> TaskInfo:
         data = (await self._call(method, path, json=body)).json()

@@ -59,6 +59,13 @@ class Settings(BaseSettings):
     task_visibility_timeout: float = Field(600.0, gt=0)
     task_ttl: float = Field(86400.0, gt=0)
 
+    # Announcements: caps per sender, and how far back a newcomer catches up.
+    announce_payload_bytes: int = Field(4096, ge=1)
+    announce_subject_chars: int = Field(120, ge=1)
+    announce_interval: float = Field(30.0, ge=0)
+    announce_hourly: int = Field(10, ge=1)
+    announce_catch_up: float = Field(86400.0, ge=0)
+
     # Limits.
     max_content_chars: int = Field(8192, ge=1)
     max_body_bytes: int = Field(64 * 1024, ge=1024)

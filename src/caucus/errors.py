@@ -73,6 +73,31 @@ class ChannelClosed(Conflict):
     code = "channel_closed"
 
 
+class CapExceeded(CaucusError):
+    """A per-sender cap refused the request; the code names the cap and nothing was stored."""
+
+    code = "cap_exceeded"
+    status = 429
+
+
+class CapPayloadSize(CapExceeded):
+    code = "cap_payload_size"
+    status = 413
+
+
+class CapSubjectLength(CapExceeded):
+    code = "cap_subject_length"
+    status = 422
+
+
+class CapInterval(CapExceeded):
+    code = "cap_interval"
+
+
+class CapHourly(CapExceeded):
+    code = "cap_hourly"
+
+
 class MisdirectedRequest(CaucusError):
     """The Host header names a host this hub does not serve (DNS rebinding defence)."""
 
@@ -125,6 +150,11 @@ ERRORS_BY_CODE: dict[str, type[CaucusError]] = {
         RoomStopped,
         ChannelClosed,
         MisdirectedRequest,
+        CapExceeded,
+        CapPayloadSize,
+        CapSubjectLength,
+        CapInterval,
+        CapHourly,
         PayloadTooLarge,
         RateLimited,
         StorageFull,

@@ -1,3 +1,5 @@
+CREATE INDEX announcements_sender ON announcements (sender_id, ts);
+CREATE INDEX announcements_ts ON announcements (ts);
 CREATE INDEX channel_members_peer ON channel_members (peer_id);
 CREATE INDEX idempotency_created ON idempotency (created_at);
 CREATE UNIQUE INDEX peers_active_name ON peers (name) WHERE state = 'active';
@@ -6,6 +8,7 @@ CREATE INDEX peers_state ON peers (state, last_seen);
 CREATE INDEX tasks_open ON tasks (state, expires_at) WHERE state IN ('pending', 'in_progress', 'input_required');
 CREATE INDEX tasks_sender ON tasks (sender_id, state);
 CREATE INDEX tasks_worker ON tasks (worker_id, state);
+CREATE TABLE announcements ( seq INTEGER PRIMARY KEY, -- the routed message's seq sender_id INTEGER, -- NULL for the operator sender TEXT NOT NULL, ts REAL NOT NULL );
 CREATE TABLE channel_members ( channel TEXT NOT NULL, peer_id INTEGER NOT NULL, joined_at REAL NOT NULL, PRIMARY KEY (channel, peer_id) ) WITHOUT ROWID;
 CREATE TABLE channels ( name TEXT PRIMARY KEY, topic TEXT NOT NULL DEFAULT '', topic_by TEXT, topic_at REAL, created_at REAL NOT NULL , closed_at REAL) WITHOUT ROWID;
 CREATE TABLE deliveries ( peer_id INTEGER NOT NULL, seq INTEGER NOT NULL, delivery_count INTEGER NOT NULL DEFAULT 0, visible_at REAL NOT NULL DEFAULT 0, lease INTEGER NOT NULL DEFAULT 0, lane INTEGER NOT NULL DEFAULT 1, ephemeral INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (peer_id, seq) ) WITHOUT ROWID;

@@ -340,3 +340,8 @@ class TaskOut(BaseModel):
 
 class TasksResponse(BaseModel):
     tasks: list[TaskOut]
+
+
+class AgentAnnounceRequest(_In):
+    payload: str = Field(description="the news, at most 4 KB")
+    subject: str | None = Field(None, description="at most 120 characters")

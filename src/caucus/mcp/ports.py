@@ -93,6 +93,8 @@ class HubPort(Protocol):
 
     async def cancel_task(self, task_id: str) -> TaskInfo: ...
 
+    async def announce(self, payload: str, subject: str | None) -> SendResult: ...
+
 
 class RemotePort:
     """A hub over HTTP, through `HubClient` (which acknowledges each batch on the next listen)."""
@@ -181,6 +183,9 @@ class RemotePort:
 
     async def cancel_task(self, task_id: str) -> TaskInfo:
         return await self.client.cancel_task(task_id)
+
+    async def announce(self, payload: str, subject: str | None) -> SendResult:
+        return await self.client.announce(payload, subject=subject)
 
 
 def _peer_info(view: PeerView) -> PeerInfo:
@@ -352,6 +357,10 @@ class LocalPort:
 
     async def cancel_task(self, task_id: str) -> TaskInfo:
         return _task_info(await self.hub.tasks.cancel(await self._me(), task_id))
+
+    async def announce(self, payload: str, subject: str | None) -> SendResult:
+        receipt = await self.hub.announcements.announce(await self._me(), payload, subject=subject)
+        return SendResult(receipt.message_id, receipt.seq, receipt.delivered_to, receipt.missed)
 
 
 def _task_info(task: Task) -> TaskInfo:

@@ -78,6 +78,7 @@ class Catalog:
             self.cancel_task,
             self.task_status,
             self.list_tasks,
+            self.announce,
         ):
             name = "watch_command" if tool == self.watch_command_tool else tool.__name__
             server.add_tool(tool, name=name, description=inspect.cleandoc(tool.__doc__ or ""))
@@ -265,6 +266,13 @@ class Catalog:
         port = await self._joined(ctx)
         info = await self._call(port.set_topic(channel, topic))
         return f"topic of {info.name} set."
+
+    async def announce(self, ctx: Context, payload: str, subject: str | None = None) -> str:
+        """News for every peer in the hub. Use sparingly: at most one per 30 s and ten per
+        hour, at most 4 KB; peers who join within a day still get it."""
+        port = await self._joined(ctx)
+        sent = await self._call(port.announce(payload, subject))
+        return f"announced as #{sent.seq} to {len(sent.delivered_to)} peer(s)."
 
     # --- tasks ------------------------------------------------------------------------------
     async def send_task(

@@ -18,6 +18,7 @@ from caucus.domain.messages import ControlAction, Lane, MessageKind, NewMessage,
 from caucus.domain.names import BROADCAST, Target, TargetKind, check_channel_name, parse_target
 from caucus.domain.peers import Peer
 from caucus.errors import InvalidRequest, PayloadTooLarge
+from caucus.services.announcements import Announcements
 from caucus.services.delivery import DeliveryService
 from caucus.services.notifier import Notifier
 from caucus.services.registry import PeerView, Registry
@@ -38,8 +39,10 @@ class Control:
         clock: Clock,
         settings: Settings,
         room: Room,
+        announcements: Announcements,
     ) -> None:
         self._store = store
+        self._announcements = announcements
         self._notifier = notifier
         self._registry = registry
         self._delivery = delivery
@@ -115,9 +118,10 @@ class Control:
     async def announce(self, content: str, *, subject: str | None = None) -> SendReceipt:
         if subject is not None and len(subject) > MAX_TOPIC:
             raise InvalidRequest(f"subject is at most {MAX_TOPIC} characters", field="subject")
-        meta = {"subject": subject} if subject else None
-        target = Target(TargetKind.ALL, BROADCAST)
-        return await self._speak(target, MessageKind.ANNOUNCE, content, None, meta)
+        if not content:
+            raise InvalidRequest("content is empty", field="content")
+        # Recorded as an announcement, so peers joining later catch up on it too.
+        return await self._announcements.announce(None, content, subject=subject)
 
     async def _speak(
         self,

@@ -11,6 +11,7 @@ from caucus.clock import Clock, SystemClock
 from caucus.config import Settings
 from caucus.credentials import operator_token
 from caucus.domain.control import Rate, Room, RoomMode
+from caucus.services.announcements import Announcements
 from caucus.services.channels import Channels
 from caucus.services.control import Control
 from caucus.services.delivery import DeliveryService
@@ -61,9 +62,17 @@ class Hub:
         )
         self.channels = Channels(self.store, self.notifier, self.clock)
         self.tasks = TaskService(self.store, self.delivery, self.clock, settings)
+        self.announcements = Announcements(self.store, self.delivery, self.clock, settings)
         self.delivery.on_received = self.tasks.on_received
         self.control = Control(
-            self.store, self.notifier, self.registry, self.delivery, self.clock, settings, room
+            self.store,
+            self.notifier,
+            self.registry,
+            self.delivery,
+            self.clock,
+            settings,
+            room,
+            self.announcements,
         )
         self.transcript: TranscriptWriter | None = None
         if settings.transcript:

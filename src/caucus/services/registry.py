@@ -249,6 +249,7 @@ class Registry:
                 skills=skills or [],
                 description=description or "",
                 now=now,
+                announcements_since=now - self._settings.announce_catch_up,
             )
             self._remember(peer)
             self._notifier.emit(PeerJoined(now, name, "created"))

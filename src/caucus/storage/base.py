@@ -32,8 +32,10 @@ class Store(Protocol):
         skills: list[dict[str, Any]],
         description: str,
         now: float,
+        announcements_since: float | None = None,
     ) -> Peer:
-        """Insert an active peer. Raises NameInUse if an active peer holds the name."""
+        """Insert an active peer. Raises NameInUse if an active peer holds the name. With
+        `announcements_since`, the announcements made since then are queued for it."""
         ...
 
     async def peer_by_token(self, token_hash: bytes) -> Peer | None: ...
@@ -144,6 +146,13 @@ class Store(Protocol):
     async def set_room_state(self, key: str, value: Any) -> None: ...
 
     async def purge_idempotency(self, before: float) -> int: ...
+
+    async def append_announcement(
+        self, msg: NewMessage, *, min_interval: float, hourly: int
+    ) -> AppendOutcome:
+        """Route `msg` to everyone and record it as an announcement, unless its sender made one
+        less than `min_interval` ago (CapInterval) or `hourly` in the last hour (CapHourly)."""
+        ...
 
     # --- tasks -----------------------------------------------------------------------------
     async def create_task(

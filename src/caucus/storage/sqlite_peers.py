@@ -29,6 +29,7 @@ class PeerOps(SqliteOps):
         skills: list[dict[str, Any]],
         description: str,
         now: float,
+        announcements_since: float | None = None,
     ) -> Peer:
         def op(conn: sqlite3.Connection) -> Peer:
             self._recipients.clear()
@@ -43,6 +44,13 @@ class PeerOps(SqliteOps):
             row = conn.execute(
                 f"SELECT {_PEER_COLS} FROM peers WHERE id = ?", (cur.lastrowid,)
             ).fetchone()
+            if announcements_since is not None:
+                # A newcomer gets the recent announcements once.
+                conn.execute(
+                    "INSERT INTO deliveries (peer_id, seq) SELECT ?, seq FROM announcements"
+                    " WHERE ts >= ? ORDER BY seq",
+                    (cur.lastrowid, announcements_since),
+                )
             return _peer(row)
 
         return await self._write(op)

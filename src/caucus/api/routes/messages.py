@@ -13,10 +13,11 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from caucus.api.auth import PeerDep, access, bearer_token, hub_of
-from caucus.api.hotpath import REPLAYED_HEADER, receive_messages, send_message
+from caucus.api.hotpath import REPLAYED_HEADER, dumps, receive_messages, send_message
 from caucus.api.schemas import (
     AckRequest,
     AckResponse,
+    AgentAnnounceRequest,
     ErrorBody,
     PeekResponse,
     ReceiveResponse,
@@ -128,3 +129,19 @@ async def ack(body: AckRequest, request: Request, peer: PeerDep) -> Response:
 )
 async def peek(request: Request, peer: PeerDep) -> Response:
     return _json(PeekResponse.dump(await hub_of(request).delivery.peek(peer)))
+
+
+@router.post(
+    "/announce",
+    response_model=SendResponse,
+    summary="Hub-wide news from you to every peer (capped; newcomers catch up for 24 h)",
+    responses={
+        **_ERRORS,
+        413: {"model": ErrorBody, "description": "cap_payload_size: over 4 KB"},
+        429: {"model": ErrorBody, "description": "cap_interval or cap_hourly"},
+    },
+    openapi_extra=access(Access.AGENT),
+)
+async def announce(body: AgentAnnounceRequest, request: Request, peer: PeerDep) -> Response:
+    receipt = await hub_of(request).announcements.announce(peer, body.payload, subject=body.subject)
+    return Response(dumps(SendResponse.dump(receipt)), media_type="application/json")

@@ -1,0 +1,74 @@
+"""Announcements: hub-wide news, capped per sender, caught up by peers who join later."""
+
+from __future__ import annotations
+
+from caucus.clock import Clock
+from caucus.config import Settings
+from caucus.domain.messages import Lane, MessageKind, NewMessage, SendReceipt
+from caucus.domain.peers import Peer
+from caucus.errors import CapPayloadSize, CapSubjectLength, InvalidRequest
+from caucus.services.delivery import DeliveryService
+from caucus.storage.base import Store
+
+
+class Announcements:
+    def __init__(
+        self, store: Store, delivery: DeliveryService, clock: Clock, settings: Settings
+    ) -> None:
+        self._store = store
+        self._delivery = delivery
+        self._clock = clock
+        self._settings = settings
+
+    def check(self, payload: str, subject: str | None) -> None:
+        """The size caps (also used by the job board, whose offers are announced)."""
+        if not payload:
+            raise InvalidRequest("payload is empty", field="payload")
+        size, limit = len(payload.encode("utf-8")), self._settings.announce_payload_bytes
+        if size > limit:
+            raise CapPayloadSize(
+                f"an announcement is at most {limit} bytes; this one is {size}",
+                cap="payload_bytes",
+                limit=limit,
+            )
+        chars = self._settings.announce_subject_chars
+        if subject is not None and len(subject) > chars:
+            raise CapSubjectLength(
+                f"a subject is at most {chars} characters", cap="subject_chars", limit=chars
+            )
+
+    async def announce(
+        self,
+        peer: Peer | None,
+        payload: str,
+        *,
+        subject: str | None = None,
+        meta: dict[str, object] | None = None,
+    ) -> SendReceipt:
+        """News for every peer that has not left. `peer` None is the operator (no caps; the
+        priority lane)."""
+        if peer is not None:
+            self.check(payload, subject)
+            self._delivery.check_can_send(peer)
+        full_meta = dict(meta or {})
+        if subject:
+            full_meta["subject"] = subject
+        message = NewMessage(
+            id=self._delivery.new_id(),
+            ts=self._clock.now(),
+            sender_id=peer.id if peer else None,
+            sender=peer.name if peer else "operator",
+            to="all",
+            kind=MessageKind.ANNOUNCE,
+            content=payload,
+            meta=full_meta or None,
+            lane=Lane.CHATTER if peer else Lane.PRIORITY,
+            joins_channel=False,
+        )
+        outcome = await self._store.append_announcement(
+            message,
+            min_interval=self._settings.announce_interval,
+            hourly=self._settings.announce_hourly,
+        )
+        self._delivery.after_append(outcome)
+        return outcome.receipt
