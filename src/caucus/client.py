@@ -130,6 +130,22 @@ class TaskInfo:
     history: list[dict[str, Any]] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class OfferInfo:
+    offer_id: str
+    poster: str
+    subject: str | None
+    payload: str
+    required_skills: list[dict[str, Any]]
+    state: str
+    created_at: float
+    updated_at: float
+    expires_at: float
+    winner: str | None = None
+    task_id: str | None = None
+    claims: list[dict[str, Any]] = field(default_factory=list)
+
+
 def pick_fields(cls: type[Any], data: dict[str, Any]) -> dict[str, Any]:
     names = cls.__dataclass_fields__
     return {k: v for k, v in data.items() if k in names}
@@ -416,6 +432,44 @@ class HubClient(BaseClient):
 
     async def cancel_task(self, task_id: str) -> TaskInfo:
         return await self._task("POST", f"/tasks/{task_id}/cancel")
+
+    # --- the job board -----------------------------------------------------------------------
+    async def _offer(self, path: str, body: dict[str, Any]) -> OfferInfo:
+        data = (await self._call("POST", path, json=body)).json()
+        return OfferInfo(**pick_fields(OfferInfo, data))
+
+    async def post_offer(
+        self,
+        payload: str,
+        *,
+        subject: str | None = None,
+        required_skills: list[str | dict[str, Any]] | None = None,
+        ttl_seconds: float | None = None,
+    ) -> OfferInfo:
+        body: dict[str, Any] = {"payload": payload}
+        for key, value in (
+            ("subject", subject),
+            ("required_skills", required_skills),
+            ("ttl_seconds", ttl_seconds),
+        ):
+            if value is not None:
+                body[key] = value
+        return await self._offer("/offers", body)
+
+    async def claim_offer(self, offer_id: str, note: str | None = None) -> OfferInfo:
+        return await self._offer(f"/offers/{offer_id}/claim", {"note": note} if note else {})
+
+    async def resolve_offer(
+        self, offer_id: str, *, select: str | None = None, withdraw: bool = False
+    ) -> OfferInfo:
+        body: dict[str, Any] = {"withdraw": withdraw}
+        if select is not None:
+            body["select"] = select
+        return await self._offer(f"/offers/{offer_id}/resolve", body)
+
+    async def list_offers(self, status: str | None = None) -> list[OfferInfo]:
+        data = (await self._call("GET", "/offers", params={"status": status})).json()
+        return [OfferInfo(**pick_fields(OfferInfo, o)) for o in data["offers"]]
 
     # --- protocol and health ---------------------------------------------------------------
     async def protocol(self, section: str | None = None) -> ProtocolText:

@@ -98,6 +98,10 @@ class CapHourly(CapExceeded):
     code = "cap_hourly"
 
 
+class CapOpenOffers(CapExceeded):
+    code = "cap_open_offers"
+
+
 class MisdirectedRequest(CaucusError):
     """The Host header names a host this hub does not serve (DNS rebinding defence)."""
 
@@ -155,6 +159,7 @@ ERRORS_BY_CODE: dict[str, type[CaucusError]] = {
         CapSubjectLength,
         CapInterval,
         CapHourly,
+        CapOpenOffers,
         PayloadTooLarge,
         RateLimited,
         StorageFull,

@@ -79,3 +79,41 @@ async def test_task_round_trips_over_mcp(url: str) -> None:
         status = await text(alice, "task_status", task_id=task_id)
         assert "history: pending by alice, in_progress by bob" in status
         assert task_id in await text(alice, "list_tasks", role="sent")
+
+
+async def test_the_job_board_over_http(connect: ClientFactory) -> None:
+    poster, ann, ben = await connect("poster"), await connect("ann"), await connect("ben")
+    offer = await poster.post_offer(
+        "translate the docs", subject="i18n", required_skills=["french"], ttl_seconds=600
+    )
+    assert offer.state == "open"
+    await ann.claim_offer(offer.offer_id, "native speaker")
+    await ben.claim_offer(offer.offer_id)
+    with pytest.raises(Conflict):
+        await ben.claim_offer(offer.offer_id)
+    (listed,) = await ann.list_offers("open")
+    assert [c["claimant"] for c in listed.claims] == ["ann", "ben"]
+    assigned = await poster.resolve_offer(offer.offer_id, select="ann")
+    assert (assigned.state, assigned.winner) == ("assigned", "ann")
+    task = [m for m in (await ann.receive(timeout=5)).messages if m.kind == "task"]
+    assert [m.thread for m in task] == [offer.offer_id]
+    assert assigned.task_id is not None
+    await ann.reply_task(assigned.task_id, "traduit")
+    assert [o.offer_id for o in await poster.list_offers("completed")] == [offer.offer_id]
+
+
+async def test_the_job_board_over_mcp(url: str) -> None:
+    async with (
+        Client(f"{url}/mcp", mode="legacy") as poster,
+        Client(f"{url}/mcp", mode="legacy") as ann,
+    ):
+        await text(poster, "join", name="poster")
+        await text(ann, "join", name="ann")
+        posted = await text(poster, "post_offer", payload="review the RFC", subject="rfc")
+        offer_id = posted.split()[1]
+        assert offer_id in await text(ann, "list_offers")
+        assert "claimed" in await text(ann, "claim_offer", offer_id=offer_id)
+        assert "[forbidden]" in await error(poster, "claim_offer", offer_id=offer_id)
+        assigned = await text(poster, "resolve_offer", offer_id=offer_id, select="ann")
+        assert "assigned to ann as task t_" in assigned
+        assert "kind task" in await text(ann, "listen", timeout=5)

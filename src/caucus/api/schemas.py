@@ -345,3 +345,45 @@ class TasksResponse(BaseModel):
 class AgentAnnounceRequest(_In):
     payload: str = Field(description="the news, at most 4 KB")
     subject: str | None = Field(None, description="at most 120 characters")
+
+
+class OfferRequest(_In):
+    payload: str = Field(description="the work, at most 4 KB (it is announced)")
+    subject: str | None = Field(None, description="at most 120 characters")
+    required_skills: list[str | Skill] | None = None
+    ttl_seconds: float | None = Field(None, description="60 s to 72 h; default 24 h")
+
+
+class ClaimRequest(_In):
+    note: str | None = Field(None, description="why you, in at most 500 characters")
+
+
+class ResolveRequest(_In):
+    select: str | None = Field(None, description="the claimant who gets the work as a task")
+    withdraw: bool = Field(False, description="take the offer back instead")
+
+
+class ClaimOut(BaseModel):
+    claimant: str
+    note: str | None
+    ts: float
+    state: str = Field(description="pending | selected | rejected | withdrawn")
+
+
+class OfferOut(BaseModel):
+    offer_id: str
+    poster: str
+    subject: str | None
+    payload: str
+    required_skills: list[Skill]
+    state: str = Field(description="open | assigned | completed | withdrawn | expired")
+    created_at: float
+    updated_at: float
+    expires_at: float
+    winner: str | None
+    task_id: str | None
+    claims: list[ClaimOut]
+
+
+class OffersResponse(BaseModel):
+    offers: list[OfferOut]

@@ -15,6 +15,7 @@ from caucus.client import (
     HubClient,
     InboundMessage,
     LastPreview,
+    OfferInfo,
     PeekResult,
     PeerInfo,
     Registered,
@@ -94,6 +95,18 @@ class HubPort(Protocol):
     async def cancel_task(self, task_id: str) -> TaskInfo: ...
 
     async def announce(self, payload: str, subject: str | None) -> SendResult: ...
+
+    async def post_offer(
+        self, payload: str, subject: str | None, skills: list[str] | None, ttl: float | None
+    ) -> OfferInfo: ...
+
+    async def claim_offer(self, offer_id: str, note: str | None) -> OfferInfo: ...
+
+    async def resolve_offer(
+        self, offer_id: str, select: str | None, withdraw: bool
+    ) -> OfferInfo: ...
+
+    async def list_offers(self, status: str | None) -> list[OfferInfo]: ...
 
 
 class RemotePort:
@@ -186,6 +199,23 @@ class RemotePort:
 
     async def announce(self, payload: str, subject: str | None) -> SendResult:
         return await self.client.announce(payload, subject=subject)
+
+    async def post_offer(
+        self, payload: str, subject: str | None, skills: list[str] | None, ttl: float | None
+    ) -> OfferInfo:
+        wanted: list[str | dict[str, Any]] | None = list(skills) if skills is not None else None
+        return await self.client.post_offer(
+            payload, subject=subject, required_skills=wanted, ttl_seconds=ttl
+        )
+
+    async def claim_offer(self, offer_id: str, note: str | None) -> OfferInfo:
+        return await self.client.claim_offer(offer_id, note)
+
+    async def resolve_offer(self, offer_id: str, select: str | None, withdraw: bool) -> OfferInfo:
+        return await self.client.resolve_offer(offer_id, select=select, withdraw=withdraw)
+
+    async def list_offers(self, status: str | None) -> list[OfferInfo]:
+        return await self.client.list_offers(status)
 
 
 def _peer_info(view: PeerView) -> PeerInfo:
@@ -361,6 +391,31 @@ class LocalPort:
     async def announce(self, payload: str, subject: str | None) -> SendResult:
         receipt = await self.hub.announcements.announce(await self._me(), payload, subject=subject)
         return SendResult(receipt.message_id, receipt.seq, receipt.delivered_to, receipt.missed)
+
+    async def post_offer(
+        self, payload: str, subject: str | None, skills: list[str] | None, ttl: float | None
+    ) -> OfferInfo:
+        offer = await self.hub.offers.post(
+            await self._me(), payload, subject=subject, required_skills=skills, ttl_seconds=ttl
+        )
+        return OfferInfo(**pick_fields(OfferInfo, offer.record()))
+
+    async def claim_offer(self, offer_id: str, note: str | None) -> OfferInfo:
+        offer = await self.hub.offers.claim(await self._me(), offer_id, note)
+        return OfferInfo(**pick_fields(OfferInfo, offer.record()))
+
+    async def resolve_offer(self, offer_id: str, select: str | None, withdraw: bool) -> OfferInfo:
+        offer = await self.hub.offers.resolve(
+            await self._me(), offer_id, select=select, withdraw=withdraw
+        )
+        return OfferInfo(**pick_fields(OfferInfo, offer.record()))
+
+    async def list_offers(self, status: str | None) -> list[OfferInfo]:
+        await self._me()
+        return [
+            OfferInfo(**pick_fields(OfferInfo, o.record()))
+            for o in await self.hub.offers.listing(status)
+        ]
 
 
 def _task_info(task: Task) -> TaskInfo:

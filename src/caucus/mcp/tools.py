@@ -79,6 +79,10 @@ class Catalog:
             self.task_status,
             self.list_tasks,
             self.announce,
+            self.post_offer,
+            self.claim_offer,
+            self.resolve_offer,
+            self.list_offers,
         ):
             name = "watch_command" if tool == self.watch_command_tool else tool.__name__
             server.add_tool(tool, name=name, description=inspect.cleandoc(tool.__doc__ or ""))
@@ -273,6 +277,55 @@ class Catalog:
         port = await self._joined(ctx)
         sent = await self._call(port.announce(payload, subject))
         return f"announced as #{sent.seq} to {len(sent.delivered_to)} peer(s)."
+
+    # --- the job board ----------------------------------------------------------------------
+    async def post_offer(
+        self,
+        ctx: Context,
+        payload: str,
+        subject: str | None = None,
+        required_skills: list[str] | None = None,
+        ttl_seconds: float | None = None,
+    ) -> str:
+        """Post work for whoever can take it. It is announced to everyone; claimants appear on
+        the offer and you pick one with resolve_offer. At most 5 open offers each."""
+        port = await self._joined(ctx)
+        offer = await self._call(port.post_offer(payload, subject, required_skills, ttl_seconds))
+        return f"offer {offer.offer_id} posted ({offer.state})."
+
+    async def claim_offer(self, ctx: Context, offer_id: str, note: str | None = None) -> str:
+        """Claim an open offer; the poster is told and may select you (you then get a task)."""
+        port = await self._joined(ctx)
+        offer = await self._call(port.claim_offer(offer_id, note))
+        return f"claimed {offer.offer_id}; the poster {offer.poster} decides."
+
+    async def resolve_offer(
+        self, ctx: Context, offer_id: str, select: str | None = None, withdraw: bool = False
+    ) -> str:
+        """As the poster: select one claimant (who gets the work as a task) or withdraw."""
+        port = await self._joined(ctx)
+        offer = await self._call(port.resolve_offer(offer_id, select, withdraw))
+        if offer.winner:
+            return f"{offer.offer_id} assigned to {offer.winner} as task {offer.task_id}."
+        return f"{offer.offer_id} is {offer.state}."
+
+    async def list_offers(self, ctx: Context, status: str | None = "open") -> str:
+        """Offers on the board (open ones by default), with required skills and claims."""
+        port = await self._joined(ctx)
+        offers = await self._call(port.list_offers(status))
+        if not offers:
+            return "no offers."
+        lines = []
+        for o in offers:
+            skills = ", ".join(s.get("id", "") for s in o.required_skills)
+            claims = ", ".join(f"{c['claimant']} ({c['state']})" for c in o.claims) or "none"
+            line = f"{o.offer_id}: {o.state}, posted by {o.poster}"
+            if o.subject:
+                line += f", subject {_quoted(o.subject)}"
+            if skills:
+                line += f", needs {skills}"
+            lines.append(line + f"; claims: {claims}; work {_quoted(o.payload)}")
+        return "\n".join(lines)
 
     # --- tasks ------------------------------------------------------------------------------
     async def send_task(

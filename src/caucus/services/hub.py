@@ -16,6 +16,7 @@ from caucus.services.channels import Channels
 from caucus.services.control import Control
 from caucus.services.delivery import DeliveryService
 from caucus.services.notifier import Notifier
+from caucus.services.offers import OfferService
 from caucus.services.registry import Registry
 from caucus.services.roles import Roles
 from caucus.services.tasks import TaskService
@@ -63,6 +64,9 @@ class Hub:
         self.channels = Channels(self.store, self.notifier, self.clock)
         self.tasks = TaskService(self.store, self.delivery, self.clock, settings)
         self.announcements = Announcements(self.store, self.delivery, self.clock, settings)
+        self.offers = OfferService(
+            self.store, self.delivery, self.announcements, self.clock, settings
+        )
         self.delivery.on_received = self.tasks.on_received
         self.control = Control(
             self.store,
@@ -123,6 +127,7 @@ class Hub:
         """One round of upkeep: flush liveness, reap, forget, purge old idempotency keys."""
         await self.registry.reap()
         await self.tasks.sweep()
+        await self.offers.sweep()
         await self.store.purge_idempotency(self.clock.now() - self.settings.idempotency_window)
 
     async def _loop(self) -> None:

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from caucus.domain.channels import Channel
 from caucus.domain.messages import AppendOutcome, ClaimResult, Message, NewMessage, Peek
 from caucus.domain.names import Target
+from caucus.domain.offers import Offer, Resolution
 from caucus.domain.peers import Peer, PeerState
 from caucus.domain.tasks import Task, TaskState
 
@@ -213,6 +214,57 @@ class Store(Protocol):
     ) -> list[AppendOutcome]:
         """Silent workers lose their claim (back to pending); open tasks past their TTL expire."""
         ...
+
+    # --- the job board ---------------------------------------------------------------------
+    async def create_offer(
+        self,
+        *,
+        offer_id: str,
+        poster_id: int,
+        announcement: NewMessage,
+        subject: str | None,
+        payload: str,
+        required_skills: list[dict[str, Any]],
+        now: float,
+        expires_at: float,
+        max_open: int,
+        min_interval: float,
+        hourly: int,
+    ) -> tuple[Offer, AppendOutcome]:
+        """Announce and open an offer, or neither (CapOpenOffers, CapInterval, CapHourly)."""
+        ...
+
+    async def claim_offer(
+        self,
+        offer_id: str,
+        *,
+        claimant_id: int,
+        claimant: str,
+        note: str | None,
+        now: float,
+        notice: Callable[[Offer], NewMessage],
+    ) -> tuple[Offer, AppendOutcome | None]:
+        """One pending claim per claimant, never on one's own offer; tells the poster."""
+        ...
+
+    async def resolve_offer(
+        self,
+        offer_id: str,
+        *,
+        poster_id: int,
+        select: str | None,
+        now: float,
+        assign: Callable[[Offer, str], tuple[str, NewMessage, float]],
+        notice: Callable[[Offer, str, str], NewMessage],
+    ) -> Resolution:
+        """Select a claimant (who gets the payload as a task) or withdraw (select None)."""
+        ...
+
+    async def get_offer(self, offer_id: str) -> Offer | None: ...
+
+    async def list_offers(self, state: str | None, limit: int = 200) -> list[Offer]: ...
+
+    async def expire_offers(self, now: float) -> int: ...
 
     # --- channels --------------------------------------------------------------------------
     async def join_channel(self, peer_id: int, channel: str, now: float) -> bool:

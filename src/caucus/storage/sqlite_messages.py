@@ -316,34 +316,35 @@ class MessageOps(SqliteOps):
         self, msg: NewMessage, *, min_interval: float, hourly: int
     ) -> AppendOutcome:
         """Announce to everyone, unless the sender's caps refuse it (then nothing is stored)."""
+        return await self._write(lambda conn: self._announce(conn, msg, min_interval, hourly))
 
-        def op(conn: sqlite3.Connection) -> AppendOutcome:
-            if msg.sender_id is not None:
-                last, count = conn.execute(
-                    "SELECT MAX(ts), COUNT(*) FROM announcements WHERE sender_id = ? AND ts > ?",
-                    (msg.sender_id, msg.ts - 3600),
-                ).fetchone()
-                if last is not None and msg.ts - last < min_interval:
-                    wait = min_interval - (msg.ts - last)
-                    raise CapInterval(
-                        f"one announcement per {min_interval:g} s: wait {wait:.0f} s",
-                        cap="interval",
-                        retry_after=round(wait, 3),
-                    )
-                if count >= hourly:
-                    raise CapHourly(
-                        f"at most {hourly} announcements per rolling hour; this sender has "
-                        f"made {count}",
-                        cap="hourly",
-                    )
-            outcome = self._append(conn, msg, Target(TargetKind.ALL, "all"), 0.0)
-            conn.execute(
-                "INSERT INTO announcements (seq, sender_id, sender, ts) VALUES (?, ?, ?, ?)",
-                (outcome.message.seq, msg.sender_id, msg.sender, msg.ts),
-            )
-            return outcome
-
-        return await self._write(op)
+    def _announce(
+        self, conn: sqlite3.Connection, msg: NewMessage, min_interval: float, hourly: int
+    ) -> AppendOutcome:
+        if msg.sender_id is not None:
+            last, count = conn.execute(
+                "SELECT MAX(ts), COUNT(*) FROM announcements WHERE sender_id = ? AND ts > ?",
+                (msg.sender_id, msg.ts - 3600),
+            ).fetchone()
+            if last is not None and msg.ts - last < min_interval:
+                wait = min_interval - (msg.ts - last)
+                raise CapInterval(
+                    f"one announcement per {min_interval:g} s: wait {wait:.0f} s",
+                    cap="interval",
+                    retry_after=round(wait, 3),
+                )
+            if count >= hourly:
+                raise CapHourly(
+                    f"at most {hourly} announcements per rolling hour; this sender has "
+                    f"made {count}",
+                    cap="hourly",
+                )
+        outcome = self._append(conn, msg, Target(TargetKind.ALL, "all"), 0.0)
+        conn.execute(
+            "INSERT INTO announcements (seq, sender_id, sender, ts) VALUES (?, ?, ?, ?)",
+            (outcome.message.seq, msg.sender_id, msg.sender, msg.ts),
+        )
+        return outcome
 
     async def purge_idempotency(self, before: float) -> int:
         def op(conn: sqlite3.Connection) -> int:

@@ -64,6 +64,31 @@ def _event(
     )
 
 
+def _settle_offer(conn: sqlite3.Connection, task_id: str, state: TaskState, now: float) -> None:
+    """The job board: an offer's assignment completing completes the offer; its failing
+    (or being canceled, or expiring) re-opens the offer, or expires it past its TTL."""
+    if state is TaskState.COMPLETED:
+        conn.execute(
+            "UPDATE offers SET state = 'completed', updated_at = ?"
+            " WHERE task_id = ? AND state = 'assigned'",
+            (now, task_id),
+        )
+    elif not state.open:
+        row = conn.execute(
+            "SELECT id, winner FROM offers WHERE task_id = ? AND state = 'assigned'", (task_id,)
+        ).fetchone()
+        if row is not None:
+            conn.execute(
+                "UPDATE offers SET state = CASE WHEN expires_at < ? THEN 'expired' ELSE 'open'"
+                " END, winner = NULL, task_id = NULL, updated_at = ? WHERE id = ?",
+                (now, now, row[0]),
+            )
+            conn.execute(
+                "UPDATE offer_claims SET state = 'rejected' WHERE offer_id = ? AND claimant = ?",
+                (row[0], row[1]),
+            )
+
+
 def _peer_target(name: str) -> Target:
     return Target(TargetKind.PEER, name)
 
@@ -86,30 +111,60 @@ class TaskOps(MessageOps):
         """Store a pending task and put its `task` item in the worker's inbox."""
 
         def op(conn: sqlite3.Connection) -> tuple[Task, AppendOutcome]:
-            outcome = self._append(conn, message, _peer_target(to), 0.0)  # NotFound first
-            worker = outcome.recipients[0]
-            conn.execute(
-                "INSERT INTO tasks (id, sender_id, sender, worker_id, worker, subject, payload,"
-                " thread, state, created_at, updated_at, expires_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
-                (
-                    task_id,
-                    sender_id,
-                    sender,
-                    worker.peer_id,
-                    worker.name,
-                    subject,
-                    payload,
-                    thread,
-                    now,
-                    now,
-                    expires_at,
-                ),
+            return self._create_task(
+                conn,
+                task_id,
+                sender_id,
+                sender,
+                to,
+                subject,
+                payload,
+                thread,
+                now,
+                expires_at,
+                message,
             )
-            _event(conn, task_id, now, "pending", sender, "sent")
-            return self._load(conn, task_id), outcome
 
         return await self._write(op)
+
+    def _create_task(
+        self,
+        conn: sqlite3.Connection,
+        task_id: str,
+        sender_id: int,
+        sender: str,
+        to: str,
+        subject: str | None,
+        payload: str,
+        thread: str,
+        now: float,
+        expires_at: float,
+        message: NewMessage,
+        offer_id: str | None = None,
+    ) -> tuple[Task, AppendOutcome]:
+        outcome = self._append(conn, message, _peer_target(to), 0.0)  # NotFound first
+        worker = outcome.recipients[0]
+        conn.execute(
+            "INSERT INTO tasks (id, sender_id, sender, worker_id, worker, subject, payload,"
+            " thread, state, created_at, updated_at, expires_at, offer_id)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
+            (
+                task_id,
+                sender_id,
+                sender,
+                worker.peer_id,
+                worker.name,
+                subject,
+                payload,
+                thread,
+                now,
+                now,
+                expires_at,
+                offer_id,
+            ),
+        )
+        _event(conn, task_id, now, "pending", sender, "sent")
+        return self._load(conn, task_id), outcome
 
     async def task_transition(
         self,
@@ -154,6 +209,7 @@ class TaskOps(MessageOps):
                 (to_state.value, now, *fields.values(), task_id),
             )
             _event(conn, task_id, now, to_state.value, actor, detail)
+            _settle_offer(conn, task_id, to_state, now)
             updated = self._load(conn, task_id)
             item = notify(updated)
             outcome = None
@@ -260,6 +316,7 @@ class TaskOps(MessageOps):
                     (now, task.id),
                 )
                 _event(conn, task.id, now, "expired", "hub", "its time to live ran out")
+                _settle_offer(conn, task.id, TaskState.EXPIRED, now)
                 task.state = TaskState.EXPIRED
                 with contextlib.suppress(NotFound):
                     outcomes.append(
