@@ -467,8 +467,11 @@ class HubClient(BaseClient):
             body["select"] = select
         return await self._offer(f"/offers/{offer_id}/resolve", body)
 
-    async def list_offers(self, status: str | None = None) -> list[OfferInfo]:
-        data = (await self._call("GET", "/offers", params={"status": status})).json()
+    async def list_offers(
+        self, status: str | None = None, *, matching: bool = False
+    ) -> list[OfferInfo]:
+        params = {"status": status, "matching": "true" if matching else None}
+        data = (await self._call("GET", "/offers", params=params)).json()
         return [OfferInfo(**pick_fields(OfferInfo, o)) for o in data["offers"]]
 
     # --- protocol and health ---------------------------------------------------------------

@@ -127,3 +127,25 @@ async def test_open_offers_expire_at_their_clamped_ttl(hub: Hub, clock: FakeCloc
     clock.advance(2)
     await hub.maintain()
     assert [o.state for o in await hub.offers.listing()] == ["expired"]
+
+
+async def test_a_claimant_racing_itself_gets_one_claim_and_a_409(hub: Hub) -> None:
+    poster, ann = await peers(hub, "poster", "ann")
+    offer = await hub.offers.post(poster, "one claim each")
+    results = await asyncio.gather(
+        hub.offers.claim(ann, offer.id),
+        hub.offers.claim(ann, offer.id),
+        return_exceptions=True,
+    )
+    assert sum(isinstance(r, Conflict) for r in results) == 1
+    assert rows(hub, "offer_claims") == 1
+
+
+async def test_workers_find_offers_that_match_their_skills(hub: Hub) -> None:
+    (poster,) = await peers(hub, "poster")
+    rustacean = (await hub.registry.register(name="rusty", skills=["rust", "sql"])).peer
+    await hub.offers.post(poster, "rust job", required_skills=["rust"])
+    hub.clock.advance(31)  # type: ignore[attr-defined]
+    await hub.offers.post(poster, "go job", required_skills=[{"id": "go", "name": "Go"}])
+    mine = await hub.offers.listing("open", matching=rustacean)
+    assert [o.payload for o in mine] == ["rust job"]

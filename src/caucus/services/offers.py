@@ -168,10 +168,17 @@ class OfferService:
             self._delivery.after_append(outcome)
         return resolution.offer
 
-    async def listing(self, state: str | None = None) -> list[Offer]:
+    async def listing(
+        self, state: str | None = None, *, matching: Peer | None = None
+    ) -> list[Offer]:
+        """Offers in `state`; with `matching`, only those whose required skills that peer has."""
         if state is not None and state not in OFFER_STATES:
             raise InvalidRequest(f"status is one of {', '.join(OFFER_STATES)}", field="status")
-        return await self._store.list_offers(state)
+        offers = await self._store.list_offers(state)
+        if matching is not None:
+            mine = {s["id"] for s in matching.skills}
+            offers = [o for o in offers if {s["id"] for s in o.required_skills} <= mine]
+        return offers
 
     async def sweep(self) -> None:
         await self._store.expire_offers(self._clock.now())

@@ -63,10 +63,14 @@ async def post_offer(body: OfferRequest, request: Request, peer: PeerDep) -> dic
 )
 async def list_offers(
     request: Request,
-    _: PeerDep,
+    peer: PeerDep,
     status: Annotated[str | None, Query(description="open, assigned, completed, ...")] = None,
+    matching: Annotated[
+        bool, Query(description="only offers whose required skills you have")
+    ] = False,
 ) -> dict[str, Any]:
-    return {"offers": [o.record() for o in await hub_of(request).offers.listing(status)]}
+    offers = await hub_of(request).offers.listing(status, matching=peer if matching else None)
+    return {"offers": [o.record() for o in offers]}
 
 
 @router.post(
