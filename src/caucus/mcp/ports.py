@@ -106,7 +106,7 @@ class HubPort(Protocol):
         self, offer_id: str, select: str | None, withdraw: bool
     ) -> OfferInfo: ...
 
-    async def list_offers(self, status: str | None) -> list[OfferInfo]: ...
+    async def list_offers(self, status: str | None, matching: bool) -> list[OfferInfo]: ...
 
 
 class RemotePort:
@@ -214,8 +214,8 @@ class RemotePort:
     async def resolve_offer(self, offer_id: str, select: str | None, withdraw: bool) -> OfferInfo:
         return await self.client.resolve_offer(offer_id, select=select, withdraw=withdraw)
 
-    async def list_offers(self, status: str | None) -> list[OfferInfo]:
-        return await self.client.list_offers(status)
+    async def list_offers(self, status: str | None, matching: bool) -> list[OfferInfo]:
+        return await self.client.list_offers(status, matching=matching)
 
 
 def _peer_info(view: PeerView) -> PeerInfo:

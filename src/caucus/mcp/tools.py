@@ -309,10 +309,13 @@ class Catalog:
             return f"{offer.offer_id} assigned to {offer.winner} as task {offer.task_id}."
         return f"{offer.offer_id} is {offer.state}."
 
-    async def list_offers(self, ctx: Context, status: str | None = "open") -> str:
-        """Offers on the board (open ones by default), with required skills and claims."""
+    async def list_offers(
+        self, ctx: Context, status: str | None = "open", matching: bool = False
+    ) -> str:
+        """Offers on the board (open ones by default), with required skills and claims;
+        `matching` keeps only those whose required skills you have."""
         port = await self._joined(ctx)
-        offers = await self._call(port.list_offers(status))
+        offers = await self._call(port.list_offers(status, matching))
         if not offers:
             return "no offers."
         lines = []
