@@ -410,11 +410,11 @@ class LocalPort:
         )
         return OfferInfo(**pick_fields(OfferInfo, offer.record()))
 
-    async def list_offers(self, status: str | None) -> list[OfferInfo]:
-        await self._me()
+    async def list_offers(self, status: str | None, matching: bool) -> list[OfferInfo]:
+        me = await self._me()
         return [
             OfferInfo(**pick_fields(OfferInfo, o.record()))
-            for o in await self.hub.offers.listing(status)
+            for o in await self.hub.offers.listing(status, matching=me if matching else None)
         ]
 
 
