@@ -10,7 +10,7 @@ identity registers again (a reconnect).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,8 +64,6 @@ class DeliveryService:
         self._clock = clock
         self._settings = settings
         self._ids = MessageIds()
-        # Called with what a receive hands out when it includes task items (claims them).
-        self.on_received: Callable[[Peer, list[Delivery]], Awaitable[None]] | None = None
         self._background: set[asyncio.Task[int]] = set()
         self.send_budget = TokenBuckets(
             clock, capacity=room.rate.capacity, refill=room.rate.refill, what="sends"
@@ -195,10 +193,6 @@ class DeliveryService:
                     acked += result.acked
                     pending_ack = None
                     if result.deliveries:
-                        if self.on_received is not None and any(
-                            d.message.kind == "task" for d in result.deliveries
-                        ):
-                            await self.on_received(peer, result.deliveries)
                         return ReceiveResult(result.deliveries, acked)
                     notifier.set_idle(peer.id, result.next_visible_at)
                     idle = result.next_visible_at

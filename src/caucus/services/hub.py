@@ -67,7 +67,6 @@ class Hub:
         self.offers = OfferService(
             self.store, self.delivery, self.announcements, self.clock, settings
         )
-        self.delivery.on_received = self.tasks.on_received
         self.control = Control(
             self.store,
             self.notifier,

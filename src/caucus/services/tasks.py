@@ -13,7 +13,7 @@ from typing import Any
 
 from caucus.clock import Clock
 from caucus.config import Settings
-from caucus.domain.messages import Delivery, NewMessage
+from caucus.domain.messages import NewMessage
 from caucus.domain.names import BROADCAST, TargetKind, parse_target
 from caucus.domain.peers import Peer
 from caucus.domain.tasks import Task, TaskKind, TaskState
@@ -171,7 +171,7 @@ class TaskService:
             role="sender",
             allowed=(TaskState.INPUT_REQUIRED,),
             to_state=TaskState.PENDING,
-            fields={"answer": answer, "visible_at": None},
+            fields={"answer": answer},
             notify=lambda t: (
                 self._item(
                     t,
@@ -211,7 +211,7 @@ class TaskService:
             role="worker",
             allowed=(TaskState.PENDING, TaskState.IN_PROGRESS),
             to_state=TaskState.INPUT_REQUIRED,
-            fields={"question": question, "visible_at": None},
+            fields={"question": question},
             notify=lambda t: (
                 self._item(t, TaskKind.INPUT_REQUEST, sender=peer, to=t.sender, content=question),
                 t.sender,
@@ -264,16 +264,6 @@ class TaskService:
         return await self._store.list_tasks(peer.id, role, wanted)
 
     # --- the hub --------------------------------------------------------------------------
-    async def on_received(self, peer: Peer, deliveries: list[Delivery]) -> None:
-        """Receiving a task's item claims the task (pending -> in_progress)."""
-        now = self._clock.now()
-        for d in deliveries:
-            meta = d.message.meta or {}
-            if d.message.kind == TaskKind.TASK and isinstance(meta.get("task_id"), str):
-                await self._store.claim_task(
-                    meta["task_id"], peer.id, now, now + self._settings.task_visibility_timeout
-                )
-
     async def sweep(self) -> None:
         """Requeue tasks whose worker went silent; expire unclaimed and parked ones."""
 
@@ -291,5 +281,7 @@ class TaskService:
                 content=f"task {t.id} expired before it was done",
             )
 
-        for outcome in await self._store.sweep_tasks(self._clock.now(), requeue, expire):
+        now = self._clock.now()
+        silent_before = now - self._settings.task_visibility_timeout
+        for outcome in await self._store.sweep_tasks(now, silent_before, requeue, expire):
             self._delivery.after_append(outcome)

@@ -192,10 +192,6 @@ class Store(Protocol):
         not allow it (nothing changes)."""
         ...
 
-    async def claim_task(
-        self, task_id: str, worker_id: int, now: float, visible_at: float
-    ) -> bool: ...
-
     async def get_task(self, task_id: str) -> Task | None: ...
 
     async def task_parties(self, task_id: str) -> tuple[int, int] | None:
@@ -209,10 +205,13 @@ class Store(Protocol):
     async def sweep_tasks(
         self,
         now: float,
+        silent_before: float,
         requeue: Callable[[Task], NewMessage],
         expire: Callable[[Task], NewMessage],
     ) -> list[AppendOutcome]:
-        """Silent workers lose their claim (back to pending); open tasks past their TTL expire."""
+        """Tasks claimed (in progress) since before `silent_before` go back to pending and to
+        their worker's inbox; pending and parked tasks past their TTL expire. (A receive that
+        hands out a task's item claims the task in the same transaction.)"""
         ...
 
     # --- the job board ---------------------------------------------------------------------

@@ -204,12 +204,19 @@ class MessageOps(SqliteOps):
                     [(now + visibility, lease, peer_id, r[1]) for r in rows],
                 )
                 deliveries = [Delivery(_message(r, 1), r[0] + 1) for r in rows]
+                self._claimed(conn, peer_id, deliveries, now)
                 return ClaimResult(deliveries, acked, None)
             nxt = conn.execute(next_sql, (peer_id, now)).fetchone()[0]
             return ClaimResult([], acked, nxt)
 
         result: ClaimResult = await self._writer.submit(op)
         return result
+
+    def _claimed(
+        self, conn: sqlite3.Connection, peer_id: int, deliveries: list[Delivery], now: float
+    ) -> None:
+        """Called inside a claim's transaction with what it hands out (tasks claim theirs)."""
+        return
 
     async def ack(
         self, peer_id: int, *, seqs: Iterable[int] = (), through: int | None = None

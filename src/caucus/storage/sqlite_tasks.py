@@ -8,7 +8,7 @@ import sqlite3
 from collections.abc import Callable, Collection
 from typing import Any
 
-from caucus.domain.messages import AppendOutcome, NewMessage
+from caucus.domain.messages import AppendOutcome, Delivery, NewMessage
 from caucus.domain.names import Target, TargetKind
 from caucus.domain.tasks import Task, TaskEvent, TaskState
 from caucus.errors import Conflict, Forbidden, NotFound
@@ -223,23 +223,24 @@ class TaskOps(MessageOps):
 
         return await self._write(op)
 
-    async def claim_task(self, task_id: str, worker_id: int, now: float, visible_at: float) -> bool:
-        """pending -> in_progress when the worker receives the task's item."""
-
-        def op(conn: sqlite3.Connection) -> bool:
+    def _claimed(
+        self, conn: sqlite3.Connection, peer_id: int, deliveries: list[Delivery], now: float
+    ) -> None:
+        # Receiving a task's item claims the task, in the same transaction as the receive.
+        for d in deliveries:
+            meta = d.message.meta
+            if d.message.kind != "task" or not meta or not isinstance(meta.get("task_id"), str):
+                continue
             cur = conn.execute(
-                "UPDATE tasks SET state = 'in_progress', updated_at = ?, visible_at = ?"
+                "UPDATE tasks SET state = 'in_progress', updated_at = ?"
                 " WHERE id = ? AND worker_id = ? AND state = 'pending'",
-                (now, visible_at, task_id, worker_id),
+                (now, meta["task_id"], peer_id),
             )
             if cur.rowcount:
                 worker = conn.execute(
-                    "SELECT worker FROM tasks WHERE id = ?", (task_id,)
+                    "SELECT worker FROM tasks WHERE id = ?", (meta["task_id"],)
                 ).fetchone()[0]
-                _event(conn, task_id, now, "in_progress", worker, "received")
-            return cur.rowcount == 1
-
-        return await self._write(op)
+                _event(conn, meta["task_id"], now, "in_progress", worker, "received")
 
     async def get_task(self, task_id: str) -> Task | None:
         def op(conn: sqlite3.Connection) -> Task | None:
@@ -278,6 +279,7 @@ class TaskOps(MessageOps):
     async def sweep_tasks(
         self,
         now: float,
+        silent_before: float,
         requeue: Callable[[Task], NewMessage],
         expire: Callable[[Task], NewMessage],
     ) -> list[AppendOutcome]:
@@ -287,8 +289,8 @@ class TaskOps(MessageOps):
         def op(conn: sqlite3.Connection) -> list[AppendOutcome]:
             outcomes: list[AppendOutcome] = []
             silent = conn.execute(
-                f"SELECT {_TASK_COLS} FROM tasks WHERE state = 'in_progress' AND visible_at < ?",
-                (now,),
+                f"SELECT {_TASK_COLS} FROM tasks WHERE state = 'in_progress' AND updated_at < ?",
+                (silent_before,),
             ).fetchall()
             for row in silent:
                 task = _task(row)

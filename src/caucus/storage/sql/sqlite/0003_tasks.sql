@@ -15,7 +15,7 @@ CREATE TABLE tasks (
     created_at  REAL    NOT NULL,
     updated_at  REAL    NOT NULL,
     expires_at  REAL    NOT NULL,
-    visible_at  REAL,               -- in_progress: when a silent worker loses the claim
+    visible_at  REAL,               -- unused: a claim lapses by updated_at (ADR 0005)
     result      TEXT,
     error       TEXT,
     question    TEXT,
