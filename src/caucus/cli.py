@@ -15,7 +15,7 @@ import sys
 import threading
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 import uvicorn
@@ -26,6 +26,9 @@ from caucus import __version__
 from caucus.config import Settings, load_settings
 from caucus.errors import CaucusError
 from caucus.services.hub import Hub
+
+if TYPE_CHECKING:  # the MCP SDK loads only for `caucus bridge`, not for every command
+    from caucus.mcp.bridge import Bridge
 
 app = typer.Typer(
     name="caucus",
@@ -294,7 +297,7 @@ def bridge(
     raise typer.Exit(_run_loop(_bridge(Bridge(hub_url, name=name))))
 
 
-async def _bridge(bridge_: Any) -> int:
+async def _bridge(bridge_: Bridge) -> int:
     await bridge_.run()
     return 0
 
