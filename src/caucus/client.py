@@ -433,6 +433,15 @@ class HubClient(BaseClient):
     async def cancel_task(self, task_id: str) -> TaskInfo:
         return await self._task("POST", f"/tasks/{task_id}/cancel")
 
+    # --- the talking stick --------------------------------------------------------------------
+    async def floor(self, action: str, scope: str, reason: str | None = None) -> dict[str, Any]:
+        """take, pass, drop, raise, lower or status for `scope` ('all' or '#channel')."""
+        body: dict[str, Any] = {"action": action, "scope": scope}
+        if reason is not None:
+            body["reason"] = reason
+        data: dict[str, Any] = (await self._call("POST", "/floor", json=body)).json()
+        return data
+
     # --- the job board -----------------------------------------------------------------------
     async def _offer(self, path: str, body: dict[str, Any]) -> OfferInfo:
         data = (await self._call("POST", path, json=body)).json()

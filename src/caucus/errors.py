@@ -73,6 +73,13 @@ class ChannelClosed(Conflict):
     code = "channel_closed"
 
 
+class FloorHeld(CaucusError):
+    """Another peer holds the floor of the scope this send addressed."""
+
+    code = "floor_held"
+    status = 423
+
+
 class CapExceeded(CaucusError):
     """A per-sender cap refused the request; the code names the cap and nothing was stored."""
 
@@ -154,6 +161,7 @@ ERRORS_BY_CODE: dict[str, type[CaucusError]] = {
         RoomStopped,
         ChannelClosed,
         MisdirectedRequest,
+        FloorHeld,
         CapExceeded,
         CapPayloadSize,
         CapSubjectLength,

@@ -95,6 +95,11 @@ class OperatorClient(BaseClient):
         data = (await self._call("GET", f"/operator/peers/{peer}/ping")).json()
         return PeerInfo(**pick_fields(PeerInfo, data))
 
+    async def clear_floor(self, scope: str) -> dict[str, Any]:
+        """Free a scope's floor: 'all' or a '#channel'."""
+        data: dict[str, Any] = await self._post(f"/operator/floors/{scope.lstrip('#')}/clear")
+        return data
+
     async def close_channel(self, channel: str) -> list[str]:
         data = await self._post(f"/operator/channels/{channel.lstrip('#')}/close")
         members: list[str] = data["members"]

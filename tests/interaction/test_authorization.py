@@ -33,7 +33,13 @@ ADMITS = {
     "operator": {"operator"},
 }
 WRONG_KIND = {"agent", "observer", "operator"}
-PATH_VALUES = {"{name}": "bob", "{channel}": "ops", "{task_id}": "t_none", "{offer_id}": "o_none"}
+PATH_VALUES = {
+    "{name}": "bob",
+    "{channel}": "ops",
+    "{task_id}": "t_none",
+    "{offer_id}": "o_none",
+    "{scope}": "all",
+}
 QUERY = {"/receive": "?timeout=0", "/ping": "?peer=bob", "/export": "?format=json"}
 
 

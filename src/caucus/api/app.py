@@ -12,7 +12,16 @@ from caucus import __version__
 from caucus.api.errors import install_error_handlers
 from caucus.api.hotpath import FastLane
 from caucus.api.middleware import SECURITY_HEADERS, BodyLimit, Guard
-from caucus.api.routes import channels, messages, meta, offers, operator, peers, tasks
+from caucus.api.routes import (
+    channels,
+    floors,
+    messages,
+    meta,
+    offers,
+    operator,
+    peers,
+    tasks,
+)
 from caucus.clock import Clock
 from caucus.config import Settings
 from caucus.dashboard import routes as dashboard_routes
@@ -96,7 +105,7 @@ def create_app(
     app.state.hub = the_hub
     app.state.mcp = McpEndpoint(the_hub)
     install_error_handlers(app)
-    for module in (peers, messages, channels, tasks, offers, operator, meta):
+    for module in (peers, messages, channels, floors, tasks, offers, operator, meta):
         app.include_router(module.router)
     app.include_router(dashboard_routes.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)

@@ -387,3 +387,21 @@ class OfferOut(BaseModel):
 
 class OffersResponse(BaseModel):
     offers: list[OfferOut]
+
+
+class FloorRequest(_In):
+    action: str = Field(description="take | pass | drop | raise | lower | status")
+    scope: str = Field(description="'all' or '#channel'")
+    reason: str | None = Field(None, description="why you want the floor")
+
+
+class FloorOut(BaseModel):
+    scope: str
+    holder: str | None
+    since: float | None
+    reason: str | None
+    hands: list[str] = Field(description="raised hands, first come first served")
+
+
+class FloorsResponse(BaseModel):
+    floors: list[FloorOut]

@@ -96,6 +96,8 @@ class HubPort(Protocol):
 
     async def announce(self, payload: str, subject: str | None) -> SendResult: ...
 
+    async def floor(self, action: str, scope: str, reason: str | None) -> dict[str, Any]: ...
+
     async def post_offer(
         self, payload: str, subject: str | None, skills: list[str] | None, ttl: float | None
     ) -> OfferInfo: ...
@@ -199,6 +201,9 @@ class RemotePort:
 
     async def announce(self, payload: str, subject: str | None) -> SendResult:
         return await self.client.announce(payload, subject=subject)
+
+    async def floor(self, action: str, scope: str, reason: str | None) -> dict[str, Any]:
+        return await self.client.floor(action, scope, reason)
 
     async def post_offer(
         self, payload: str, subject: str | None, skills: list[str] | None, ttl: float | None
@@ -391,6 +396,9 @@ class LocalPort:
     async def announce(self, payload: str, subject: str | None) -> SendResult:
         receipt = await self.hub.announcements.announce(await self._me(), payload, subject=subject)
         return SendResult(receipt.message_id, receipt.seq, receipt.delivered_to, receipt.missed)
+
+    async def floor(self, action: str, scope: str, reason: str | None) -> dict[str, Any]:
+        return await self.hub.floors.act(await self._me(), action, scope, reason)
 
     async def post_offer(
         self, payload: str, subject: str | None, skills: list[str] | None, ttl: float | None

@@ -79,6 +79,7 @@ class Catalog:
             self.task_status,
             self.list_tasks,
             self.announce,
+            self.floor,
             self.post_offer,
             self.claim_offer,
             self.resolve_offer,
@@ -277,6 +278,18 @@ class Catalog:
         port = await self._joined(ctx)
         sent = await self._call(port.announce(payload, subject))
         return f"announced as #{sent.seq} to {len(sent.delivered_to)} peer(s)."
+
+    async def floor(
+        self, ctx: Context, action: str, scope: str = "all", reason: str | None = None
+    ) -> str:
+        """The talking stick for `scope` ('all' or '#channel'): take it to speak alone there,
+        pass it to the next raised hand, drop it, raise or lower your hand, or see its status.
+        While someone else holds it, your messages to that scope are refused (floor_held)."""
+        port = await self._joined(ctx)
+        floor = await self._call(port.floor(action, scope, reason))
+        holder = floor["holder"] or "nobody"
+        hands = ", ".join(floor["hands"]) or "none"
+        return f"floor of {floor['scope']}: held by {holder}; raised hands: {hands}."
 
     # --- the job board ----------------------------------------------------------------------
     async def post_offer(

@@ -64,6 +64,8 @@ class DeliveryService:
         self._clock = clock
         self._settings = settings
         self._ids = MessageIds()
+        # The talking stick's gate: raises FloorHeld for a scope another peer holds.
+        self.floor_gate: Callable[[Peer, Target], None] | None = None
         self._background: set[asyncio.Task[int]] = set()
         self.send_budget = TokenBuckets(
             clock, capacity=room.rate.capacity, refill=room.rate.refill, what="sends"
@@ -98,6 +100,8 @@ class DeliveryService:
                 f"idempotency_key is 1-{MAX_IDEMPOTENCY_KEY} characters", field="idempotency_key"
             )
         self.check_can_send(peer)
+        if self.floor_gate is not None:
+            self.floor_gate(peer, target)
         now = self._clock.now()
         outcome = await self.route(
             NewMessage(

@@ -15,6 +15,7 @@ from caucus.services.announcements import Announcements
 from caucus.services.channels import Channels
 from caucus.services.control import Control
 from caucus.services.delivery import DeliveryService
+from caucus.services.floors import Floors
 from caucus.services.notifier import Notifier
 from caucus.services.offers import OfferService
 from caucus.services.registry import Registry
@@ -67,6 +68,8 @@ class Hub:
         self.offers = OfferService(
             self.store, self.delivery, self.announcements, self.clock, settings
         )
+        self.floors = Floors(self.store, self.notifier, self.delivery, self.clock)
+        self.delivery.floor_gate = self.floors.check_send
         self.control = Control(
             self.store,
             self.notifier,

@@ -1,0 +1,52 @@
+"""The talking stick over HTTP."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from caucus.api.auth import OperatorDep, PeerDep, RoomDep, access, hub_of
+from caucus.api.schemas import ErrorBody, FloorOut, FloorRequest, FloorsResponse
+from caucus.services.roles import Access
+
+router = APIRouter(tags=["floor"])
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorBody, "description": "missing, unknown or ended token"},
+    403: {"model": ErrorBody, "description": "not your floor, or not in the channel"},
+    422: {"model": ErrorBody, "description": "unknown action or scope"},
+}
+
+
+@router.post(
+    "/floor",
+    response_model=FloorOut,
+    summary="Take, pass, drop, raise or lower your hand for, or look at, a scope's floor",
+    responses=_ERRORS,
+    openapi_extra=access(Access.AGENT),
+)
+async def floor(body: FloorRequest, request: Request, peer: PeerDep) -> dict[str, Any]:
+    return await hub_of(request).floors.act(peer, body.action, body.scope, body.reason)
+
+
+@router.get(
+    "/floors",
+    response_model=FloorsResponse,
+    summary="Every held floor and its raised hands",
+    responses=_ERRORS,
+    openapi_extra=access(Access.ROOM),
+)
+async def floors(request: Request, _: RoomDep) -> dict[str, Any]:
+    return {"floors": hub_of(request).floors.status()}
+
+
+@router.post(
+    "/operator/floors/{scope}/clear",
+    response_model=FloorOut,
+    summary="The operator frees a scope's floor ('all' or a channel name without '#')",
+    responses=_ERRORS,
+    openapi_extra=access(Access.OPERATOR),
+)
+async def clear_floor(scope: str, request: Request, _: OperatorDep) -> dict[str, Any]:
+    return hub_of(request).floors.clear(scope)

@@ -1,0 +1,186 @@
+"""The talking stick: one speaker at a time per scope (`all` or a `#channel`).
+
+While a peer holds a scope's floor, every other peer's send to that scope is refused with 423
+`floor_held`; other scopes, and direct messages, keep flowing. A contested take raises the
+caller's hand (FIFO). The holder passes the floor to the next hand or drops it. The floor never
+outlives a holder who can no longer use it: leaving, being kicked or reaped, or leaving the
+channel passes it on. The operator is never barred, can clear any floor, and a stop clears all.
+Floors live in the hub process's memory: a restart starts with every floor free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from caucus.clock import Clock
+from caucus.domain.events import ChannelLeft, Event, ModeChanged, PeerLeft, PeerReaped
+from caucus.domain.messages import Lane, MessageKind, NewMessage
+from caucus.domain.names import BROADCAST, Target, TargetKind, check_channel_name
+from caucus.domain.peers import Peer
+from caucus.errors import FloorHeld, Forbidden, InvalidRequest
+from caucus.services.delivery import DeliveryService
+from caucus.services.notifier import Notifier
+from caucus.storage.base import Store
+
+log = logging.getLogger(__name__)
+
+ACTIONS = ("take", "pass", "drop", "raise", "lower", "status")
+
+
+@dataclass(slots=True)
+class Floor:
+    scope: str
+    holder: str | None = None
+    since: float | None = None
+    reason: str | None = None
+    hands: list[str] = field(default_factory=list)
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "scope": self.scope,
+            "holder": self.holder,
+            "since": self.since,
+            "reason": self.reason,
+            "hands": list(self.hands),
+        }
+
+
+def parse_scope(scope: str) -> str:
+    return BROADCAST if scope == BROADCAST else check_channel_name(scope)
+
+
+class Floors:
+    def __init__(
+        self, store: Store, notifier: Notifier, delivery: DeliveryService, clock: Clock
+    ) -> None:
+        self._store = store
+        self._delivery = delivery
+        self._clock = clock
+        self._floors: dict[str, Floor] = {}
+        self._pending: set[asyncio.Task[Any]] = set()
+        notifier.subscribe(self._on_event)
+
+    # --- the gate -----------------------------------------------------------------------------
+    def check_send(self, peer: Peer, target: Target) -> None:
+        """Refuse a send into a scope whose floor another peer holds."""
+        if not self._floors or target.kind is TargetKind.PEER:
+            return
+        floor = self._floors.get(target.name)
+        if floor is not None and floor.holder is not None and floor.holder != peer.name:
+            raise FloorHeld(
+                f"{floor.holder} holds the floor in {floor.scope}: raise your hand with "
+                f"floor(action='raise', scope='{floor.scope}') and wait for it to be passed",
+                scope=floor.scope,
+                holder=floor.holder,
+            )
+
+    # --- actions ------------------------------------------------------------------------------
+    async def act(
+        self, peer: Peer, action: str, scope: str, reason: str | None = None
+    ) -> dict[str, Any]:
+        if action not in ACTIONS:
+            raise InvalidRequest(f"action is one of {', '.join(ACTIONS)}", field="action")
+        name = parse_scope(scope)
+        asks = action in ("take", "raise")
+        if asks and name != BROADCAST and name not in await self._store.peer_channels(peer.id):
+            raise Forbidden(f"join {name} before asking for its floor")
+        floor = self._floors.setdefault(name, Floor(name))
+        me = peer.name
+        if action == "take" or action == "raise":
+            if floor.holder is None:
+                self._give(floor, me, reason, "took")
+            elif floor.holder != me and me not in floor.hands:
+                floor.hands.append(me)
+        elif action == "lower":
+            if me in floor.hands:
+                floor.hands.remove(me)
+        elif action in ("pass", "drop"):
+            if floor.holder != me:
+                raise Forbidden(f"you do not hold the floor in {name}")
+            if action == "pass":
+                self._advance(floor, "passed")
+            else:
+                self._release(floor, "dropped")
+        return floor.record()
+
+    def status(self) -> list[dict[str, Any]]:
+        return [f.record() for f in self._floors.values() if f.holder or f.hands]
+
+    def clear(self, scope: str) -> dict[str, Any]:
+        """The operator frees a floor (hands stay raised)."""
+        floor = self._floors.setdefault(parse_scope(scope), Floor(parse_scope(scope)))
+        if floor.holder is not None:
+            self._release(floor, "cleared by the operator")
+        return floor.record()
+
+    def clear_all(self) -> None:
+        for floor in self._floors.values():
+            floor.hands.clear()
+            if floor.holder is not None:
+                self._release(floor, "cleared: the room stopped")
+
+    # --- transitions --------------------------------------------------------------------------
+    def _give(self, floor: Floor, name: str, reason: str | None, how: str) -> None:
+        floor.holder, floor.since, floor.reason = name, self._clock.now(), reason
+        if name in floor.hands:
+            floor.hands.remove(name)
+        self._announce(floor, f"{name} {how} the floor in {floor.scope}")
+
+    def _advance(self, floor: Floor, how: str) -> None:
+        if floor.hands:
+            self._give(floor, floor.hands.pop(0), None, f"has the floor ({how})")
+        else:
+            self._release(floor, how)
+
+    def _release(self, floor: Floor, how: str) -> None:
+        holder = floor.holder
+        floor.holder = floor.since = floor.reason = None
+        self._announce(floor, f"the floor in {floor.scope} is free ({holder} {how})")
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, ModeChanged) and event.mode == "stopped":
+            self.clear_all()
+            return
+        if isinstance(event, PeerLeft | PeerReaped):
+            scopes = list(self._floors.values())
+            name = event.name
+        elif isinstance(event, ChannelLeft):
+            scopes = [self._floors[event.channel]] if event.channel in self._floors else []
+            name = event.name
+        else:
+            return
+        for floor in scopes:
+            if name in floor.hands:
+                floor.hands.remove(name)
+            if floor.holder == name:
+                self._advance(floor, "gone")
+
+    def _announce(self, floor: Floor, text: str) -> None:
+        target = (
+            Target(TargetKind.ALL, BROADCAST)
+            if floor.scope == BROADCAST
+            else Target(TargetKind.CHANNEL, floor.scope)
+        )
+        message = NewMessage(
+            id=self._delivery.new_id(),
+            ts=self._clock.now(),
+            sender_id=None,
+            sender="hub",
+            to=target.name,
+            kind=MessageKind.SYSTEM,
+            content=text,
+            meta={"floor": floor.record()},
+            lane=Lane.PRIORITY,
+            joins_channel=False,
+        )
+        task = asyncio.ensure_future(self._delivery.route(message, target))
+        self._pending.add(task)
+        task.add_done_callback(self._settled)
+
+    def _settled(self, task: asyncio.Task[Any]) -> None:
+        self._pending.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("a floor announcement was not delivered: %s", task.exception())
