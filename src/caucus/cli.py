@@ -359,6 +359,53 @@ def settings(
         print(f"{key} = {value!r}")
 
 
+@app.command("verify")
+def verify_command(
+    path: Annotated[Path, typer.Argument(help="the ledger file (decisions.jsonl)")],
+    anchors: Annotated[
+        Path | None, typer.Option("--anchors", help="anchor file copied off the hub")
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
+) -> None:
+    """Verify a decision ledger: 0 intact, 1 tampered, 2 usage or unreadable anchors."""
+    from caucus.ledger.commands import verify
+
+    outcome = verify(path, anchors)
+    if json_output:
+        print(json.dumps(outcome.data))
+    elif outcome.code == 0:
+        print(outcome.message)
+    else:
+        Console(stderr=True).print(outcome.message, style="red", markup=False, highlight=False)
+    raise typer.Exit(outcome.code)
+
+
+@app.command("anchor")
+def anchor_command(
+    path: Annotated[
+        Path | None, typer.Argument(help="the ledger; default: the configured one")
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
+) -> None:
+    """Record the verified head in <ledger>.anchors, to copy where the hub cannot write."""
+    from caucus.ledger.chain import anchor, anchors_path
+
+    ledger = path or load_settings().ledger_path()
+    try:
+        entry = anchor(ledger)
+    except CaucusError as exc:
+        Console(stderr=True).print(str(exc), style="red", markup=False, highlight=False)
+        raise typer.Exit(1) from None
+    if json_output:
+        print(json.dumps(entry))
+        return
+    head = entry["head_hash"][:12]
+    print(f"anchored {entry['count']} records (head {head}) in {anchors_path(ledger)}")
+    print(
+        "copy that file off this machine (a git commit, another host) so the hub cannot rewrite it"
+    )
+
+
 def main() -> None:
     app()
 

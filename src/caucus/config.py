@@ -45,6 +45,9 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(DEFAULT_PORT, ge=0, le=65535)
     db: str = Field("", description="SQLite file path; empty means the user data directory")
+    ledger: str = Field(
+        "", description="decision ledger (JSONL); empty means decisions.jsonl beside the database"
+    )
 
     # Liveness: quiet after TTL/5, stale after 3·TTL/5, reaped after TTL, forgotten after grace.
     peer_ttl: float = Field(300.0, gt=0)
@@ -117,6 +120,13 @@ class Settings(BaseSettings):
 
     def db_path(self) -> Path:
         return Path(self.db).expanduser() if self.db else default_db_path()
+
+    def ledger_path(self) -> Path:
+        return (
+            Path(self.ledger).expanduser()
+            if self.ledger
+            else self.db_path().with_name("decisions.jsonl")
+        )
 
     def data_dir(self) -> Path:
         """Where the hub keeps its own files (the operator token): beside the database."""

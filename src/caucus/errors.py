@@ -140,6 +140,13 @@ class StorageError(CaucusError):
     status = 503
 
 
+class LedgerIntegrityError(CaucusError):
+    """The decision ledger fails verification, so nothing more is appended to it."""
+
+    code = "ledger_integrity"
+    status = 500
+
+
 class HubUnavailable(CaucusError):
     """The client could not reach the hub at all (no HTTP answer)."""
 
@@ -172,6 +179,7 @@ ERRORS_BY_CODE: dict[str, type[CaucusError]] = {
         RateLimited,
         StorageFull,
         StorageError,
+        LedgerIntegrityError,
         HubUnavailable,
     )
 }

@@ -1,0 +1,302 @@
+"""Verifying a ledger: the spec's checks, in the spec's order, stopping at the first break.
+
+Reasons are the spec's exact strings; another verifier of the format reports the same index and
+reason for the same file, so they are part of the interface and must not be reworded.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from caucus.ledger.canonical import GENESIS, record_hash
+
+REQUIRED = (
+    "schema_version",
+    "timestamp",
+    "subject",
+    "positions",
+    "decision",
+    "dissent",
+    "confidence",
+    "evidence",
+    "prev_hash",
+    "hash",
+)
+SAFE_INTEGER = 2**53
+HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True)
+class Break:
+    index: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Report:
+    count: int  # records verified before the break (all of them when intact)
+    head_hash: str
+    anchored: bool
+    broken: Break | None = None
+
+    @property
+    def intact(self) -> bool:
+        return self.broken is None
+
+
+class _Duplicate(Exception):
+    pass
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        raise _Duplicate
+    return result
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _unit(value: object) -> bool:
+    return _is_number(value) and 0 <= value <= 1  # type: ignore[operator]
+
+
+def _position(entry: object) -> bool:
+    return (
+        isinstance(entry, dict)
+        and isinstance(entry.get("agent"), str)
+        and isinstance(entry.get("stance"), str)
+        and isinstance(entry.get("summary"), str)
+        and _unit(entry.get("confidence"))
+    )
+
+
+def _evidence(entry: object) -> bool:
+    return (
+        isinstance(entry, dict)
+        and isinstance(entry.get("source"), str)
+        and isinstance(entry.get("ref"), str)
+    )
+
+
+def _lone_surrogate(record: dict[str, Any]) -> bool:
+    """Any lone surrogate in a key or string, walked without recursion."""
+    stack: list[object] = [record]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, str) and any("\ud800" <= ch <= "\udfff" for ch in value):
+            return True
+    return False
+
+
+class _Decoder:
+    """One JSON decoder per verification, noting numeric violations as the C scanner meets them.
+
+    Number hooks on the scanner cost almost nothing, where walking every parsed record again
+    would cost more than the rest of verification together.
+    """
+
+    def __init__(self) -> None:
+        self.numeric: str | None = None
+        self._decoder = json.JSONDecoder(
+            object_pairs_hook=_pairs,
+            parse_float=self._float,
+            parse_int=self._int,
+            parse_constant=self._constant,
+        )
+
+    def _float(self, text: str) -> float:
+        value = float(text)
+        if value in (math.inf, -math.inf) and self.numeric is None:
+            self.numeric = "non-finite number"
+        return value
+
+    def _int(self, text: str) -> int:
+        value = int(text)
+        if not -SAFE_INTEGER <= value <= SAFE_INTEGER and self.numeric is None:
+            self.numeric = "unsafe integer"
+        return value
+
+    def _constant(self, name: str) -> float:
+        if self.numeric is None:
+            self.numeric = "non-finite number"
+        return float(name)
+
+    def decode(self, text: str) -> Any:
+        self.numeric = None
+        return self._decoder.decode(text)
+
+
+def _timestamp(value: str) -> str | None:
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return "invalid timestamp"
+    offset = moment.utcoffset()
+    if offset is None or offset.total_seconds() != 0:
+        return "timestamp not UTC"
+    return None
+
+
+def check_record(
+    record: dict[str, Any], *, numeric: str | bool | None = True, surrogates: bool = True
+) -> str | None:
+    """Steps 2 and 3 of verification: the first violated constraint of one parsed record.
+
+    `numeric` is what the decoder noticed (a reason or None), or True to walk the record for
+    it; `surrogates=False` skips the walk when the line's text holds no surrogate escape at all
+    (raw surrogates cannot survive UTF-8 decoding).
+    """
+    version = record["schema_version"]
+    if version not in ("0.1", "0.2"):
+        return "unsupported schema version"
+    if not isinstance(record["subject"], str):
+        return "invalid subject type"
+    if not isinstance(record["decision"], str):
+        return "invalid decision type"
+    if not isinstance(record["timestamp"], str):
+        return "invalid timestamp type"
+    for field in ("positions", "dissent", "evidence"):
+        if not isinstance(record[field], list):
+            return f"invalid {field} structure"
+    for field in ("positions", "dissent"):
+        if not all(_position(entry) for entry in record[field]):
+            return f"invalid {field} entry"
+    if not all(_evidence(entry) for entry in record["evidence"]):
+        return "invalid evidence entry"
+    if not _unit(record["confidence"]):
+        return "invalid confidence"
+    if not isinstance(record["hash"], str) or not HEX64.fullmatch(record["hash"]):
+        return "invalid hash format"
+    if not isinstance(record["prev_hash"], str) or not HEX64.fullmatch(record["prev_hash"]):
+        return "invalid prev_hash format"
+    stamp = _timestamp(record["timestamp"])
+    if stamp:
+        return stamp
+    if version == "0.2" and "rounds" not in record:
+        return "schema 0.2 requires rounds"
+    if version == "0.1" and "rounds" in record:
+        return "rounds not allowed in schema 0.1"
+    if "rounds" in record:
+        rounds = record["rounds"]
+        if not isinstance(rounds, list) or not all(isinstance(r, list) for r in rounds):
+            return "invalid rounds structure"
+        if not all(_position(entry) for r in rounds for entry in r):
+            return "invalid rounds entry"
+    if surrogates and _lone_surrogate(record):
+        return "lone surrogate in string"
+    if numeric is True:
+        return _numeric_walk(record)
+    return numeric or None
+
+
+def _numeric_walk(record: dict[str, Any]) -> str | None:
+    stack: list[object] = [record]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, float) and not math.isfinite(value):
+            return "non-finite number"
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > SAFE_INTEGER:
+            return "unsafe integer"
+    return None
+
+
+SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def parse_line(raw: bytes, decoder: _Decoder | None = None) -> dict[str, Any] | str:
+    """Step 1: the record, or the reason it is not one."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "invalid encoding"
+    try:
+        record = (decoder or _Decoder()).decode(text)
+    except _Duplicate:
+        return "duplicate key"
+    except (ValueError, RecursionError):
+        return "malformed record"
+    if not isinstance(record, dict) or any(field not in record for field in REQUIRED):
+        return "malformed record"
+    return record
+
+
+def records(path: Path) -> list[bytes]:
+    """The non-empty lines of a ledger; a missing file has none."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    return [raw for raw in data.split(b"\n") if raw.strip()]
+
+
+def head_path(path: Path) -> Path:
+    return path.with_name(path.name + ".head")
+
+
+def read_checkpoint(path: Path) -> tuple[int, str] | str | None:
+    """The head checkpoint, None when there is none, or the reason it is unusable."""
+    try:
+        raw = head_path(path).read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return "malformed head checkpoint"
+    count = data.get("count") if isinstance(data, dict) else None
+    head = data.get("head_hash") if isinstance(data, dict) else None
+    if (
+        not isinstance(count, int)
+        or isinstance(count, bool)
+        or count < 0
+        or not isinstance(head, str)
+    ):
+        return "malformed head checkpoint"
+    return count, head
+
+
+def verify_chain(path: Path) -> tuple[Report, list[str]]:
+    """Verify the ledger at `path`; also return every record's hash, for anchors."""
+    hashes: list[str] = []
+    prev = GENESIS
+    decoder = _Decoder()
+    for index, raw in enumerate(records(path)):
+        parsed = parse_line(raw, decoder)
+        if isinstance(parsed, str):
+            return Report(index, prev, False, Break(index, parsed)), hashes
+        surrogates = SURROGATE_ESCAPE.search(raw) is not None
+        reason = check_record(parsed, numeric=decoder.numeric, surrogates=surrogates)
+        if reason is None and parsed["prev_hash"] != prev:
+            reason = "broken chain link"
+        if reason is None and record_hash(parsed) != parsed["hash"]:
+            reason = "content hash mismatch"
+        if reason is not None:
+            return Report(index, prev, False, Break(index, reason)), hashes
+        prev = parsed["hash"]
+        hashes.append(prev)
+    count = len(hashes)
+    checkpoint = read_checkpoint(path)
+    if isinstance(checkpoint, str):
+        return Report(count, prev, False, Break(count, checkpoint)), hashes
+    if checkpoint is not None and checkpoint != (count, prev):
+        reason = "head checkpoint mismatch (possible truncation)"
+        return Report(count, prev, False, Break(count, reason)), hashes
+    return Report(count, prev, checkpoint is not None), hashes

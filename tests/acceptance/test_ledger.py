@@ -1,0 +1,203 @@
+"""Tamper evidence on a 10,000-record ledger, through `caucus verify` as an operator runs it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from caucus.errors import LedgerIntegrityError
+from caucus.ledger.chain import anchor, anchors_path, append, append_many
+from caucus.ledger.verify import head_path
+
+pytestmark = pytest.mark.slow
+RECORDS = 10_000
+
+
+def decision(n: int) -> dict[str, object]:
+    return {
+        "schema_version": "0.1",
+        "timestamp": "2026-11-30T00:00:00+00:00",
+        "subject": f"question {n} — é",
+        "positions": [{"agent": "a1", "stance": "yes", "summary": "ok", "confidence": 0.75}],
+        "decision": "yes",
+        "dissent": [],
+        "confidence": 0.8,
+        "evidence": [{"source": "form", "ref": f"f{n}"}],
+    }
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("pristine") / "decisions.jsonl"
+    append_many(path, (decision(n) for n in range(RECORDS)))
+    return path
+
+
+@pytest.fixture
+def ledger(pristine: Path, tmp_path: Path) -> Path:
+    path = tmp_path / "decisions.jsonl"
+    shutil.copy(pristine, path)
+    shutil.copy(head_path(pristine), head_path(path))
+    return path
+
+
+def verify(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "caucus", "verify", str(path), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+
+
+def lines(path: Path) -> list[bytes]:
+    return path.read_bytes().splitlines(keepends=True)
+
+
+def test_an_untouched_ledger_is_intact_and_anchored(ledger: Path) -> None:
+    result = verify(ledger)
+    assert result.returncode == 0, result.stderr
+    assert f"intact: {RECORDS} records, anchored" in result.stdout
+    data = json.loads(verify(ledger, "--json").stdout)
+    assert data["intact"] is True
+    assert data["records"] == RECORDS
+
+
+def test_one_flipped_byte_names_the_record(ledger: Path) -> None:
+    data = bytearray(ledger.read_bytes())
+    start = sum(len(raw) for raw in lines(ledger)[:5000])
+    offset = data.index(b"question", start) + 1
+    data[offset] ^= 0x01
+    ledger.write_bytes(bytes(data))
+    result = verify(ledger)
+    assert result.returncode == 1
+    assert (
+        "record 5000: content hash mismatch (5000 records verified before the break)"
+        in result.stderr
+    )
+
+
+def test_a_deleted_interior_record_breaks_the_chain_there(ledger: Path) -> None:
+    kept = lines(ledger)
+    del kept[4321]
+    ledger.write_bytes(b"".join(kept))
+    result = verify(ledger)
+    assert result.returncode == 1
+    assert "record 4321: broken chain link" in result.stderr
+
+
+def test_two_swapped_records_break_the_chain_at_the_first(ledger: Path) -> None:
+    kept = lines(ledger)
+    kept[700], kept[701] = kept[701], kept[700]
+    ledger.write_bytes(b"".join(kept))
+    result = verify(ledger)
+    assert result.returncode == 1
+    assert "record 700: broken chain link" in result.stderr
+
+
+def test_a_truncated_tail_is_caught_by_the_checkpoint(ledger: Path) -> None:
+    ledger.write_bytes(b"".join(lines(ledger)[:-25]))
+    result = verify(ledger)
+    assert result.returncode == 1
+    assert f"record {RECORDS - 25}: head checkpoint mismatch (possible truncation)" in result.stderr
+
+
+def test_without_a_checkpoint_truncation_is_reported_as_unanchored(ledger: Path) -> None:
+    ledger.write_bytes(b"".join(lines(ledger)[:-25]))
+    head_path(ledger).unlink()
+    result = verify(ledger)
+    assert result.returncode == 0
+    assert "UNANCHORED" in result.stdout
+    assert "go unnoticed" in result.stdout
+
+
+def test_external_anchors_catch_a_truncation_with_a_rewritten_checkpoint(ledger: Path) -> None:
+    anchor(ledger)
+    copied = ledger.parent / "anchors-offsite.jsonl"
+    shutil.copy(anchors_path(ledger), copied)
+    kept = lines(ledger)[:-10]
+    ledger.write_bytes(b"".join(kept))
+    last = json.loads(kept[-1])
+    head_path(ledger).write_text(json.dumps({"count": len(kept), "head_hash": last["hash"]}))
+    assert verify(ledger).returncode == 0  # the forger's checkpoint agrees with the forged chain
+    result = verify(ledger, "--anchors", str(copied))
+    assert result.returncode == 1
+    assert f"record {RECORDS - 10}: anchored record missing (possible truncation)" in result.stderr
+
+
+def test_a_malformed_checkpoint_and_an_unreadable_anchor_file(ledger: Path) -> None:
+    head_path(ledger).write_text("{not json")
+    result = verify(ledger)
+    assert result.returncode == 1
+    assert "malformed head checkpoint" in result.stderr
+    missing = verify(ledger, "--anchors", str(ledger.parent / "nope.jsonl"))
+    assert missing.returncode == 2
+    assert "cannot read the anchor file" in missing.stderr
+
+
+def test_a_missing_ledger_is_intact_with_zero_records(tmp_path: Path) -> None:
+    result = verify(tmp_path / "none.jsonl")
+    assert result.returncode == 0
+    assert "0 records" in result.stdout
+
+
+def test_writers_refuse_to_append_to_a_tampered_ledger(ledger: Path) -> None:
+    kept = lines(ledger)
+    del kept[10]
+    ledger.write_bytes(b"".join(kept))
+    with pytest.raises(LedgerIntegrityError, match="record 10: broken chain link"):
+        append(ledger, decision(-1))
+
+
+CHILD = """
+import sys
+from pathlib import Path
+from caucus.ledger.chain import append
+from tests.acceptance.test_ledger import decision
+path = Path(sys.argv[1])
+n = 0
+while True:
+    append(path, decision(n))
+    n += 1
+    if n == 20:
+        print("ready", flush=True)
+"""
+
+
+def test_kill_9_during_appends_leaves_a_ledger_that_verifies_or_names_its_torn_tail(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "decisions.jsonl"
+    with subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(path)], stdout=subprocess.PIPE
+    ) as child:
+        assert child.stdout is not None
+        assert child.stdout.readline() == b"ready\n"
+        time.sleep(0.3)
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    before = path.read_bytes()
+    result = verify(path, "--json")
+    assert path.read_bytes() == before  # verification never repairs
+    data = json.loads(result.stdout)
+    if result.returncode == 0:
+        assert data["records"] >= 20
+        return
+    assert result.returncode == 1
+    assert data["index"] >= 20
+    assert data["reason"] in {"malformed record", "head checkpoint mismatch (possible truncation)"}
+
+
+def test_a_torn_last_line_is_reported_with_its_index_and_blocks_appends(ledger: Path) -> None:
+    whole = lines(ledger)
+    torn = whole[-1][: len(whole[-1]) // 2]
+    ledger.write_bytes(b"".join(whole[:-1]) + torn)
+    result = verify(ledger)
+    assert result.returncode == 1
+    assert f"record {RECORDS - 1}: malformed record" in result.stderr
+    with pytest.raises(LedgerIntegrityError):
+        append(ledger, decision(-1))
+    assert ledger.read_bytes().endswith(torn)
