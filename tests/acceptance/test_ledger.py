@@ -14,7 +14,7 @@ import pytest
 
 from caucus.errors import LedgerIntegrityError
 from caucus.ledger.chain import anchor, anchors_path, append, append_many
-from caucus.ledger.verify import head_path
+from caucus.ledger.verify import head_path, verify_chain
 
 pytestmark = pytest.mark.slow
 RECORDS = 10_000
@@ -201,3 +201,20 @@ def test_a_torn_last_line_is_reported_with_its_index_and_blocks_appends(ledger: 
     with pytest.raises(LedgerIntegrityError):
         append(ledger, decision(-1))
     assert ledger.read_bytes().endswith(torn)
+
+
+@pytest.mark.parametrize("where", [3000, 7000])
+def test_the_two_process_scan_reports_the_same_first_break(ledger: Path, where: int) -> None:
+    intact, _ = verify_chain(ledger, parallel_from=1)
+    assert intact.intact
+    assert intact.count == RECORDS
+    kept = lines(ledger)
+    kept[where] = kept[where].replace(b'"decision":"yes"', b'"decision":"no"')
+    del kept[where + 500]
+    ledger.write_bytes(b"".join(kept))
+    serial, _ = verify_chain(ledger, parallel_from=0)
+    parallel, hashes = verify_chain(ledger, parallel_from=1)
+    assert serial.broken is not None
+    assert (serial.broken.index, serial.broken.reason) == (where, "content hash mismatch")
+    assert parallel == serial
+    assert len(hashes) == where
