@@ -7,7 +7,9 @@ import re
 import sys
 from pathlib import Path
 
+from caucus.ledger.chain import append
 from caucus.services.hub import Hub
+from tests.acceptance.test_ledger import decision
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
@@ -80,3 +82,15 @@ async def test_the_operator_walkthrough_works_as_written(
     assert '"mode":"open"' in out
     assert "event: snapshot" in out
     assert "hold on, reviewing" in out  # in the feed's snapshot and in the export
+
+
+async def test_the_ledger_check_works_as_written(tmp_path: Path) -> None:
+    (block,) = [b for b in code_blocks("sh") if "caucus verify" in b]
+    ledger = tmp_path / "decisions.jsonl"
+    append(ledger, decision(0))
+    script = block.replace("~/.local/share/caucus/decisions.jsonl", str(ledger)).replace(
+        "./dev caucus", f"{sys.executable} -m caucus"
+    )
+    code, out, err = await run("bash", "-eu", "-c", script)
+    assert code == 0, err
+    assert "intact: 1 records, anchored" in out
