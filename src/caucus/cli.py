@@ -365,18 +365,23 @@ def verify_command(
     anchors: Annotated[
         Path | None, typer.Option("--anchors", help="anchor file copied off the hub")
     ] = None,
+    key: Annotated[
+        Path | None, typer.Option("--key", help="Ed25519 key that signed the head")
+    ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
 ) -> None:
     """Verify a decision ledger: 0 intact, 1 tampered, 2 usage or unreadable anchors."""
     from caucus.ledger.commands import verify
 
-    outcome = verify(path, anchors)
+    outcome = verify(path, anchors, key)
     if json_output:
         print(json.dumps(outcome.data))
     elif outcome.code == 0:
         print(outcome.message)
     else:
-        Console(stderr=True).print(outcome.message, style="red", markup=False, highlight=False)
+        Console(stderr=True, soft_wrap=True).print(
+            outcome.message, style="red", markup=False, highlight=False
+        )
     raise typer.Exit(outcome.code)
 
 
@@ -384,6 +389,9 @@ def verify_command(
 def anchor_command(
     path: Annotated[
         Path | None, typer.Argument(help="the ledger; default: the configured one")
+    ] = None,
+    key: Annotated[
+        Path | None, typer.Option("--key", help="Ed25519 key to sign the head (created if missing)")
     ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
 ) -> None:
@@ -393,8 +401,19 @@ def anchor_command(
     ledger = path or load_settings().ledger_path()
     try:
         entry = anchor(ledger)
+        if key is not None:
+            from caucus.ledger.signing import load_or_create_key, sign
+
+            private, created = load_or_create_key(key, ledger)
+            if created:
+                print(f"created the signing key {key} (public half: {key}.pub)")
+            entry["signature"] = sign(ledger, private, entry["count"], entry["head_hash"])[
+                "signature"
+            ]
     except CaucusError as exc:
-        Console(stderr=True).print(str(exc), style="red", markup=False, highlight=False)
+        Console(stderr=True, soft_wrap=True).print(
+            str(exc), style="red", markup=False, highlight=False
+        )
         raise typer.Exit(1) from None
     if json_output:
         print(json.dumps(entry))

@@ -14,6 +14,7 @@ import pytest
 
 from caucus.errors import LedgerIntegrityError
 from caucus.ledger.chain import anchor, anchors_path, append, append_many
+from caucus.ledger.signing import signed_path
 from caucus.ledger.verify import head_path, verify_chain
 
 pytestmark = pytest.mark.slow
@@ -218,3 +219,60 @@ def test_the_two_process_scan_reports_the_same_first_break(ledger: Path, where: 
     assert (serial.broken.index, serial.broken.reason) == (where, "content hash mismatch")
     assert parallel == serial
     assert len(hashes) == where
+
+
+def anchor_cli(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "caucus", "anchor", str(path), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_a_whole_chain_rewrite_is_caught_by_a_signed_checkpoint(
+    ledger: Path, tmp_path: Path
+) -> None:
+    key = tmp_path / "keys" / "ledger.key"
+    signed = anchor_cli(ledger, "--key", str(key))
+    assert signed.returncode == 0, signed.stderr
+    assert "created the signing key" in signed.stdout
+    assert key.stat().st_mode & 0o077 == 0
+    public = key.with_name("ledger.key.pub")
+    ok = verify(ledger, "--key", str(public))
+    assert ok.returncode == 0, ok.stderr
+    assert "1 signed checkpoints valid" in ok.stdout
+
+    # The forger rewrites record 12 and re-chains everything after it, checkpoint included.
+    forged = tmp_path / "forged.jsonl"
+    originals = [json.loads(raw) for raw in lines(ledger)]
+    originals[12]["decision"] = "no"
+    append_many(forged, originals)
+    ledger.write_bytes(forged.read_bytes())
+    shutil.copy(head_path(forged), head_path(ledger))
+    assert verify(ledger).returncode == 0  # the chain alone cannot tell
+    caught = verify(ledger, "--key", str(public))
+    assert caught.returncode == 1
+    assert f"record {RECORDS - 1}: signed checkpoint mismatch (chain rewritten)" in caught.stderr
+
+    # Re-signing needs the private key: a forger who drops the signatures and signs with a key
+    # of their own is caught too.
+    signed_path(ledger).unlink()
+    other = tmp_path / "other" / "forger.key"
+    assert anchor_cli(ledger, "--key", str(other)).returncode == 0
+    again = verify(ledger, "--key", str(public))
+    assert again.returncode == 1
+    assert "invalid checkpoint signature" in again.stderr
+
+
+def test_the_key_must_live_outside_the_ledger_directory(ledger: Path) -> None:
+    refused = anchor_cli(ledger, "--key", str(ledger.parent / "ledger.key"))
+    assert refused.returncode == 1
+    assert "keep it elsewhere" in refused.stderr
+    missing = verify(ledger, "--key", str(ledger.parent / "absent.pub"))
+    assert missing.returncode == 2
+
+
+def test_verify_with_a_key_but_no_signed_checkpoint_fails(ledger: Path, tmp_path: Path) -> None:
+    key = tmp_path / "keys" / "ledger.key"
+    assert anchor_cli(ledger, "--key", str(key)).returncode == 0
+    signed_path(ledger).unlink()
+    result = verify(ledger, "--key", str(key))  # the private key file works as well
+    assert result.returncode == 1
+    assert f"record {RECORDS}: no signed checkpoint" in result.stderr

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from caucus.errors import CaucusError
 from caucus.ledger.verify import Break, Report, verify_chain
 
 INTACT, TAMPERED, USAGE = 0, 1, 2
@@ -55,13 +56,22 @@ def _anchor_break(anchors: list[tuple[int, str]], hashes: list[str]) -> Break | 
     return None
 
 
-def verify(path: Path, anchors: Path | None = None) -> Outcome:
+def verify(path: Path, anchors: Path | None = None, key: Path | None = None) -> Outcome:
     anchor_list: list[tuple[int, str]] = []
     if anchors is not None:
         read = _read_anchors(anchors)
         if isinstance(read, str):
             return Outcome(USAGE, read, {"error": "unreadable_anchors", "message": read})
         anchor_list = read
+    public = None
+    if key is not None:
+        from caucus.ledger.signing import load_public_key
+
+        try:
+            public = load_public_key(key)
+        except (OSError, ValueError, CaucusError) as exc:
+            message = f"cannot read the key {key}: {exc}"
+            return Outcome(USAGE, message, {"error": "unreadable_key", "message": message})
     if path.is_dir():
         message = f"{path} is a directory; pass the ledger file (decisions.jsonl)"
         return Outcome(USAGE, message, {"error": "usage", "message": message})
@@ -71,7 +81,21 @@ def verify(path: Path, anchors: Path | None = None) -> Outcome:
         broken = _anchor_break(anchor_list, hashes)
         if broken is not None:
             report = Report(broken.index, report.head_hash, report.anchored, broken)
-    return _outcome(path, report, broken, len(anchor_list))
+    signed = 0
+    if broken is None and public is not None:
+        from caucus.ledger.signing import check_signed
+
+        check = check_signed(path, public, hashes)
+        broken, signed = check.broken, check.checked
+        if broken is not None:
+            report = Report(broken.index, report.head_hash, report.anchored, broken)
+    outcome = _outcome(path, report, broken, len(anchor_list))
+    if signed:
+        outcome.data["signed_checkpoints"] = signed
+        return Outcome(
+            outcome.code, outcome.message + f"; {signed} signed checkpoints valid", outcome.data
+        )
+    return outcome
 
 
 def _outcome(path: Path, report: Report, broken: Break | None, anchors: int) -> Outcome:
