@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import logging
-import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from caucus.config import Settings
+from caucus.files import create_private
 from caucus.ids import new_token
 
 log = logging.getLogger(__name__)
@@ -32,13 +32,11 @@ def operator_token(settings: Settings) -> OperatorToken:
     folder = settings.data_dir()
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = folder / OPERATOR_TOKEN_FILE
+    token = new_token(OPERATOR_PREFIX)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        create_private(path, (token + "\n").encode("utf-8"))
     except FileExistsError:
         return OperatorToken(_read_token(path), path, False)
-    token = new_token(OPERATOR_PREFIX)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(token + "\n")
     return OperatorToken(token, path, True)
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from caucus.errors import LedgerIntegrityError
+from caucus.files import replace_atomically
 from caucus.ledger.canonical import line, seal
 from caucus.ledger.verify import head_path, verify_chain
 
@@ -31,20 +32,6 @@ def _locked(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _replace(path: Path, text: str) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    with temporary.open("w", encoding="ascii") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
 
 
 def append(path: Path, record: Mapping[str, Any]) -> dict[str, Any]:
@@ -75,7 +62,8 @@ def append_many(path: Path, batch: Iterable[Mapping[str, Any]]) -> list[dict[str
             handle.flush()
             os.fsync(handle.fileno())
         checkpoint = {"count": report.count + len(sealed), "head_hash": tip}
-        _replace(head_path(path), json.dumps(checkpoint, separators=(",", ":")) + "\n")
+        text = json.dumps(checkpoint, separators=(",", ":")) + "\n"
+        replace_atomically(head_path(path), text.encode("ascii"), durable=True)
         return sealed
 
 

@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from caucus.errors import InvalidRequest
+from caucus.files import create_private
 from caucus.ledger.verify import Break
 
 
@@ -53,9 +54,7 @@ def load_or_create_key(key_file: Path, ledger: Path) -> tuple[Ed25519PrivateKey,
         serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
     )
-    descriptor = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "wb") as handle:
-        handle.write(pem)
+    create_private(key_file, pem)
     public = key.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import stat
 import sys
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from typing import TextIO
 from caucus.client import HubClient, InboundMessage
 from caucus.domain.messages import ControlAction, MessageKind
 from caucus.errors import HubUnavailable, Unauthorized
+from caucus.files import replace_atomically
 from caucus.mcp.envelope import wrap
 
 EXPIRED = "session expired: call join again"
@@ -36,11 +36,8 @@ class Session:
 def write_session(path: Path, session: Session) -> None:
     """Write the session file with mode 0600 (created that way: never readable by others)."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump({"hub": session.hub, "name": session.name, "token": session.token}, handle)
-    os.replace(tmp, path)
+    data = {"hub": session.hub, "name": session.name, "token": session.token}
+    replace_atomically(path, json.dumps(data).encode("utf-8"), mode=0o600)
 
 
 def read_session(path: Path) -> Session:
