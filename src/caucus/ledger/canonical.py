@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any
 
+from caucus.ledger import deep
+
 GENESIS = "0" * 64
 # Built once: json.dumps with non-default options constructs an encoder on every call, and
 # verification encodes every record of the ledger.
@@ -30,9 +32,12 @@ _C_ENCODER = (
 def canonical(record: Mapping[str, Any]) -> str:
     """The hashed text: every field but `hash`."""
     body = {key: value for key, value in record.items() if key != "hash"}
-    if _C_ENCODER is None:
-        return _ENCODER.encode(body)
-    return "".join(_C_ENCODER(body, 0))
+    try:
+        if _C_ENCODER is None:
+            return _ENCODER.encode(body)
+        return "".join(_C_ENCODER(body, 0))
+    except RecursionError:
+        return deep.dumps(body)
 
 
 def record_hash(record: Mapping[str, Any]) -> str:
@@ -49,4 +54,7 @@ def seal(record: Mapping[str, Any], prev_hash: str) -> dict[str, Any]:
 
 def line(record: Mapping[str, Any]) -> str:
     """How a sealed record is stored: its canonical text plus the hash, one line."""
-    return _ENCODER.encode(dict(record))
+    try:
+        return _ENCODER.encode(dict(record))
+    except RecursionError:
+        return deep.dumps(dict(record))

@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from caucus.ledger import deep
 from caucus.ledger.canonical import GENESIS, record_hash
 
 REQUIRED = (
@@ -122,6 +123,7 @@ class _Decoder:
             parse_int=self._int,
             parse_constant=self._constant,
         )
+        self._hooks = deep.Hooks(_pairs, self._float, self._int, self._constant)
 
     def _float(self, text: str) -> float:
         value = float(text)
@@ -142,7 +144,11 @@ class _Decoder:
 
     def decode(self, text: str) -> Any:
         self.numeric = None
-        return self._decoder.decode(text)
+        try:
+            return self._decoder.decode(text)
+        except RecursionError:
+            self.numeric = None
+            return deep.loads(text, self._hooks)
 
 
 def _timestamp(value: str) -> str | None:
@@ -236,7 +242,7 @@ def parse_line(raw: bytes, decoder: _Decoder | None = None) -> dict[str, Any] | 
         record = (decoder or _Decoder()).decode(text)
     except _Duplicate:
         return "duplicate key"
-    except (ValueError, RecursionError):
+    except ValueError:
         return "malformed record"
     if not isinstance(record, dict) or any(field not in record for field in REQUIRED):
         return "malformed record"
