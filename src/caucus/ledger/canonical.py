@@ -29,15 +29,19 @@ _C_ENCODER = (
 )
 
 
-def canonical(record: Mapping[str, Any]) -> str:
-    """The hashed text: every field but `hash`."""
-    body = {key: value for key, value in record.items() if key != "hash"}
+def encode(value: Any) -> str:
+    """Canonical JSON text of any value (ValueError for NaN and infinities)."""
     try:
         if _C_ENCODER is None:
-            return _ENCODER.encode(body)
-        return "".join(_C_ENCODER(body, 0))
+            return _ENCODER.encode(value)
+        return "".join(_C_ENCODER(value, 0))
     except RecursionError:
-        return deep.dumps(body)
+        return deep.dumps(value)
+
+
+def canonical(record: Mapping[str, Any]) -> str:
+    """The hashed text: every field but `hash`."""
+    return encode({key: value for key, value in record.items() if key != "hash"})
 
 
 def record_hash(record: Mapping[str, Any]) -> str:
@@ -54,7 +58,4 @@ def seal(record: Mapping[str, Any], prev_hash: str) -> dict[str, Any]:
 
 def line(record: Mapping[str, Any]) -> str:
     """How a sealed record is stored: its canonical text plus the hash, one line."""
-    try:
-        return _ENCODER.encode(dict(record))
-    except RecursionError:
-        return deep.dumps(dict(record))
+    return encode(dict(record))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,12 +20,13 @@ from typing import Any
 from caucus.errors import LedgerIntegrityError
 from caucus.files import replace_atomically
 from caucus.ledger.canonical import line, seal
-from caucus.ledger.verify import head_path, verify_chain
+from caucus.ledger.verify import Report, head_path, verify_chain
 
 
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
     lock = path.with_name(path.name + ".lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
     with lock.open("a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
@@ -41,29 +42,102 @@ def append(path: Path, record: Mapping[str, Any]) -> dict[str, Any]:
 
 def append_many(path: Path, batch: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Chain a batch under one lock and one verification: one fsync, one checkpoint move."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with _locked(path):
-        report, _ = verify_chain(path)
+    return [sealed for _, sealed in Ledger(path).append_many(batch)]
+
+
+Stamp = tuple[int, int, int, int] | None
+
+
+def _stamp(path: Path) -> Stamp:
+    """What changes whenever a file is written: inode, size, and modification and change
+    times (the change time cannot be set back by anyone short of changing the clock)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+class Ledger:
+    """One process's writer of a ledger file.
+
+    It verifies the whole chain before its first append and again whenever the file or its
+    checkpoint changed since its own last write (another process appended, or someone edited
+    it); otherwise the chain it verified and extended itself is still the chain on disk, and a
+    full pass per decision would cost seconds on a large ledger.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.report: Report | None = None  # the last full verification, kept up to date
+        self._stamps: tuple[Stamp, Stamp] | None = None
+
+    def _current(self) -> tuple[Stamp, Stamp]:
+        return _stamp(self.path), _stamp(head_path(self.path))
+
+    def _verified(self) -> Report:
+        """Under the lock: the chain's report, verifying again only if the files changed."""
+        if self.report is None or self._stamps != self._current():
+            self.report, _ = verify_chain(self.path)
+            self._stamps = self._current()
+        return self.report
+
+    def status(self) -> Report:
+        """The ledger's verification now (a full pass only when the files changed)."""
+        with _locked(self.path):
+            return self._verified()
+
+    def append_many(self, batch: Iterable[Mapping[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+        """Chain `batch`; returns each appended record with its index."""
+        with _locked(self.path):
+            return self._append(self._checked(), list(batch))
+
+    def append_new(
+        self,
+        batch: Iterable[Mapping[str, Any]],
+        *,
+        key: Callable[[Mapping[str, Any]], str | None],
+        already: Callable[[], Mapping[str, str]],
+    ) -> tuple[list[tuple[int, dict[str, Any]]], dict[str, str]]:
+        """Chain the records of `batch` whose `key` is not in the ledger yet, as `already`
+        (key -> hash) finds it under the same lock, so two writers never record one thing
+        twice. Returns what was appended and what was found already there."""
+        with _locked(self.path):
+            report = self._checked()
+            found = dict(already())
+            fresh = [r for r in batch if key(r) not in found]
+            return self._append(report, fresh), found
+
+    def _checked(self) -> Report:
+        report = self._verified()
         if report.broken is not None:
             broken = report.broken
             raise LedgerIntegrityError(
-                f"the ledger {path} fails verification at record {broken.index}: {broken.reason}; "
-                f"run `caucus verify {path}` and restore it before new decisions are recorded"
+                f"the ledger {self.path} fails verification at record {broken.index}: "
+                f"{broken.reason}; run `caucus verify {self.path}` and restore it before "
+                "new decisions are recorded"
             )
-        sealed: list[dict[str, Any]] = []
+        return report
+
+    def _append(
+        self, report: Report, records: list[Mapping[str, Any]]
+    ) -> list[tuple[int, dict[str, Any]]]:
+        sealed: list[tuple[int, dict[str, Any]]] = []
         tip = report.head_hash
-        for record in batch:
-            sealed.append(seal(record, tip))
-            tip = sealed[-1]["hash"]
+        for record in records:
+            sealed.append((report.count + len(sealed), seal(record, tip)))
+            tip = sealed[-1][1]["hash"]
         if not sealed:
             return sealed
-        with path.open("ab") as handle:
-            handle.write(b"".join(line(r).encode("ascii") + b"\n" for r in sealed))
+        with self.path.open("ab") as handle:
+            handle.write(b"".join(line(r).encode("ascii") + b"\n" for _, r in sealed))
             handle.flush()
             os.fsync(handle.fileno())
-        checkpoint = {"count": report.count + len(sealed), "head_hash": tip}
-        text = json.dumps(checkpoint, separators=(",", ":")) + "\n"
-        replace_atomically(head_path(path), text.encode("ascii"), durable=True)
+        count = report.count + len(sealed)
+        text = json.dumps({"count": count, "head_hash": tip}, separators=(",", ":")) + "\n"
+        replace_atomically(head_path(self.path), text.encode("ascii"), durable=True)
+        self.report = Report(count, tip, True)
+        self._stamps = self._current()
         return sealed
 
 
