@@ -146,6 +146,21 @@ class OfferInfo:
     claims: list[dict[str, Any]] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class FormInfo:
+    form_id: str
+    asker: str
+    to: str
+    title: str
+    fields: list[dict[str, Any]]
+    state: str
+    created_at: float
+    updated_at: float
+    answer: dict[str, str | list[str]] | None = None
+    reason: str | None = None
+    decision_hash: str | None = None
+
+
 def pick_fields(cls: type[Any], data: dict[str, Any]) -> dict[str, Any]:
     names = cls.__dataclass_fields__
     return {k: v for k, v in data.items() if k in names}
@@ -441,6 +456,28 @@ class HubClient(BaseClient):
             body["reason"] = reason
         data: dict[str, Any] = (await self._call("POST", "/floor", json=body)).json()
         return data
+
+    # --- operator forms and decisions ---------------------------------------------------------
+    async def ask_operator(
+        self, title: str, fields: list[dict[str, Any]], *, to: str = "all"
+    ) -> FormInfo:
+        """Ask the operator; the answer arrives as a `form_answer` item, to `to` and to you.
+        Each field is `{key, label?, type: radio|checkbox|text|textarea, options?, required?,
+        allow_other?}`."""
+        body = {"title": title, "fields": fields, "to": to}
+        data = (await self._call("POST", "/forms", json=body)).json()
+        return FormInfo(**pick_fields(FormInfo, data))
+
+    async def forms(self) -> list[FormInfo]:
+        """Pending forms of your audiences: look before you ask."""
+        data = (await self._call("GET", "/forms")).json()
+        return [FormInfo(**pick_fields(FormInfo, f)) for f in data["forms"]]
+
+    async def decisions(self, limit: int = 20) -> list[dict[str, Any]]:
+        """Ledger records you may see (broadcast and your channels'), newest first."""
+        data = (await self._call("GET", "/decisions", params={"limit": limit})).json()
+        records: list[dict[str, Any]] = data["decisions"]
+        return records
 
     # --- the job board -----------------------------------------------------------------------
     async def _offer(self, path: str, body: dict[str, Any]) -> OfferInfo:

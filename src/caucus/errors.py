@@ -109,6 +109,10 @@ class CapOpenOffers(CapExceeded):
     code = "cap_open_offers"
 
 
+class CapOpenForms(CapExceeded):
+    code = "cap_open_forms"
+
+
 class MisdirectedRequest(CaucusError):
     """The Host header names a host this hub does not serve (DNS rebinding defence)."""
 
@@ -175,6 +179,7 @@ ERRORS_BY_CODE: dict[str, type[CaucusError]] = {
         CapInterval,
         CapHourly,
         CapOpenOffers,
+        CapOpenForms,
         PayloadTooLarge,
         RateLimited,
         StorageFull,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from caucus.client import BaseClient, PeerInfo, SendResult, pick_fields
+from caucus.client import BaseClient, FormInfo, PeerInfo, SendResult, pick_fields
 
 
 class OperatorClient(BaseClient):
@@ -14,7 +14,8 @@ class OperatorClient(BaseClient):
         return (await self._call("POST", path, json=body or {})).json()
 
     async def snapshot(self) -> dict[str, Any]:
-        """What the live feed starts with: mode, rate, peers, channels, recent messages, health."""
+        """What the live feed starts with: mode, rate, peers, channels, recent messages, floors,
+        pending forms, health."""
         data: dict[str, Any] = (await self._call("GET", "/operator/snapshot")).json()
         return data
 
@@ -98,6 +99,35 @@ class OperatorClient(BaseClient):
     async def clear_floor(self, scope: str) -> dict[str, Any]:
         """Free a scope's floor: 'all' or a '#channel'."""
         data: dict[str, Any] = await self._post(f"/operator/floors/{scope.lstrip('#')}/clear")
+        return data
+
+    async def forms(self, state: str = "pending") -> list[FormInfo]:
+        """Forms in one state (pending, answered, canceled) or `all`."""
+        data = (await self._call("GET", "/operator/forms", params={"state": state})).json()
+        return [FormInfo(**pick_fields(FormInfo, f)) for f in data["forms"]]
+
+    async def form(self, form_id: str) -> FormInfo:
+        data = (await self._call("GET", f"/operator/forms/{form_id}")).json()
+        return FormInfo(**pick_fields(FormInfo, data))
+
+    async def answer_form(self, form_id: str, answers: dict[str, Any]) -> FormInfo:
+        """Answer a pending form: field key to a string, or a list of strings (checkbox)."""
+        data = await self._post(f"/operator/forms/{form_id}/answer", {"answers": answers})
+        return FormInfo(**pick_fields(FormInfo, data))
+
+    async def cancel_form(self, form_id: str, reason: str | None = None) -> FormInfo:
+        data = await self._post(f"/operator/forms/{form_id}/cancel", _reason(reason))
+        return FormInfo(**pick_fields(FormInfo, data))
+
+    async def decisions(self, limit: int = 20) -> list[dict[str, Any]]:
+        """Every decision on the ledger, newest first."""
+        data = (await self._call("GET", "/operator/decisions", params={"limit": limit})).json()
+        records: list[dict[str, Any]] = data["decisions"]
+        return records
+
+    async def ledger(self) -> dict[str, Any]:
+        """Whether the decision ledger verifies now: records, intact, anchored, any break."""
+        data: dict[str, Any] = (await self._call("GET", "/operator/ledger")).json()
         return data
 
     async def close_channel(self, channel: str) -> list[str]:

@@ -94,3 +94,20 @@ async def test_the_ledger_check_works_as_written(tmp_path: Path) -> None:
     code, out, err = await run("bash", "-eu", "-c", script)
     assert code == 0, err
     assert "intact: 1 records, anchored" in out
+
+
+async def test_the_forms_walkthrough_works_as_written(
+    url: str, live_hub: Hub, tmp_path: Path
+) -> None:
+    (block,) = [b for b in code_blocks("sh") if "/forms" in b]
+    token_file = tmp_path / "operator-token"
+    token_file.write_text(live_hub.operator.token + "\n")
+    script = block.replace("~/.local/share/caucus/operator-token", str(token_file)).replace(
+        "http://127.0.0.1:8765", url
+    )
+    code, out, err = await run("bash", "-euo", "pipefail", "-c", script)
+    assert code == 0, err
+    assert '"title":"Ship on Friday?"' in out
+    assert '"state":"answered"' in out
+    assert '"kind":"form_answer"' in out
+    assert '"decision":"Ship it: yes; Why: tests are green"' in out

@@ -39,6 +39,7 @@ PATH_VALUES = {
     "{task_id}": "t_none",
     "{offer_id}": "o_none",
     "{scope}": "all",
+    "{form_id}": "f_none",
 }
 QUERY = {"/receive": "?timeout=0", "/ping": "?peer=bob", "/export": "?format=json"}
 

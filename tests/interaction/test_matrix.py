@@ -6,6 +6,7 @@ values, and the scenario asserts one expected outcome for all of them.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -20,6 +21,7 @@ from mcp import Client, StdioServerParameters
 from caucus.client import HubClient
 from caucus.errors import CaucusError
 from caucus.mcp.ports import HubPort, LocalPort, RemotePort
+from caucus.services.hub import Hub
 from caucus.testing import make_hub, serve
 from tests.injection import read_envelope
 
@@ -34,6 +36,9 @@ class Agent(Protocol):
     async def join_channel(self, channel: str) -> list[str]: ...
     async def peers(self) -> list[str]: ...
     async def leave(self) -> None: ...
+    async def ask(self, title: str, fields: list[dict[str, Any]], to: str) -> str: ...
+    async def forms(self) -> list[str]: ...
+    async def decisions(self) -> list[str]: ...
     async def error(self, action: Callable[[], Awaitable[Any]]) -> str: ...
 
 
@@ -67,6 +72,15 @@ class PortAgent:
 
     async def leave(self) -> None:
         await self.port.leave()
+
+    async def ask(self, title: str, fields: list[dict[str, Any]], to: str) -> str:
+        return (await self.port.ask_operator(title, fields, to)).to
+
+    async def forms(self) -> list[str]:
+        return [f.title for f in await self.port.forms()]
+
+    async def decisions(self) -> list[str]:
+        return [d["subject"] for d in await self.port.decisions(20)]
 
     async def error(self, action: Callable[[], Awaitable[Any]]) -> str:
         try:
@@ -122,6 +136,18 @@ class McpAgent:
     async def leave(self) -> None:
         await self._tool("leave")
 
+    async def ask(self, title: str, fields: list[dict[str, Any]], to: str) -> str:
+        text = await self._tool("ask_operator", title=title, fields=fields, to=to)
+        return text.split("(answer goes to ", 1)[1].split(")")[0]
+
+    async def forms(self) -> list[str]:
+        text = await self._tool("list_forms")
+        return [] if text.startswith("no forms") else _quoted_after(": ", text)
+
+    async def decisions(self) -> list[str]:
+        text = await self._tool("decisions")
+        return [] if text.startswith("no decisions") else _quoted_after(": ", text)
+
     async def error(self, action: Callable[[], Awaitable[Any]]) -> str:
         try:
             await action()
@@ -134,11 +160,17 @@ class _ToolFailed(Exception):
     pass
 
 
+def _quoted_after(marker: str, text: str) -> list[str]:
+    """The first JSON-quoted string after `marker` on each line."""
+    decoder = json.JSONDecoder()
+    return [decoder.raw_decode(line.split(marker, 1)[1])[0] for line in text.splitlines()]
+
+
 Factory = Callable[[AsyncExitStack], Awaitable[Agent]]
 
 
 @asynccontextmanager
-async def path_for(kind: str, tmp_path: Path) -> AsyncIterator[Factory]:
+async def path_for(kind: str, tmp_path: Path) -> AsyncIterator[tuple[Factory, Hub]]:
     async with make_hub(tmp_path, send_rate_capacity=1000) as hub, serve(hub) as url:
 
         async def in_process(stack: AsyncExitStack) -> Agent:
@@ -160,19 +192,22 @@ async def path_for(kind: str, tmp_path: Path) -> AsyncIterator[Factory]:
             client = await stack.enter_async_context(Client(params, mode="legacy"))
             return McpAgent(client)
 
-        yield {
-            "in-process": in_process,
-            "http-api": http_api,
-            "mcp-http": mcp_http,
-            "mcp-stdio": mcp_stdio,
-        }[kind]
+        yield (
+            {
+                "in-process": in_process,
+                "http-api": http_api,
+                "mcp-http": mcp_http,
+                "mcp-stdio": mcp_stdio,
+            }[kind],
+            hub,
+        )
 
 
 @pytest.mark.parametrize("kind", ["in-process", "http-api", "mcp-http", "mcp-stdio"])
 async def test_the_same_scenario_gives_the_same_results_on_every_path(
     kind: str, tmp_path: Path
 ) -> None:
-    async with path_for(kind, tmp_path) as new_agent, AsyncExitStack() as stack:
+    async with path_for(kind, tmp_path) as (new_agent, hub), AsyncExitStack() as stack:
         alice, bob, carol = [await new_agent(stack) for _ in range(3)]
         assert [await a.join(n) for a, n in ((alice, "alice"), (bob, "bob"), (carol, "carol"))] == [
             "alice",
@@ -201,6 +236,23 @@ async def test_the_same_scenario_gives_the_same_results_on_every_path(
         assert await alice.error(lambda: alice.say("bob", "")) == "invalid_request"
         assert await alice.error(lambda: alice.say("bob", "x" * 9000)) == "payload_too_large"
         assert await alice.error(lambda: alice.say("not a name", "x")) == "invalid_request"
+
+        ship = [{"key": "ship", "label": "Ship", "type": "radio", "options": ["yes", "no"]}]
+        assert await bob.forms() == []
+        assert await carol.ask("Ship it?", ship, "all") == "all"
+        assert await bob.forms() == ["Ship it?"]
+        assert await carol.error(lambda: carol.ask("Ours?", ship, "#ops")) == "forbidden"
+        text_with_options = [{"key": "why", "type": "text", "options": ["a"]}]
+        assert await carol.error(lambda: carol.ask("Why?", text_with_options, "all")) == (
+            "invalid_request"
+        )
+        (form,) = await hub.forms.listing()
+        await hub.forms.answer(form.id, {"ship": "yes"})
+        answer = 'The operator answered "Ship it?" (asked by carol):\n- Ship: yes'
+        assert await bob.listen() == [("operator", "all", "form_answer", answer)]
+        assert await carol.listen() == [("operator", "all", "form_answer", answer)]
+        assert await bob.forms() == []
+        assert await bob.decisions() == ["Ship it?"]
 
         await bob.leave()
         assert await alice.error(lambda: alice.say("bob", "still there?")) == "not_found"

@@ -1,6 +1,9 @@
 CREATE INDEX announcements_sender ON announcements (sender_id, ts);
 CREATE INDEX announcements_ts ON announcements (ts);
 CREATE INDEX channel_members_peer ON channel_members (peer_id);
+CREATE INDEX forms_asker ON forms (asker_id, state);
+CREATE INDEX forms_pending ON forms (created_at) WHERE state = 'pending';
+CREATE INDEX forms_unrecorded ON forms (updated_at) WHERE state = 'answered' AND decision_hash IS NULL;
 CREATE INDEX idempotency_created ON idempotency (created_at);
 CREATE INDEX offers_open ON offers (state, expires_at);
 CREATE INDEX offers_poster ON offers (poster_id, state);
@@ -14,6 +17,7 @@ CREATE TABLE announcements ( seq INTEGER PRIMARY KEY, -- the routed message's se
 CREATE TABLE channel_members ( channel TEXT NOT NULL, peer_id INTEGER NOT NULL, joined_at REAL NOT NULL, PRIMARY KEY (channel, peer_id) ) WITHOUT ROWID;
 CREATE TABLE channels ( name TEXT PRIMARY KEY, topic TEXT NOT NULL DEFAULT '', topic_by TEXT, topic_at REAL, created_at REAL NOT NULL , closed_at REAL) WITHOUT ROWID;
 CREATE TABLE deliveries ( peer_id INTEGER NOT NULL, seq INTEGER NOT NULL, delivery_count INTEGER NOT NULL DEFAULT 0, visible_at REAL NOT NULL DEFAULT 0, lease INTEGER NOT NULL DEFAULT 0, lane INTEGER NOT NULL DEFAULT 1, ephemeral INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (peer_id, seq) ) WITHOUT ROWID;
+CREATE TABLE forms ( id TEXT PRIMARY KEY, asker_id INTEGER NOT NULL, asker TEXT NOT NULL, audience TEXT NOT NULL, -- 'all' or '#channel' title TEXT NOT NULL, fields TEXT NOT NULL, -- JSON list of {key, label, type, options, required, allow_other} state TEXT NOT NULL CHECK (state IN ('pending', 'answered', 'canceled')), created_at REAL NOT NULL, updated_at REAL NOT NULL, answer TEXT, -- JSON object of field key to answer reason TEXT, decision_hash TEXT ) WITHOUT ROWID;
 CREATE TABLE idempotency ( sender_id INTEGER NOT NULL, key TEXT NOT NULL, created_at REAL NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (sender_id, key) ) WITHOUT ROWID;
 CREATE TABLE messages ( seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, ts REAL NOT NULL, sender_id INTEGER, sender TEXT NOT NULL, target TEXT NOT NULL, kind TEXT NOT NULL, content TEXT NOT NULL, meta TEXT, thread TEXT, reply_to TEXT, delivered_to TEXT NOT NULL DEFAULT '[]', missed TEXT NOT NULL DEFAULT '[]' );
 CREATE TABLE offer_claims ( offer_id TEXT NOT NULL, claimant_id INTEGER NOT NULL, claimant TEXT NOT NULL, note TEXT, ts REAL NOT NULL, state TEXT NOT NULL CHECK (state IN ('pending', 'selected', 'rejected', 'withdrawn')), PRIMARY KEY (offer_id, claimant_id) ) WITHOUT ROWID;

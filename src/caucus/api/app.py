@@ -15,6 +15,7 @@ from caucus.api.middleware import SECURITY_HEADERS, BodyLimit, Guard
 from caucus.api.routes import (
     channels,
     floors,
+    forms,
     messages,
     meta,
     offers,
@@ -105,7 +106,7 @@ def create_app(
     app.state.hub = the_hub
     app.state.mcp = McpEndpoint(the_hub)
     install_error_handlers(app)
-    for module in (peers, messages, channels, floors, tasks, offers, operator, meta):
+    for module in (peers, messages, channels, floors, forms, tasks, offers, operator, meta):
         app.include_router(module.router)
     app.include_router(dashboard_routes.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)

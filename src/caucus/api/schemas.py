@@ -405,3 +405,77 @@ class FloorOut(BaseModel):
 
 class FloorsResponse(BaseModel):
     floors: list[FloorOut]
+
+
+class FormFieldIn(_In):
+    key: str = Field(description="1-40 letters, digits, '_' or '-'; unique in the form")
+    label: str | None = Field(None, description="what the operator reads; defaults to the key")
+    type: str = Field(description="radio | checkbox | text | textarea")
+    options: list[str] | None = Field(
+        None, description="radio and checkbox only: 1-20 choices of at most 100 characters"
+    )
+    required: bool = False
+    allow_other: bool = Field(False, description="choice fields: accept an answer not listed")
+
+
+class AskRequest(_In):
+    title: str = Field(description="the question, at most 200 characters")
+    fields: list[FormFieldIn] = Field(description="1-20 fields")
+    to: str = Field("all", description="who gets the answer: 'all' or a #channel you are in")
+
+
+class AnswerRequest(_In):
+    answers: dict[str, str | list[str] | None] = Field(
+        description="field key to answer: a string (radio, text, textarea) or a list of "
+        "strings (checkbox)"
+    )
+
+
+class FormFieldOut(BaseModel):
+    key: str
+    label: str
+    type: str
+    options: list[str]
+    required: bool
+    allow_other: bool
+
+
+class FormOut(BaseModel):
+    form_id: str
+    asker: str
+    to: str = Field(description="the audience: 'all' or a #channel")
+    title: str
+    fields: list[FormFieldOut]
+    state: str = Field(description="pending | answered | canceled")
+    created_at: float
+    updated_at: float
+    answer: dict[str, str | list[str]] | None
+    reason: str | None = Field(description="why the operator canceled it")
+    decision_hash: str | None = Field(description="the ledger record of the answer, once written")
+
+
+class FormsResponse(BaseModel):
+    forms: list[FormOut]
+
+
+class DecisionsResponse(BaseModel):
+    decisions: list[dict[str, Any]] = Field(
+        description="ledger records (caucus decision record format), newest first"
+    )
+
+
+class LedgerBreak(BaseModel):
+    index: int
+    reason: str
+
+
+class LedgerStatusResponse(BaseModel):
+    path: str
+    records: int = Field(description="records verified (before the break, if there is one)")
+    intact: bool
+    anchored: bool = Field(description="a head checkpoint matches (tail truncation is caught)")
+    head_hash: str
+    broken: LedgerBreak | None = None
+    unrecorded_error: str | None = Field(
+        description="why the last answers could not be recorded, if they could not"
+    )

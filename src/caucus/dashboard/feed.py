@@ -21,7 +21,10 @@ from caucus.domain.events import (
     ChannelClosed,
     ChannelJoined,
     ChannelLeft,
+    DecisionRecorded,
     Event,
+    FormAsked,
+    FormSettled,
     MessageRouted,
     ModeChanged,
     PeerJoined,
@@ -108,6 +111,12 @@ def _describe(event: Event) -> tuple[str, dict[str, Any]] | None:
             return "mode", {"mode": event.mode, "reason": event.reason}
         case RateChanged():
             return "rate", {"capacity": event.capacity, "refill": event.refill}
+        case FormAsked():
+            return "form", {"change": "asked", "form": event.form.record()}
+        case FormSettled():
+            return "form", {"change": event.form.state.value, "form": event.form.record()}
+        case DecisionRecorded():
+            return "decision", {"index": event.index, "record": event.record}
     return None
 
 
@@ -123,6 +132,9 @@ _SHOWN = (
     ChannelClosed,
     ModeChanged,
     RateChanged,
+    FormAsked,
+    FormSettled,
+    DecisionRecorded,
 )
 
 
@@ -235,6 +247,8 @@ class Feed:
             "peers": peers,
             "channels": channels,
             "messages": [message_data(m, m.delivered_to or []) for m in recent],
+            "floors": hub.floors.status(),
+            "forms": [f.record() for f in await hub.forms.listing()],
             "health": await self.health(),
         }
 

@@ -40,8 +40,10 @@ def _sse(event: FeedEvent) -> ServerSentEvent:
     "/operator/events",
     summary="Live feed (Server-Sent Events): a snapshot, then typed events and health ticks",
     description=(
-        "Event types: `snapshot` (mode, rate, peers, channels, recent messages, health), "
-        "`message`, `peer`, `channel`, `mode`, `rate` (each with an id), and `health` every "
+        "Event types: `snapshot` (mode, rate, peers, channels, recent messages, floors, "
+        "pending forms, health), `message`, `peer`, `channel`, `mode`, `rate`, `form` "
+        "(asked, answered, canceled) and `decision` (a ledger record was written), each with "
+        "an id, and `health` every "
         "~1.5 s (uptime, peers, listening, messages_per_minute, queue_depth, rss_bytes; no id). "
         "Reconnect with `Last-Event-ID` to receive exactly what was missed; if that is no "
         "longer possible a fresh `snapshot` comes first."

@@ -8,7 +8,9 @@ services never push to a UI themselves.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from caucus.domain.forms import Form
 from caucus.domain.messages import Message
 
 
@@ -87,3 +89,23 @@ class ChannelClosed(Event):
 class RateChanged(Event):
     capacity: float
     refill: float
+
+
+@dataclass(slots=True)
+class FormAsked(Event):
+    form: Form
+
+
+@dataclass(slots=True)
+class FormSettled(Event):
+    """The operator answered or canceled a form (`form.state` says which)."""
+
+    form: Form
+
+
+@dataclass(slots=True)
+class DecisionRecorded(Event):
+    """A record was appended to the decision ledger."""
+
+    index: int
+    record: dict[str, Any]

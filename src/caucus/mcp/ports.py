@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from caucus.client import (
     ChannelInfo,
+    FormInfo,
     HubClient,
     InboundMessage,
     LastPreview,
@@ -101,6 +102,12 @@ class HubPort(Protocol):
     async def post_offer(
         self, payload: str, subject: str | None, skills: list[str] | None, ttl: float | None
     ) -> OfferInfo: ...
+
+    async def ask_operator(self, title: str, fields: list[dict[str, Any]], to: str) -> FormInfo: ...
+
+    async def forms(self) -> list[FormInfo]: ...
+
+    async def decisions(self, limit: int) -> list[dict[str, Any]]: ...
 
     async def claim_offer(self, offer_id: str, note: str | None) -> OfferInfo: ...
 
@@ -215,6 +222,15 @@ class RemotePort:
 
     async def claim_offer(self, offer_id: str, note: str | None) -> OfferInfo:
         return await self.client.claim_offer(offer_id, note)
+
+    async def ask_operator(self, title: str, fields: list[dict[str, Any]], to: str) -> FormInfo:
+        return await self.client.ask_operator(title, fields, to=to)
+
+    async def forms(self) -> list[FormInfo]:
+        return await self.client.forms()
+
+    async def decisions(self, limit: int) -> list[dict[str, Any]]:
+        return await self.client.decisions(limit)
 
     async def resolve_offer(self, offer_id: str, select: str | None, withdraw: bool) -> OfferInfo:
         return await self.client.resolve_offer(offer_id, select=select, withdraw=withdraw)
@@ -411,6 +427,17 @@ class LocalPort:
     async def claim_offer(self, offer_id: str, note: str | None) -> OfferInfo:
         offer = await self.hub.offers.claim(await self._me(), offer_id, note)
         return OfferInfo(**pick_fields(OfferInfo, offer.record()))
+
+    async def ask_operator(self, title: str, fields: list[dict[str, Any]], to: str) -> FormInfo:
+        form = await self.hub.forms.ask(await self._me(), title, fields, to)
+        return FormInfo(**pick_fields(FormInfo, form.record()))
+
+    async def forms(self) -> list[FormInfo]:
+        forms = await self.hub.forms.visible(await self._me())
+        return [FormInfo(**pick_fields(FormInfo, f.record())) for f in forms]
+
+    async def decisions(self, limit: int) -> list[dict[str, Any]]:
+        return await self.hub.decisions.visible(await self._me(), limit)
 
     async def resolve_offer(self, offer_id: str, select: str | None, withdraw: bool) -> OfferInfo:
         offer = await self.hub.offers.resolve(

@@ -10,7 +10,7 @@ from importlib import resources
 
 from caucus.errors import NotFound
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 CORE_LIMIT = 8000
 
 

@@ -14,8 +14,10 @@ from caucus.domain.control import Rate, Room, RoomMode
 from caucus.services.announcements import Announcements
 from caucus.services.channels import Channels
 from caucus.services.control import Control
+from caucus.services.decisions import DecisionLog
 from caucus.services.delivery import DeliveryService
 from caucus.services.floors import Floors
+from caucus.services.forms import Forms
 from caucus.services.notifier import Notifier
 from caucus.services.offers import OfferService
 from caucus.services.registry import Registry
@@ -69,6 +71,10 @@ class Hub:
             self.store, self.delivery, self.announcements, self.clock, settings
         )
         self.floors = Floors(self.store, self.notifier, self.delivery, self.clock)
+        self.decisions = DecisionLog(self.store, self.notifier, self.clock, settings.ledger_path())
+        self.forms = Forms(
+            self.store, self.delivery, self.notifier, self.clock, self.decisions.record_pending
+        )
         self.delivery.floor_gate = self.floors.check_send
         self.control = Control(
             self.store,
@@ -102,6 +108,7 @@ class Hub:
     async def start(self) -> None:
         await self.store.open()
         await self.control.load()
+        await self.decisions.start()
         if self.transcript is not None:
             await self.transcript.start()
         self.started_at = self.clock.now()
@@ -119,6 +126,7 @@ class Hub:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        await self.decisions.stop()
         with contextlib.suppress(Exception):
             await self.registry.flush_last_seen()
         if self.transcript is not None:

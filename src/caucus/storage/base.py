@@ -11,6 +11,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, Protocol
 
 from caucus.domain.channels import Channel
+from caucus.domain.forms import Form, FormState, Reach
 from caucus.domain.messages import AppendOutcome, ClaimResult, Message, NewMessage, Peek
 from caucus.domain.names import Target
 from caucus.domain.offers import Offer, Resolution
@@ -264,6 +265,43 @@ class Store(Protocol):
     async def list_offers(self, state: str | None, limit: int = 200) -> list[Offer]: ...
 
     async def expire_offers(self, now: float) -> int: ...
+
+    # --- operator forms ------------------------------------------------------------------
+    async def create_form(
+        self, form: Form, *, asker_id: int, max_pending: int
+    ) -> tuple[Form, bool]:
+        """Store a pending form. If the asker already has an identical one pending, return
+        that instead (True); past `max_pending` pending forms per asker, CapOpenForms."""
+        ...
+
+    async def get_form(self, form_id: str) -> Form | None: ...
+
+    async def list_forms(self, state: FormState | None, limit: int = 200) -> list[Form]:
+        """Forms in one state, oldest first (or every form, newest first)."""
+        ...
+
+    async def settle_form(
+        self,
+        form_id: str,
+        *,
+        state: FormState,
+        answer: dict[str, Any] | None,
+        reason: str | None,
+        now: float,
+        notify: Callable[[Form, Reach], list[tuple[NewMessage, Target]]],
+    ) -> tuple[Form, list[AppendOutcome]]:
+        """Answer or cancel a pending form and route the messages `notify` builds, atomically.
+        `notify` learns whether the asker is still here and already in the form's audience.
+        NotFound for an unknown form, Conflict for one already settled (nothing changes)."""
+        ...
+
+    async def unrecorded_forms(self, limit: int = 100) -> list[Form]:
+        """Answered forms whose ledger record is not written yet, oldest first."""
+        ...
+
+    async def mark_forms_recorded(self, hashes: dict[str, str]) -> None:
+        """Note the ledger record (its hash) each form's answer became."""
+        ...
 
     # --- channels --------------------------------------------------------------------------
     async def join_channel(self, peer_id: int, channel: str, now: float) -> bool:

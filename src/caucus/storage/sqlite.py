@@ -14,12 +14,12 @@ from typing import IO
 from caucus.errors import StorageError
 from caucus.storage.migrate import migrate_sqlite
 from caucus.storage.sqlite_channels import ChannelOps
-from caucus.storage.sqlite_offers import OfferOps
+from caucus.storage.sqlite_forms import FormOps
 from caucus.storage.sqlite_peers import PeerOps
 from caucus.storage.sqlite_runners import GroupCommitWriter, ReaderThread
 
 
-class SqliteStore(PeerOps, OfferOps, ChannelOps):
+class SqliteStore(PeerOps, FormOps, ChannelOps):
     """`Store` on one SQLite file. Only one hub process may open a file at a time."""
 
     def __init__(self, path: Path, *, synchronous: str = "FULL", batch_max: int = 512) -> None:

@@ -1,0 +1,154 @@
+"""Operator forms and the decisions they become, over HTTP."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+
+from caucus.api.auth import OperatorDep, PeerDep, ViewerDep, access, hub_of
+from caucus.api.schemas import (
+    AnswerRequest,
+    AskRequest,
+    DecisionsResponse,
+    ErrorBody,
+    FormOut,
+    FormsResponse,
+    LedgerStatusResponse,
+    ReasonRequest,
+)
+from caucus.domain.forms import FormState
+from caucus.errors import InvalidRequest
+from caucus.services.roles import Access
+
+router = APIRouter(tags=["forms"])
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorBody, "description": "missing, unknown or ended token"},
+    403: {"model": ErrorBody, "description": "not a member of the channel, or not the operator"},
+    404: {"model": ErrorBody, "description": "no such form"},
+    409: {"model": ErrorBody, "description": "the form was already answered or canceled"},
+    422: {"model": ErrorBody, "description": "a field or answer that does not fit the form"},
+    429: {"model": ErrorBody, "description": "cap_open_forms: too many of your forms pending"},
+}
+Limit = Annotated[int, Query(description="how many, newest first (1-200)")]
+
+
+@router.post(
+    "/forms",
+    response_model=FormOut,
+    summary="Ask the operator a bounded question; the answer goes to `to` and to you",
+    responses=_ERRORS,
+    openapi_extra=access(Access.AGENT),
+)
+async def ask(body: AskRequest, request: Request, peer: PeerDep) -> dict[str, Any]:
+    fields = [f.model_dump(exclude_none=True) for f in body.fields]
+    form = await hub_of(request).forms.ask(peer, body.title, fields, body.to)
+    return form.record()
+
+
+@router.get(
+    "/forms",
+    response_model=FormsResponse,
+    summary="Pending forms of your audiences (look before you ask)",
+    responses=_ERRORS,
+    openapi_extra=access(Access.AGENT),
+)
+async def list_forms(request: Request, peer: PeerDep) -> dict[str, Any]:
+    return {"forms": [f.record() for f in await hub_of(request).forms.visible(peer)]}
+
+
+@router.get(
+    "/decisions",
+    response_model=DecisionsResponse,
+    summary="What was decided, newest first: broadcast decisions and your channels'",
+    responses=_ERRORS,
+    openapi_extra=access(Access.AGENT),
+)
+async def decisions(request: Request, peer: PeerDep, limit: Limit = 20) -> dict[str, Any]:
+    return {"decisions": await hub_of(request).decisions.visible(peer, limit)}
+
+
+@router.get(
+    "/operator/forms",
+    response_model=FormsResponse,
+    summary="Forms by state: pending (the default, oldest first), answered, canceled or all",
+    responses=_ERRORS,
+    openapi_extra=access(Access.VIEWER),
+)
+async def operator_forms(
+    request: Request,
+    _: ViewerDep,
+    state: Annotated[str, Query(description="pending | answered | canceled | all")] = "pending",
+) -> dict[str, Any]:
+    forms = await hub_of(request).forms.listing(_state(state))
+    return {"forms": [f.record() for f in forms]}
+
+
+@router.get(
+    "/operator/forms/{form_id}",
+    response_model=FormOut,
+    summary="One form, in any state",
+    responses=_ERRORS,
+    openapi_extra=access(Access.VIEWER),
+)
+async def operator_form(form_id: str, request: Request, _: ViewerDep) -> dict[str, Any]:
+    return (await hub_of(request).forms.get(form_id)).record()
+
+
+@router.post(
+    "/operator/forms/{form_id}/answer",
+    response_model=FormOut,
+    summary="Answer a pending form: delivered to its audience and asker, and recorded",
+    responses=_ERRORS,
+    openapi_extra=access(Access.OPERATOR),
+)
+async def answer(
+    form_id: str, body: AnswerRequest, request: Request, _: OperatorDep
+) -> dict[str, Any]:
+    return (await hub_of(request).forms.answer(form_id, body.answers)).record()
+
+
+@router.post(
+    "/operator/forms/{form_id}/cancel",
+    response_model=FormOut,
+    summary="Cancel a pending form; the asker is told (with the reason, if given)",
+    responses=_ERRORS,
+    openapi_extra=access(Access.OPERATOR),
+)
+async def cancel(
+    form_id: str, request: Request, _: OperatorDep, body: ReasonRequest | None = None
+) -> dict[str, Any]:
+    form = await hub_of(request).forms.cancel(form_id, body.reason if body else None)
+    return form.record()
+
+
+@router.get(
+    "/operator/decisions",
+    response_model=DecisionsResponse,
+    summary="Every decision on the ledger, newest first",
+    responses=_ERRORS,
+    openapi_extra=access(Access.VIEWER),
+)
+async def operator_decisions(request: Request, _: ViewerDep, limit: Limit = 20) -> dict[str, Any]:
+    return {"decisions": await hub_of(request).decisions.recent(limit, None)}
+
+
+@router.get(
+    "/operator/ledger",
+    response_model=LedgerStatusResponse,
+    summary="Whether the decision ledger verifies now",
+    responses=_ERRORS,
+    openapi_extra=access(Access.VIEWER),
+)
+async def ledger(request: Request, _: ViewerDep) -> dict[str, Any]:
+    return await hub_of(request).decisions.status()
+
+
+def _state(state: str) -> FormState | None:
+    if state == "all":
+        return None
+    try:
+        return FormState(state)
+    except ValueError:
+        raise InvalidRequest("state is pending, answered, canceled or all", field="state") from None

@@ -1,0 +1,74 @@
+"""Decisions as ledger records (../shared/specs/decision-record.md), and who may read them.
+
+The record's own fields follow the format; what only Caucus needs (which form, who asked, the
+audience, the raw answers) sits under one extra key, `caucus`, which the format allows and the
+hash covers. `caucus.audience` is what scopes a decision: `all` is everyone's, `#channel` its
+members'; a record without one is the operator's alone.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from caucus.domain.forms import Form, answer_lines
+from caucus.domain.names import BROADCAST
+
+SCHEMA_VERSION = "0.1"
+OPERATOR = "operator"
+
+
+def iso_utc(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat()
+
+
+def form_decision(form: Form) -> dict[str, Any]:
+    """The ledger record of an answered form: the operator's answer is the decision."""
+    lines = answer_lines(form)
+    verdict = "; ".join(lines) if lines else "answered with no field filled in"
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "timestamp": iso_utc(form.updated_at),
+        "subject": form.title,
+        "positions": [
+            {
+                "agent": OPERATOR,
+                "stance": "answered",
+                "summary": f"answered the form {form.asker} asked",
+                "confidence": 1.0,
+            }
+        ],
+        "decision": verdict,
+        "dissent": [],
+        "confidence": 1.0,
+        "evidence": [{"source": "caucus-form", "ref": form.id}],
+        "caucus": {
+            "kind": "form",
+            "form_id": form.id,
+            "asker": form.asker,
+            "audience": form.audience,
+            "asked_at": iso_utc(form.created_at),
+            "fields": [f.record() for f in form.fields],
+            "answers": form.answer or {},
+        },
+    }
+
+
+def audience_of(record: dict[str, Any]) -> str | None:
+    extra = record.get("caucus")
+    audience = extra.get("audience") if isinstance(extra, dict) else None
+    return audience if isinstance(audience, str) else None
+
+
+def form_id_of(record: dict[str, Any]) -> str | None:
+    extra = record.get("caucus")
+    form_id = extra.get("form_id") if isinstance(extra, dict) else None
+    return form_id if isinstance(form_id, str) else None
+
+
+def visible_to(record: dict[str, Any], channels: frozenset[str] | None) -> bool:
+    """Whether a peer in `channels` may read the record; None is the operator, who reads all."""
+    if channels is None:
+        return True
+    audience = audience_of(record)
+    return audience == BROADCAST or (audience is not None and audience in channels)

@@ -1,0 +1,152 @@
+"""The hub's decision ledger: answered forms (and later, deliberations) become records.
+
+`record_pending()` writes every answered form not yet on the ledger, then notes each record's
+hash on its form; the forms service calls it after each answer, and the hub once at start.
+The database says what must be recorded and the ledger what was, so a crash between the two
+never loses a decision or records one twice: the forms still marked unrecorded are first
+looked up in the ledger's tail, and only the missing ones are appended. Each appended record
+is announced as a `DecisionRecorded` event. File work runs in a thread.
+A ledger that fails verification is never appended to: the answers stay unrecorded, the
+failure is logged and shown in `status()`, and recording resumes once the ledger is restored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from caucus.clock import Clock
+from caucus.domain.decisions import form_decision, form_id_of, visible_to
+from caucus.domain.events import DecisionRecorded
+from caucus.domain.forms import Form
+from caucus.domain.peers import Peer
+from caucus.errors import CaucusError, InvalidRequest
+from caucus.ledger.chain import Ledger
+from caucus.ledger.tail import newest_first
+from caucus.ledger.verify import Report
+from caucus.services.notifier import Notifier
+from caucus.storage.base import Store
+
+log = logging.getLogger(__name__)
+
+MAX_LIMIT = 200
+# How far before the oldest unrecorded answer to look for its record on the ledger.
+LOOKBACK = timedelta(minutes=10)
+
+
+class DecisionLog:
+    def __init__(self, store: Store, notifier: Notifier, clock: Clock, path: Path) -> None:
+        self._store = store
+        self._notifier = notifier
+        self._clock = clock
+        self.path = path
+        self._ledger = Ledger(path)
+        self._lock = asyncio.Lock()
+        self._task: asyncio.Task[int] | None = None
+        self.last_error: str | None = None
+
+    async def start(self) -> None:
+        """Record, in the background, what an earlier run answered but did not record."""
+        self._task = asyncio.create_task(self.record_pending(), name="caucus-decisions")
+
+    async def stop(self) -> None:
+        """Let a write in progress finish and be noted."""
+        if self._task is not None:
+            with contextlib.suppress(Exception):
+                await self._task
+            self._task = None
+        async with self._lock:
+            pass
+
+    async def record_pending(self) -> int:
+        """Write every answered form that is not on the ledger yet; returns how many."""
+        async with self._lock:
+            forms = await self._store.unrecorded_forms()
+            if not forms:
+                return 0
+            try:
+                appended, found = await asyncio.to_thread(self._write, forms)
+            except (CaucusError, OSError) as exc:
+                # The answers stand; the next answer or start tries again.
+                self.last_error = exc.detail if isinstance(exc, CaucusError) else str(exc)
+                log.error("decisions not recorded: %s", self.last_error)
+                return 0
+            self.last_error = None
+            hashes = dict(found)
+            for _, record in appended:
+                hashes[form_id_of(record) or ""] = record["hash"]
+            await self._store.mark_forms_recorded(hashes)
+            now = self._clock.now()
+            for index, record in appended:
+                self._notifier.emit(DecisionRecorded(now, index, record))
+            return len(appended)
+
+    def _write(self, forms: list[Form]) -> tuple[list[tuple[int, dict[str, Any]]], dict[str, str]]:
+        wanted = {f.id for f in forms}
+        since = datetime.fromisoformat(form_decision(forms[0])["timestamp"]) - LOOKBACK
+
+        def already() -> Mapping[str, str]:
+            found: dict[str, str] = {}
+            for record in newest_first(self.path):
+                form_id = form_id_of(record)
+                if form_id in wanted and isinstance(record.get("hash"), str):
+                    found[form_id] = record["hash"]
+                if _older(record, since):
+                    break
+            return found
+
+        return self._ledger.append_new(
+            [form_decision(f) for f in forms], key=lambda r: form_id_of(dict(r)), already=already
+        )
+
+    # --- reading ----------------------------------------------------------------------------
+    async def recent(self, limit: int, channels: frozenset[str] | None) -> list[dict[str, Any]]:
+        """The newest decisions a reader in `channels` may see (None: the operator, all)."""
+        if not 1 <= limit <= MAX_LIMIT:
+            raise InvalidRequest(f"limit is 1-{MAX_LIMIT}", field="limit")
+
+        def read() -> list[dict[str, Any]]:
+            out: list[dict[str, Any]] = []
+            for record in newest_first(self.path):
+                if visible_to(record, channels):
+                    out.append(record)
+                    if len(out) >= limit:
+                        break
+            return out
+
+        return await asyncio.to_thread(read)
+
+    async def visible(self, peer: Peer, limit: int) -> list[dict[str, Any]]:
+        """The newest decisions `peer` may see: broadcast ones and its channels'."""
+        channels = frozenset(await self._store.peer_channels(peer.id))
+        return await self.recent(limit, channels)
+
+    async def status(self) -> dict[str, Any]:
+        """Whether the ledger verifies now (a full pass only when the file changed)."""
+        report: Report = await asyncio.to_thread(self._ledger.status)
+        out: dict[str, Any] = {
+            "path": str(self.path),
+            "records": report.count,
+            "intact": report.broken is None,
+            "anchored": report.anchored,
+            "head_hash": report.head_hash,
+            "unrecorded_error": self.last_error,
+        }
+        if report.broken is not None:
+            out["broken"] = {"index": report.broken.index, "reason": report.broken.reason}
+        return out
+
+
+def _older(record: dict[str, Any], since: datetime) -> bool:
+    stamp = record.get("timestamp")
+    if not isinstance(stamp, str):
+        return False
+    try:
+        return datetime.fromisoformat(stamp) < since
+    except (ValueError, TypeError):
+        return False

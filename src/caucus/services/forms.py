@@ -1,0 +1,189 @@
+"""Operator forms: one bounded question to the human instead of ten scattered ones.
+
+An agent asks (`ask`) with a title and typed fields, addressed to `all` or a #channel it
+belongs to; asking the same form again while it is pending returns the first. Pending forms are
+listed to every peer of their audience, so nobody asks twice. The operator answers (checked
+against the fields) or cancels. The answer goes, in one transaction with the state change, to
+the audience and to the asker (a direct copy if the audience message would miss them), in the
+priority lane; a cancellation goes to the asker. Then the answer is recorded in the decision
+ledger (`record`, the hub's `DecisionLog`), so the answered form comes back with the record's
+hash; if the ledger refuses, the answer stands, delivered, and is recorded once it is restored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from caucus.clock import Clock
+from caucus.domain.events import FormAsked, FormSettled
+from caucus.domain.forms import (
+    MAX_PENDING_PER_ASKER,
+    Form,
+    FormState,
+    Reach,
+    answer_lines,
+    check_answer,
+    check_title,
+    parse_fields,
+)
+from caucus.domain.messages import Lane, NewMessage
+from caucus.domain.names import BROADCAST, Target, TargetKind, check_channel_name
+from caucus.domain.peers import Peer
+from caucus.errors import Forbidden, InvalidRequest, NotFound
+from caucus.ids import MessageIds
+from caucus.services.delivery import DeliveryService
+from caucus.services.notifier import Notifier
+from caucus.storage.base import Store
+
+OPERATOR = "operator"
+ANSWER_KIND = "form_answer"
+CANCELED_KIND = "form_canceled"
+MAX_REASON = 500
+
+
+class Forms:
+    def __init__(
+        self,
+        store: Store,
+        delivery: DeliveryService,
+        notifier: Notifier,
+        clock: Clock,
+        record: Callable[[], Awaitable[object]] | None = None,
+    ) -> None:
+        self._record = record  # writes answered forms to the ledger
+        self._store = store
+        self._delivery = delivery
+        self._notifier = notifier
+        self._clock = clock
+        self._ids = MessageIds()
+
+    # --- agents -------------------------------------------------------------------------------
+    async def ask(self, peer: Peer, title: str, fields: Any, to: str = BROADCAST) -> Form:
+        """Put a form to the operator. Returns the pending form (the earlier one, if this asker
+        already has the same form pending)."""
+        title = check_title(title)
+        parsed = parse_fields(fields)
+        audience = self._audience(to)
+        if audience != BROADCAST and audience not in await self._store.peer_channels(peer.id):
+            raise Forbidden(f"join {audience} before asking the operator on its behalf")
+        now = self._clock.now()
+        form = Form(
+            id="f_" + self._ids.next().removeprefix("m_"),
+            asker=peer.name,
+            audience=audience,
+            title=title,
+            fields=parsed,
+            state=FormState.PENDING,
+            created_at=now,
+            updated_at=now,
+        )
+        stored, existing = await self._store.create_form(
+            form, asker_id=peer.id, max_pending=MAX_PENDING_PER_ASKER
+        )
+        if not existing:
+            self._notifier.emit(FormAsked(now, stored))
+        return stored
+
+    async def visible(self, peer: Peer) -> list[Form]:
+        """Pending forms this peer's audiences share: broadcast ones, its channels', its own."""
+        channels = set(await self._store.peer_channels(peer.id))
+        return [
+            f
+            for f in await self._store.list_forms(FormState.PENDING)
+            if f.audience == BROADCAST or f.audience in channels or f.asker == peer.name
+        ]
+
+    @staticmethod
+    def _audience(to: str) -> str:
+        if to == BROADCAST:
+            return BROADCAST
+        if not to.startswith("#"):
+            raise InvalidRequest("to is 'all' or a #channel you belong to", field="to")
+        return check_channel_name(to)
+
+    # --- the operator -------------------------------------------------------------------------
+    async def listing(self, state: FormState | None = FormState.PENDING) -> list[Form]:
+        """Forms in one state (pending ones oldest first), or all of them newest first."""
+        return await self._store.list_forms(state)
+
+    async def get(self, form_id: str) -> Form:
+        form = await self._store.get_form(form_id)
+        if form is None:
+            raise NotFound(f"no form {form_id!r}", form_id=form_id)
+        return form
+
+    async def answer(self, form_id: str, answers: Any) -> Form:
+        form = await self.get(form_id)
+        checked = check_answer(form.fields, answers)
+        answered = await self._settle(form_id, FormState.ANSWERED, checked, None)
+        if self._record is None:
+            return answered
+        await self._record()
+        return await self.get(form_id)
+
+    async def cancel(self, form_id: str, reason: str | None = None) -> Form:
+        if reason is not None and len(reason) > MAX_REASON:
+            raise InvalidRequest(f"reason is at most {MAX_REASON} characters", field="reason")
+        return await self._settle(form_id, FormState.CANCELED, None, reason)
+
+    async def _settle(
+        self, form_id: str, state: FormState, answer: dict[str, Any] | None, reason: str | None
+    ) -> Form:
+        now = self._clock.now()
+        form, outcomes = await self._store.settle_form(
+            form_id,
+            state=state,
+            answer=answer,
+            reason=reason,
+            now=now,
+            notify=self._answer_messages if state is FormState.ANSWERED else self._cancel_messages,
+        )
+        for outcome in outcomes:
+            self._delivery.after_append(outcome)
+        self._notifier.emit(FormSettled(now, form))
+        return form
+
+    # --- what the audience is told ------------------------------------------------------------
+    def _message(self, form: Form, to: str, kind: str, content: str, **meta: Any) -> NewMessage:
+        return NewMessage(
+            id=self._delivery.new_id(),
+            ts=self._clock.now(),
+            sender_id=None,
+            sender=OPERATOR,
+            to=to,
+            kind=kind,
+            content=content,
+            meta={"form_id": form.id, "title": form.title, "asker": form.asker, **meta},
+            thread=form.id,
+            lane=Lane.PRIORITY,
+            joins_channel=False,
+        )
+
+    def _answer_messages(self, form: Form, reach: Reach) -> list[tuple[NewMessage, Target]]:
+        lines = answer_lines(form) or ["(no field filled in)"]
+        text = "\n".join(
+            [f"The operator answered {json.dumps(form.title)} (asked by {form.asker}):"]
+            + [f"- {line}" for line in lines]
+        )
+        kind = TargetKind.ALL if form.audience == BROADCAST else TargetKind.CHANNEL
+        answer = form.answer or {}
+        out = [
+            (
+                self._message(form, form.audience, ANSWER_KIND, text, answers=answer),
+                Target(kind, form.audience),
+            )
+        ]
+        if reach.asker_present and not reach.asker_in_audience:
+            copy = self._message(form, form.asker, ANSWER_KIND, text, answers=answer)
+            out.append((copy, Target(TargetKind.PEER, form.asker)))
+        return out
+
+    def _cancel_messages(self, form: Form, reach: Reach) -> list[tuple[NewMessage, Target]]:
+        if not reach.asker_present:
+            return []
+        text = f"The operator canceled your form {json.dumps(form.title)}"
+        text += f": {form.reason}" if form.reason else "."
+        message = self._message(form, form.asker, CANCELED_KIND, text, reason=form.reason)
+        return [(message, Target(TargetKind.PEER, form.asker))]

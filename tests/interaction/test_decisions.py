@@ -1,0 +1,121 @@
+"""Answered forms on the decision ledger: exactly once across crashes, never onto a ledger that
+fails verification, in answer order, and announced on the operator's feed."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import sqlite3
+from pathlib import Path
+
+import httpx2
+
+from caucus.ledger.commands import verify
+from caucus.ledger.tail import newest_first
+from caucus.services.hub import Hub
+from caucus.testing import make_hub, serve
+from tests.interaction.test_feed import next_of
+from tests.interaction.test_forms import recorded
+from tests.sse import read_events
+
+ASKERS = itertools.count()
+ONE = [{"key": "go", "label": "Go ahead", "type": "radio", "options": ["yes", "no"]}]
+
+
+async def ask_and_answer(hub: Hub, title: str, answer: str = "yes") -> str:
+    asker = await hub.registry.register(name=f"asker-{next(ASKERS)}")
+    form = await hub.forms.ask(asker.peer, title, ONE)
+    await hub.forms.answer(form.id, {"go": answer})
+    return form.id
+
+
+def form_ids_on(path: Path) -> list[str]:
+    return [r["caucus"]["form_id"] for r in reversed(list(newest_first(path)))]
+
+
+async def test_an_answer_noted_as_unrecorded_after_a_crash_is_not_recorded_twice(
+    tmp_path: Path,
+) -> None:
+    async with make_hub(tmp_path) as hub:
+        form_id = await ask_and_answer(hub, "Merge the branch?")
+        digest = await recorded(hub, form_id)
+        ledger, db = hub.decisions.path, hub.db_path
+    assert db is not None
+    # The crash window: the record is on the ledger, the hub died before noting it.
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE forms SET decision_hash = NULL")
+    async with make_hub(tmp_path) as hub:
+        assert await recorded(hub, form_id) == digest
+    assert form_ids_on(ledger) == [form_id]
+    assert verify(ledger).code == 0
+
+
+async def test_answers_the_ledger_never_got_are_recorded_on_the_next_start(
+    tmp_path: Path,
+) -> None:
+    async with make_hub(tmp_path) as hub:
+        first = await ask_and_answer(hub, "First question")
+        await recorded(hub, first)
+        ledger = hub.decisions.path
+        good = ledger.read_bytes()
+        ledger.write_bytes(good.replace(b"First question", b"Forged question"))
+        second = await ask_and_answer(hub, "Second question")
+        # Answered and delivered, but the tampered ledger is not appended to.
+        assert await hub.decisions.record_pending() == 0
+        assert (await hub.forms.get(second)).decision_hash is None
+        status = await hub.decisions.status()
+        assert status["intact"] is False
+        assert status["broken"] == {"index": 0, "reason": "content hash mismatch"}
+        assert "fails verification at record 0" in status["unrecorded_error"]
+        assert ledger.read_bytes().count(b"\n") == 1
+    ledger.write_bytes(good)  # the operator restores the ledger from a copy
+    async with make_hub(tmp_path) as hub:
+        await recorded(hub, second)
+        assert (await hub.decisions.status())["intact"] is True
+    assert form_ids_on(ledger) == [first, second]
+
+
+async def test_many_answers_are_chained_in_the_order_they_were_given(tmp_path: Path) -> None:
+    async with make_hub(tmp_path) as hub:
+        asker = await hub.registry.register(name="asker")
+        forms = [await hub.forms.ask(asker.peer, f"question {n}", ONE) for n in range(5)]
+        more = await hub.registry.register(name="more")
+        forms += [await hub.forms.ask(more.peer, f"question {n}", ONE) for n in range(5, 10)]
+        await asyncio.gather(*[hub.forms.answer(f.id, {"go": "no"}) for f in forms])
+        for form in forms:
+            await recorded(hub, form.id)
+        ledger = hub.decisions.path
+        answered = sorted(
+            [await hub.forms.get(f.id) for f in forms], key=lambda f: (f.updated_at, f.id)
+        )
+        hashes = {f.id: f.decision_hash for f in answered}
+    records = list(reversed(list(newest_first(ledger))))
+    assert [r["caucus"]["form_id"] for r in records] == [f.id for f in answered]
+    assert all(hashes[r["caucus"]["form_id"]] == r["hash"] for r in records)
+    outcome = verify(ledger)
+    assert (outcome.code, outcome.data["records"]) == (0, 10)
+
+
+async def test_the_feed_shows_forms_and_decisions_as_they_happen(tmp_path: Path) -> None:
+    async with make_hub(tmp_path) as hub, serve(hub) as url:
+        asker = await hub.registry.register(name="alice")
+        early = await hub.forms.ask(asker.peer, "Asked before the console opened", ONE)
+        headers = {"Authorization": f"Bearer {hub.operator.token}"}
+        async with (
+            httpx2.AsyncClient(base_url=url, headers=headers, timeout=30) as http,
+            http.stream("GET", "/operator/events") as response,
+        ):
+            events = read_events(response)
+            snapshot = await next_of(events, "snapshot")
+            assert [f["form_id"] for f in snapshot.data["forms"]] == [early.id]
+            assert snapshot.data["floors"] == []
+            later = await hub.forms.ask(asker.peer, "Asked while watching", ONE)
+            asked = await next_of(events, "form")
+            assert (asked.data["change"], asked.data["form"]["form_id"]) == ("asked", later.id)
+            await hub.forms.answer(later.id, {"go": "yes"})
+            skip = {"health", "message"}
+            answered = await next_of(events, "form", skip)
+            assert answered.data["change"] == "answered"
+            decision = await next_of(events, "decision", skip)
+            assert decision.data["index"] == 0
+            assert decision.data["record"]["caucus"]["form_id"] == later.id
