@@ -25,6 +25,7 @@ from caucus.api.routes import (
 )
 from caucus.clock import Clock
 from caucus.config import Settings
+from caucus.dashboard import console, oversight
 from caucus.dashboard import routes as dashboard_routes
 from caucus.dashboard.feed import Feed
 from caucus.mcp.http import MCP_PATH, McpEndpoint
@@ -109,5 +110,7 @@ def create_app(
     for module in (peers, messages, channels, floors, forms, tasks, offers, operator, meta):
         app.include_router(module.router)
     app.include_router(dashboard_routes.router)
+    app.include_router(oversight.router)
+    app.include_router(console.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     return app

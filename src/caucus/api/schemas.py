@@ -479,3 +479,27 @@ class LedgerStatusResponse(BaseModel):
     unrecorded_error: str | None = Field(
         description="why the last answers could not be recorded, if they could not"
     )
+
+
+class SessionResponse(BaseModel):
+    role: str = Field(description="operator | observer")
+    version: str
+
+
+class RoutedMessageOut(BaseModel):
+    seq: int
+    id: str
+    ts: float
+    sender: str
+    to: str
+    kind: str
+    content: str
+    meta: dict[str, Any] | None = None
+    thread: str | None = None
+    reply_to: str | None = None
+    delivered_to: list[str]
+
+
+class HistoryResponse(BaseModel):
+    messages: list[RoutedMessageOut] = Field(description="oldest first")
+    more: bool = Field(description="older messages matching the same filters exist")

@@ -21,12 +21,13 @@ from caucus.domain.events import ChannelJoined, MessageRouted
 from caucus.domain.messages import (
     AppendOutcome,
     Delivery,
+    Message,
     MessageKind,
     NewMessage,
     Peek,
     SendReceipt,
 )
-from caucus.domain.names import Target, parse_target
+from caucus.domain.names import Target, check_channel_name, check_peer_name, parse_target
 from caucus.domain.peers import Peer
 from caucus.errors import InvalidRequest, PayloadTooLarge, RoomStopped
 from caucus.ids import MessageIds
@@ -38,6 +39,10 @@ from caucus.storage.base import Store
 MAX_THREAD = 128
 MAX_IDEMPOTENCY_KEY = 200
 MAX_ACK_SEQS = 1000
+MAX_HISTORY = 500
+MAX_SEARCH = 200
+# Senders that are not peers but can be filtered on: the operator and the hub itself.
+RESERVED_SENDERS = frozenset({"operator", "hub"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,3 +242,28 @@ class DeliveryService:
 
     async def peek(self, peer: Peer) -> Peek:
         return await self._store.peek(peer.id)
+
+    async def history(
+        self,
+        *,
+        before: int | None = None,
+        limit: int = 200,
+        peer: str | None = None,
+        channel: str | None = None,
+        kind: str | None = None,
+        text: str | None = None,
+    ) -> list[Message]:
+        """The operator's view back in time: the newest `limit` messages before seq `before`,
+        optionally from, to or delivered to `peer`, in `channel`, of `kind`, or holding
+        `text`."""
+        if not 1 <= limit <= MAX_HISTORY:
+            raise InvalidRequest(f"limit is 1-{MAX_HISTORY}", field="limit")
+        if peer is not None:
+            peer = check_peer_name(peer) if peer not in RESERVED_SENDERS else peer
+        if channel is not None:
+            channel = check_channel_name(channel)
+        if text is not None and len(text) > MAX_SEARCH:
+            raise InvalidRequest(f"q is at most {MAX_SEARCH} characters", field="q")
+        return await self._store.messages_before(
+            before, limit, peer=peer, channel=channel, kind=kind or None, text=text or None
+        )

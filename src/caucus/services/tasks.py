@@ -263,6 +263,17 @@ class TaskService:
             raise InvalidRequest(f"status is one of {names}", field="status") from None
         return await self._store.list_tasks(peer.id, role, wanted)
 
+    async def all(self, state: str | None = None, limit: int = 200) -> list[Task]:
+        """Every peer's tasks, most recently changed first (the operator's view)."""
+        try:
+            wanted = TaskState(state) if state else None
+        except ValueError:
+            names = ", ".join(s.value for s in TaskState)
+            raise InvalidRequest(f"status is one of {names}", field="status") from None
+        if not 1 <= limit <= 500:
+            raise InvalidRequest("limit is 1-500", field="limit")
+        return await self._store.all_tasks(wanted, limit)
+
     # --- the hub --------------------------------------------------------------------------
     async def sweep(self) -> None:
         """Requeue tasks whose worker went silent; expire unclaimed and parked ones."""

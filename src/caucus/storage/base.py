@@ -133,6 +133,21 @@ class Store(Protocol):
         with `since <= ts < until`."""
         ...
 
+    async def messages_before(
+        self,
+        before: int | None,
+        limit: int,
+        *,
+        peer: str | None = None,
+        channel: str | None = None,
+        kind: str | None = None,
+        text: str | None = None,
+    ) -> list[Message]:
+        """The newest `limit` routed messages with seq < `before` (all, if None), in seq
+        order, with `delivered_to`; optionally only those from, to or delivered to `peer`, to
+        `channel`, of `kind`, or whose content holds `text` (ignoring case)."""
+        ...
+
     async def last_seq(self) -> int: ...
 
     async def pending_count(self) -> int:
@@ -202,6 +217,10 @@ class Store(Protocol):
     async def list_tasks(
         self, peer_id: int, role: str, state: TaskState | None, limit: int = 200
     ) -> list[Task]: ...
+
+    async def all_tasks(self, state: TaskState | None, limit: int = 200) -> list[Task]:
+        """Every peer's tasks (optionally in one state), most recently changed first."""
+        ...
 
     async def sweep_tasks(
         self,

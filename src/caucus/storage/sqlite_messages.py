@@ -276,6 +276,45 @@ class MessageOps(SqliteOps):
 
         return await self._read(op)
 
+    async def messages_before(
+        self,
+        before: int | None,
+        limit: int,
+        *,
+        peer: str | None = None,
+        channel: str | None = None,
+        kind: str | None = None,
+        text: str | None = None,
+    ) -> list[Message]:
+        def op(conn: sqlite3.Connection) -> list[Message]:
+            sql = f"SELECT {_MSG_COLS}, m.delivered_to FROM messages m WHERE 1 = 1"
+            params: list[Any] = []
+            if before is not None:
+                sql += " AND m.seq < ?"
+                params.append(before)
+            if peer is not None:
+                # Names need no JSON escaping, so the quoted name finds it in delivered_to.
+                sql += " AND (m.sender = ? OR m.target = ? OR instr(m.delivered_to, ?) > 0)"
+                params += [peer, peer, json.dumps(peer)]
+            if channel is not None:
+                sql += " AND m.target = ?"
+                params.append(channel)
+            if kind is not None:
+                sql += " AND m.kind = ?"
+                params.append(kind)
+            if text:
+                sql += " AND instr(lower(m.content), lower(?)) > 0"
+                params.append(text)
+            rows = conn.execute(sql + " ORDER BY m.seq DESC LIMIT ?", (*params, limit)).fetchall()
+            out = []
+            for r in reversed(rows):
+                message = _message(r)
+                message.delivered_to = json.loads(r[10])
+                out.append(message)
+            return out
+
+        return await self._read(op)
+
     async def last_seq(self) -> int:
         def op(conn: sqlite3.Connection) -> int:
             value: int = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM messages").fetchone()[0]

@@ -276,6 +276,18 @@ class TaskOps(MessageOps):
 
         return await self._read(op)
 
+    async def all_tasks(self, state: TaskState | None, limit: int = 200) -> list[Task]:
+        def op(conn: sqlite3.Connection) -> list[Task]:
+            sql = f"SELECT {_TASK_COLS} FROM tasks"
+            params: list[Any] = []
+            if state is not None:
+                sql += " WHERE state = ?"
+                params.append(state.value)
+            rows = conn.execute(sql + " ORDER BY updated_at DESC LIMIT ?", (*params, limit))
+            return [_history(conn, _task(r)) for r in rows.fetchall()]
+
+        return await self._read(op)
+
     async def sweep_tasks(
         self,
         now: float,

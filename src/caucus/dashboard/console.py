@@ -1,0 +1,54 @@
+"""The operator console: one HTML page and its static assets, shipped as package data.
+
+No build step: the page loads ES modules (the console's own, and the vendored Preact and htm in
+`static/vendor/`, see VENDORED.json there) straight from the hub. The page holds no inline
+script or style, so the hub's CSP (`script-src 'self'`) applies to it unweakened.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from fastapi import APIRouter
+from starlette.responses import FileResponse, Response
+
+from caucus.api.auth import access
+from caucus.errors import NotFound
+from caucus.services.roles import Access
+
+router = APIRouter(tags=["console"])
+
+STATIC = Path(str(resources.files("caucus.dashboard").joinpath("static")))
+TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
+# The page and its modules change with the hub: revalidate (cheap, with the ETag) every load.
+NO_CACHE = {"Cache-Control": "no-cache"}
+
+
+@router.get(
+    "/",
+    summary="The operator console (sign in with the token from the URL `caucus hub` prints)",
+    response_class=FileResponse,
+    openapi_extra=access(Access.PUBLIC),
+)
+async def console() -> Response:
+    return FileResponse(STATIC / "index.html", media_type=TYPES[".html"], headers=NO_CACHE)
+
+
+@router.get(
+    "/console/{asset:path}",
+    summary="The console's scripts, styles and vendored libraries",
+    response_class=FileResponse,
+    openapi_extra=access(Access.PUBLIC),
+)
+async def asset(asset: str) -> Response:
+    path = (STATIC / asset).resolve()
+    kind = TYPES.get(path.suffix)
+    if kind is None or not path.is_relative_to(STATIC.resolve()) or not path.is_file():
+        raise NotFound(f"no console asset {asset!r}")
+    return FileResponse(path, media_type=kind, headers=NO_CACHE)

@@ -1,0 +1,274 @@
+// The Caucus operator console: sign in, follow the feed, act on the room.
+
+import { Api, follow } from "./api.js";
+import { Composer, Roster, Transcript } from "./panels.js";
+import { Channels, Controls, Decisions, Health, Work } from "./side.js";
+import { initial, reduce } from "./state.js";
+import { html, render, useCallback, useEffect, useReducer, useRef, useState } from "./ui.js";
+import { Forms } from "./wizard.js";
+
+const TOKEN_KEY = "caucus-console-token";
+const PEER_POLL_MS = 5000;
+
+function tokenFromFragment() {
+  const match = /(?:^#|&)token=([^&]+)/.exec(window.location.hash);
+  if (!match) return null;
+  // The token leaves the address bar (and the tab's history) as soon as it is read.
+  window.history.replaceState(null, "", window.location.pathname + window.location.search);
+  return decodeURIComponent(match[1]);
+}
+
+function SignIn({ onToken, error }) {
+  const [token, setToken] = useState("");
+  return html`
+    <main class="signin">
+      <form
+        class="card"
+        onSubmit=${(e) => {
+          e.preventDefault();
+          if (token.trim()) onToken(token.trim());
+        }}
+      >
+        <h1>Caucus console</h1>
+        <p>
+          Open the <code>operator:</code> link <code>caucus hub</code> printed, or paste the operator
+          (or observer) token. It stays in this tab only.
+        </p>
+        <label>Token <input type="password" autocomplete="off" value=${token} autofocus
+          onInput=${(e) => setToken(e.currentTarget.value)} /></label>
+        ${error && html`<p class="error" role="alert">${error}</p>`}
+        <button type="submit" class="primary" data-read>Sign in</button>
+      </form>
+    </main>
+  `;
+}
+
+const TABS = [
+  ["forms", "Forms"],
+  ["channels", "Channels & floors"],
+  ["work", "Tasks & board"],
+  ["decisions", "Decisions"],
+  ["health", "Health"],
+  ["controls", "Controls"],
+];
+
+function Console({ api, role, onSignOut }) {
+  const [state, dispatch] = useReducer(reduce, initial);
+  const [tab, setTab] = useState("forms");
+  const [filters, setFilters] = useState({ peer: "", channel: "", kind: "", q: "" });
+  const [target, setTarget] = useState("all");
+  const [toasts, setToasts] = useState([]);
+  const composer = useRef(null);
+  const observer = role !== "operator";
+
+  const notify = useCallback((text, kind = "ok") => {
+    const id = Math.random();
+    setToasts((list) => [...list.slice(-3), { id, text, kind }]);
+    setTimeout(() => setToasts((list) => list.filter((t) => t.id !== id)), 6000);
+  }, []);
+
+  const pollPeers = useCallback(async () => {
+    try {
+      dispatch({ type: "peers", data: (await api.get("/peers")).peers });
+    } catch (error) {
+      if (error.status === 401) onSignOut("the hub no longer accepts this token");
+    }
+  }, [api]);
+
+  const loadLedger = useCallback(async () => {
+    try {
+      dispatch({ type: "ledger", data: await api.get("/operator/ledger") });
+    } catch (error) {
+      notify(error.message, "error");
+    }
+  }, [api]);
+
+  useEffect(() => {
+    let peerTimer = null;
+    const feed = follow(
+      api,
+      (event) => {
+        dispatch({ type: event.type, data: event.data });
+        if (event.type === "peer" && event.data.change === "joined") {
+          clearTimeout(peerTimer);
+          peerTimer = setTimeout(pollPeers, 300);
+        }
+        if (event.type === "decision") loadLedger();
+      },
+      (status) => {
+        dispatch({ type: "feed", data: status });
+        if (status === "refused") onSignOut("the hub refused this token");
+      },
+    );
+    const poll = setInterval(pollPeers, PEER_POLL_MS);
+    (async () => {
+      try {
+        dispatch({ type: "decisions", data: (await api.get("/operator/decisions", { limit: 50 })).decisions });
+      } catch (error) {
+        notify(error.message, "error");
+      }
+    })();
+    loadLedger();
+    return () => {
+      feed.close();
+      clearInterval(poll);
+      clearTimeout(peerTimer);
+    };
+  }, [api]);
+
+  // Tasks and offers change through messages; fetch them again when one passes by.
+  useEffect(() => {
+    const timer = setTimeout(async () => {
+      try {
+        dispatch({ type: "tasks", data: (await api.get("/operator/tasks", { limit: 200 })).tasks });
+        dispatch({ type: "offers", data: (await api.get("/operator/offers")).offers });
+      } catch (error) {
+        notify(error.message, "error");
+      }
+    }, 250);
+    return () => clearTimeout(timer);
+  }, [state.workVersion]);
+
+  useEffect(() => {
+    const onKey = (e) => {
+      const typing = /INPUT|TEXTAREA|SELECT/.test(document.activeElement.tagName);
+      if (e.key === "/" && !typing) {
+        e.preventDefault();
+        document.getElementById("search").focus();
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, []);
+
+  async function act(action, name, extra) {
+    const paths = {
+      pause: `/operator/peers/${name}/pause`,
+      resume: `/operator/peers/${name}/resume`,
+      interrupt: `/operator/peers/${name}/interrupt`,
+      reset: `/operator/peers/${name}/reset`,
+      kick: `/operator/peers/${name}/kick`,
+      clearFloor: `/operator/floors/${encodeURIComponent(String(name).replace(/^#/, ""))}/clear`,
+      closeChannel: `/operator/channels/${encodeURIComponent(String(name).replace(/^#/, ""))}/close`,
+    };
+    try {
+      if (action === "ping") {
+        const peer = await api.get(`/operator/peers/${name}/ping`);
+        notify(`${peer.name}: ${peer.state}, last seen ${Math.round(peer.last_seen_age)} s ago${peer.listening ? ", listening" : ""}`);
+        return;
+      }
+      if (action === "room") {
+        const body = extra ? { reason: extra } : {};
+        const state = await api.post(`/operator/${name}`, ["stop", "reset"].includes(name) ? body : undefined);
+        notify(`room ${state.mode}`);
+        return;
+      }
+      await api.post(paths[action]);
+      notify(`${action === "clearFloor" ? "cleared the floor of" : action} ${name}`);
+      pollPeers();
+    } catch (error) {
+      notify(error.message, "error");
+    }
+  }
+
+  function messagePeer(name) {
+    setTarget(name);
+    if (composer.current) composer.current.focus();
+  }
+
+  const pending = Object.keys(state.forms).length;
+  const panels = {
+    forms: html`<${Forms} api=${api} state=${state} observer=${observer} notify=${notify} />`,
+    channels: html`<${Channels} state=${state} observer=${observer} act=${act} />`,
+    work: html`<${Work} state=${state} />`,
+    decisions: html`<${Decisions} state=${state} refresh=${loadLedger} />`,
+    health: html`<${Health} state=${state} />`,
+    controls: html`<${Controls} api=${api} state=${state} observer=${observer} notify=${notify} act=${act} />`,
+  };
+  return html`
+    <div class=${`console mode-${state.mode}`}>
+      <header class="top">
+        <h1>Caucus</h1>
+        <span class=${`badge mode`} data-mode=${state.mode}>room ${state.mode}</span>
+        <span class=${`badge feed-${state.feed}`} data-feed=${state.feed}>${state.feed === "live" ? "live" : state.feed}</span>
+        <span class="grow"></span>
+        <span class="muted">${Object.keys(state.peers).length} peers · ${state.health ? state.health.messages_per_minute : 0}/min</span>
+        <div class="row room-buttons" role="group" aria-label="room">
+          ${state.mode === "open"
+            ? html`<button type="button" disabled=${observer} onClick=${() => act("room", "pause")}>Pause</button>`
+            : html`<button type="button" disabled=${observer} onClick=${() => act("room", "resume")}>Resume</button>`}
+          <button type="button" class="danger" disabled=${observer} onClick=${() => act("room", "stop")}>Stop</button>
+        </div>
+        <span class=${`badge role-${role}`}>${role}</span>
+        <button type="button" data-read onClick=${() => onSignOut(null)}>Sign out</button>
+      </header>
+      ${!state.ready && html`<p class="boot">Connecting to the hub…</p>`}
+      <div class="layout">
+        <${Roster} peers=${state.peers} observer=${observer} act=${act} onMessage=${messagePeer} />
+        <div class="center">
+          <${Transcript} api=${api} state=${state} dispatch=${dispatch} filters=${filters}
+            setFilters=${setFilters} notify=${notify} />
+          <${Composer} api=${api} state=${state} target=${target} setTarget=${setTarget}
+            observer=${observer} notify=${notify} inputRef=${composer} />
+        </div>
+        <aside class="side">
+          <nav class="tabs" role="tablist" aria-label="panels">
+            ${TABS.map(
+              ([key, label]) => html`<button type="button" role="tab" data-read data-tab=${key}
+                aria-selected=${tab === key} class=${tab === key ? "active" : ""} onClick=${() => setTab(key)}>
+                ${label}${key === "forms" && pending ? html` <span class="count">${pending}</span>` : ""}
+              </button>`,
+            )}
+          </nav>
+          <div role="tabpanel" data-panel=${tab}>${panels[tab]}</div>
+        </aside>
+      </div>
+      <div class="toasts" aria-live="assertive">
+        ${toasts.map((t) => html`<div key=${t.id} class=${`toast ${t.kind}`} role="status">${t.text}</div>`)}
+      </div>
+    </div>
+  `;
+}
+
+function App() {
+  const [token, setToken] = useState(() => tokenFromFragment() || sessionStorage.getItem(TOKEN_KEY));
+  const [session, setSession] = useState(null);
+  const [error, setError] = useState(null);
+
+  useEffect(() => {
+    if (!token) return;
+    let stale = false;
+    const api = new Api(token);
+    api
+      .get("/operator/session")
+      .then((info) => {
+        if (stale) return;
+        sessionStorage.setItem(TOKEN_KEY, token);
+        setSession({ api, role: info.role });
+        setError(null);
+      })
+      .catch((err) => {
+        if (stale) return;
+        sessionStorage.removeItem(TOKEN_KEY);
+        setToken(null);
+        setError(err.status === 401 || err.status === 403 ? `That token was refused: ${err.message}` : err.message);
+      });
+    return () => {
+      stale = true;
+    };
+  }, [token]);
+
+  function signOut(why) {
+    sessionStorage.removeItem(TOKEN_KEY);
+    setSession(null);
+    setToken(null);
+    setError(why);
+  }
+
+  if (!token || !session) {
+    return token && !error ? html`<p class="boot">Signing in…</p>` : html`<${SignIn} onToken=${setToken} error=${error} />`;
+  }
+  return html`<${Console} api=${session.api} role=${session.role} onSignOut=${signOut} />`;
+}
+
+render(html`<${App} />`, document.getElementById("app"));

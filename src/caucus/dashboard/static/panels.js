@@ -1,0 +1,309 @@
+// The room's main panels: who is here (roster), what is said (transcript), and saying it.
+
+import { age, anyFilter, clock, matches, skillNames } from "./format.js";
+import { html, useEffect, useLayoutEffect, useRef, useState } from "./ui.js";
+
+const PAGE = 300; // rows added to the window each time the reader scrolls to the top
+const LONG = 2000; // characters shown before "show all"
+
+export function Roster({ peers, observer, act, onMessage }) {
+  const list = Object.values(peers).sort((a, b) => a.name.localeCompare(b.name));
+  return html`
+    <section class="panel roster" aria-labelledby="roster-title">
+      <h2 id="roster-title">Peers <span class="count">${list.length}</span></h2>
+      ${list.length === 0 && html`<p class="empty">No agents have joined yet.</p>`}
+      <ul class="peers">
+        ${list.map(
+          (peer) => html`<${PeerRow}
+            key=${peer.name}
+            peer=${peer}
+            observer=${observer}
+            act=${act}
+            onMessage=${onMessage}
+          />`,
+        )}
+      </ul>
+    </section>
+  `;
+}
+
+function PeerRow({ peer, observer, act, onMessage }) {
+  const [confirmKick, setConfirmKick] = useState(false);
+  const skills = skillNames(peer.skills);
+  const name = peer.name;
+  return html`
+    <li class=${`peer state-${peer.state}`} data-peer=${name}>
+      <div class="peer-head">
+        <span class="dot" aria-hidden="true"></span>
+        <strong class="peer-name">${name}</strong>
+        <span class="badge">${peer.state}</span>
+        ${peer.listening && html`<span class="badge good">listening</span>`}
+        ${peer.paused && html`<span class="badge warn">paused</span>`}
+      </div>
+      ${peer.status &&
+      html`<div class="peer-status" title="status">
+        ${peer.status} <span class="muted">${`· ${age(peer.status_age)} ago`}</span>
+      </div>`}
+      <div class="peer-meta muted">
+        ${`up ${age(peer.uptime)} · ${peer.messages || 0} sent · seen ${age(peer.last_seen_age)} ago`}
+        ${skills.length ? ` · skills: ${skills.join(", ")}` : ""}
+      </div>
+      <div class="actions" role="group" aria-label=${`actions for ${name}`}>
+        <button type="button" disabled=${observer} onClick=${() => onMessage(name)}>Message</button>
+        ${peer.paused
+          ? html`<button type="button" disabled=${observer} onClick=${() => act("resume", name)}>
+              Resume
+            </button>`
+          : html`<button type="button" disabled=${observer} onClick=${() => act("pause", name)}>
+              Pause
+            </button>`}
+        <button type="button" disabled=${observer} onClick=${() => act("interrupt", name)}>
+          Interrupt
+        </button>
+        <button type="button" disabled=${observer} onClick=${() => act("reset", name)}>
+          Reset
+        </button>
+        <button type="button" disabled=${observer} onClick=${() => act("ping", name)}>Ping</button>
+        ${confirmKick
+          ? html`<button
+                type="button"
+                class="danger"
+                disabled=${observer}
+                onClick=${() => {
+                  setConfirmKick(false);
+                  act("kick", name);
+                }}
+              >
+                Confirm kick
+              </button>
+              <button type="button" onClick=${() => setConfirmKick(false)}>Keep</button>`
+          : html`<button
+              type="button"
+              class="danger"
+              disabled=${observer}
+              onClick=${() => setConfirmKick(true)}
+            >
+              Kick
+            </button>`}
+      </div>
+    </li>
+  `;
+}
+
+export function Transcript({ api, state, dispatch, filters, setFilters, notify }) {
+  const [filtered, setFiltered] = useState(null); // {messages, more} while filters are set
+  const [shown, setShown] = useState(PAGE);
+  const [loading, setLoading] = useState(false);
+  const scroller = useRef(null);
+  const stick = useRef(true);
+  const filtering = anyFilter(filters);
+
+  useEffect(() => {
+    setShown(PAGE);
+    stick.current = true;
+    if (!filtering) {
+      setFiltered(null);
+      return undefined;
+    }
+    let stale = false;
+    const timer = setTimeout(async () => {
+      try {
+        const page = await api.get("/operator/messages", { ...filters, limit: PAGE });
+        if (!stale) setFiltered(page);
+      } catch (error) {
+        if (!stale) notify(error.message, "error");
+      }
+    }, 200);
+    return () => {
+      stale = true;
+      clearTimeout(timer);
+    };
+  }, [filters.peer, filters.channel, filters.kind, filters.q]);
+
+  // Live messages that match the filters join the filtered view as they arrive.
+  const all = filtering
+    ? mergeLive(filtered ? filtered.messages : [], state.messages, filters)
+    : state.messages;
+  const visible = all.length > shown ? all.slice(all.length - shown) : all;
+  const exhausted = filtering ? filtered && !filtered.more : state.olderExhausted;
+
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (el && stick.current) el.scrollTop = el.scrollHeight;
+  });
+
+  async function older() {
+    if (loading) return;
+    if (all.length > shown) {
+      setShown(shown + PAGE);
+      return;
+    }
+    if (exhausted) return;
+    const oldest = all.length ? all[0].seq : undefined;
+    setLoading(true);
+    try {
+      const page = await api.get("/operator/messages", { ...filters, before: oldest, limit: PAGE });
+      if (filtering) {
+        setFiltered({ messages: page.messages.concat(filtered.messages), more: page.more });
+      } else {
+        dispatch({ type: "older", data: page });
+      }
+      setShown(shown + page.messages.length);
+    } catch (error) {
+      notify(error.message, "error");
+    } finally {
+      setLoading(false);
+    }
+  }
+
+  function onScroll(event) {
+    const el = event.currentTarget;
+    stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+    if (el.scrollTop < 60) older();
+  }
+
+  const peers = Object.keys(state.peers).sort();
+  const channels = Object.keys(state.channels).sort();
+  const kinds = [
+    "chat",
+    "operator",
+    "announce",
+    "control",
+    "system",
+    "task",
+    "result",
+    "failure",
+    "input_request",
+    "task_canceled",
+    "form_answer",
+    "form_canceled",
+  ];
+  const set = (key) => (event) => setFilters({ ...filters, [key]: event.currentTarget.value });
+  return html`
+    <section class="panel transcript" aria-labelledby="transcript-title">
+      <h2 id="transcript-title">Transcript <span class="count">${all.length}</span></h2>
+      <div class="filters" role="search">
+        <label>
+          Peer
+          <select value=${filters.peer} onChange=${set("peer")}>
+            <option value="">anyone</option>
+            <option value="operator">operator</option>
+            <option value="hub">hub</option>
+            ${peers.map((p) => html`<option value=${p}>${p}</option>`)}
+          </select>
+        </label>
+        <label>
+          Channel
+          <select value=${filters.channel} onChange=${set("channel")}>
+            <option value="">any</option>
+            ${channels.map((c) => html`<option value=${c}>${c}</option>`)}
+          </select>
+        </label>
+        <label>
+          Kind
+          <select value=${filters.kind} onChange=${set("kind")}>
+            <option value="">any</option>
+            ${kinds.map((k) => html`<option value=${k}>${k}</option>`)}
+          </select>
+        </label>
+        <label class="grow">
+          Search
+          <input
+            type="search"
+            id="search"
+            placeholder="text in messages ( / )"
+            value=${filters.q}
+            onInput=${set("q")}
+          />
+        </label>
+      </div>
+      <div class="messages" ref=${scroller} onScroll=${onScroll} tabindex="0" aria-live="polite">
+        <div class="older">
+          ${exhausted && visible.length === all.length
+            ? html`<span class="muted">the beginning of the transcript</span>`
+            : html`<button type="button" onClick=${older} disabled=${loading}>
+                ${loading ? "Loading…" : "Load older"}
+              </button>`}
+        </div>
+        ${visible.length === 0 && html`<p class="empty">No messages yet.</p>`}
+        ${visible.map((m) => html`<${Row} key=${m.seq} message=${m} />`)}
+      </div>
+    </section>
+  `;
+}
+
+function mergeLive(page, live, filters) {
+  const last = page.length ? page[page.length - 1].seq : 0;
+  const extra = [];
+  for (let i = live.length - 1; i >= 0 && live[i].seq > last; i -= 1) {
+    if (matches(live[i], filters)) extra.push(live[i]);
+  }
+  return extra.length ? page.concat(extra.reverse()) : page;
+}
+
+function Row({ message }) {
+  const [whole, setWhole] = useState(false);
+  const long = message.content.length > LONG;
+  const text = long && !whole ? message.content.slice(0, LONG) : message.content;
+  return html`
+    <article class=${`msg kind-${message.kind}`} data-seq=${message.seq}>
+      <header>
+        <time datetime=${new Date(message.ts * 1000).toISOString()}>${clock(message.ts)}</time>
+        <span class="sender">${message.sender}</span>
+        <span class="arrow" aria-label="to">→</span>
+        <span class="target">${message.to}</span>
+        <span class="badge">${message.kind}</span>
+        <span class="muted seq">#${message.seq}</span>
+      </header>
+      <div class="content">${text}</div>
+      ${long &&
+      html`<button type="button" class="link" onClick=${() => setWhole(!whole)}>
+        ${whole ? "show less" : `show all ${message.content.length} characters`}
+      </button>`}
+    </article>
+  `;
+}
+
+export function Composer({ api, state, target, setTarget, observer, notify, inputRef }) {
+  const [content, setContent] = useState("");
+  const [busy, setBusy] = useState(false);
+  const peers = Object.keys(state.peers).sort();
+  const channels = Object.keys(state.channels).filter((c) => !state.channels[c].closed);
+  async function send(event) {
+    if (event) event.preventDefault();
+    if (!content.trim()) return;
+    setBusy(true);
+    try {
+      await api.post("/operator/say", { to: target, content });
+      setContent("");
+    } catch (error) {
+      notify(error.message, "error");
+    } finally {
+      setBusy(false);
+    }
+  }
+  return html`
+    <form class="composer" onSubmit=${send} aria-label="message as the operator">
+      <label>
+        To
+        <select value=${target} onChange=${(e) => setTarget(e.currentTarget.value)} disabled=${observer}>
+          <option value="all">all</option>
+          ${channels.map((c) => html`<option value=${c}>${c}</option>`)}
+          ${peers.map((p) => html`<option value=${p}>${p}</option>`)}
+        </select>
+      </label>
+      <textarea
+        ref=${inputRef}
+        rows="2"
+        placeholder=${observer ? "observers cannot speak" : "Message as the operator (Ctrl+Enter sends)"}
+        value=${content}
+        disabled=${observer}
+        onInput=${(e) => setContent(e.currentTarget.value)}
+        onKeyDown=${(e) => {
+          if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) send(e);
+        }}
+      ></textarea>
+      <button type="submit" class="primary" disabled=${observer || busy || !content.trim()}>Send</button>
+    </form>
+  `;
+}

@@ -1,0 +1,245 @@
+// The side panels: channels and floors, tasks and the job board, decisions, health, controls.
+
+import { age, bytes, clock, short, stamp } from "./format.js";
+import { html, useState } from "./ui.js";
+
+export function Channels({ state, observer, act }) {
+  const channels = Object.values(state.channels).sort((a, b) => a.name.localeCompare(b.name));
+  const floors = Object.values(state.floors).filter((f) => f.holder || f.hands.length);
+  return html`
+    <section class="panel" aria-labelledby="floors-title">
+      <h2 id="floors-title">Floors</h2>
+      ${floors.length === 0 && html`<p class="empty">Nobody holds the floor anywhere.</p>`}
+      <ul class="cards">
+        ${floors.map(
+          (f) => html`<li class="card floor" key=${f.scope} data-scope=${f.scope}>
+            <div><strong>${f.scope}</strong>: ${f.holder ? html`held by <b>${f.holder}</b>` : "free"}
+              ${f.reason && html` <span class="muted">(${f.reason})</span>`}</div>
+            <div class="muted">raised hands: ${f.hands.length ? f.hands.join(", ") : "none"}</div>
+            ${f.holder &&
+            html`<button type="button" disabled=${observer} onClick=${() => act("clearFloor", f.scope)}>
+              Clear the floor
+            </button>`}
+          </li>`,
+        )}
+      </ul>
+      <h2>Channels <span class="count">${channels.length}</span></h2>
+      ${channels.length === 0 && html`<p class="empty">No channels yet.</p>`}
+      <ul class="cards">
+        ${channels.map(
+          (c) => html`<li class=${`card channel${c.closed ? " closed" : ""}`} key=${c.name}>
+            <div><strong>${c.name}</strong> ${c.closed && html`<span class="badge">closed</span>`}</div>
+            ${c.topic && html`<div class="topic">${c.topic} <span class="muted">(${c.topic_by})</span></div>`}
+            <div class="muted">${c.members.length ? c.members.join(", ") : "no members"}</div>
+            ${!c.closed &&
+            html`<button type="button" disabled=${observer} onClick=${() => act("closeChannel", c.name)}>
+              Close channel
+            </button>`}
+          </li>`,
+        )}
+      </ul>
+    </section>
+  `;
+}
+
+export function Work({ state }) {
+  return html`
+    <section class="panel" aria-labelledby="tasks-title">
+      <h2 id="tasks-title">Tasks <span class="count">${state.tasks.length}</span></h2>
+      ${state.tasks.length === 0 && html`<p class="empty">No tasks yet.</p>`}
+      <table class="grid">
+        <thead><tr><th>task</th><th>from → to</th><th>state</th><th>updated</th></tr></thead>
+        <tbody>
+          ${state.tasks.map(
+            (t) => html`<tr key=${t.task_id} data-task=${t.task_id}>
+              <td><span class="mono">${t.task_id}</span>${t.subject && html`<div>${t.subject}</div>`}</td>
+              <td>${t.sender} → ${t.worker}</td>
+              <td><span class=${`badge task-${t.state}`}>${t.state}</span></td>
+              <td class="muted">${clock(t.updated_at)}</td>
+            </tr>`,
+          )}
+        </tbody>
+      </table>
+      <h2>Job board <span class="count">${state.offers.length}</span></h2>
+      ${state.offers.length === 0 && html`<p class="empty">No offers on the board.</p>`}
+      <ul class="cards">
+        ${state.offers.map(
+          (o) => html`<li class="card" key=${o.offer_id} data-offer=${o.offer_id}>
+            <div><strong>${o.subject || o.offer_id}</strong> <span class="badge">${o.state}</span></div>
+            <div class="muted">posted by ${o.poster}${o.winner ? `, assigned to ${o.winner}` : ""}</div>
+            <div class="content">${o.payload}</div>
+            ${o.required_skills.length > 0 &&
+            html`<div class="muted">needs ${o.required_skills.map((s) => s.name || s.id).join(", ")}</div>`}
+            <div class="muted">
+              claims: ${o.claims.length ? o.claims.map((c) => `${c.claimant} (${c.state})`).join(", ") : "none"}
+            </div>
+          </li>`,
+        )}
+      </ul>
+    </section>
+  `;
+}
+
+export function Decisions({ state, refresh }) {
+  const ledger = state.ledger;
+  return html`
+    <section class="panel" aria-labelledby="decisions-title">
+      <h2 id="decisions-title">Decision ledger</h2>
+      ${ledger
+        ? html`<div class=${`card ledger ${ledger.intact ? "ok" : "broken"}`} role="status">
+            ${ledger.intact
+              ? html`<strong>Verified</strong>: ${ledger.records} records,
+                  ${ledger.anchored ? "anchored by the head checkpoint" : "UNANCHORED (no checkpoint)"}`
+              : html`<strong>Verification FAILED</strong> at record ${ledger.broken.index}:
+                  ${ledger.broken.reason} (${ledger.records} records verified before it)`}
+            <div class="muted mono">head ${short(ledger.head_hash)} · ${ledger.path}</div>
+            ${ledger.unrecorded_error &&
+            html`<div class="error">Answers not recorded: ${ledger.unrecorded_error}</div>`}
+            <button type="button" onClick=${refresh}>Verify again</button>
+          </div>`
+        : html`<p class="muted">Checking the ledger…</p>`}
+      ${state.decisions.length === 0 && html`<p class="empty">No decisions recorded yet.</p>`}
+      <ul class="cards">
+        ${state.decisions.map((d) => {
+          const extra = d.caucus || {};
+          return html`<li class="card decision" key=${d.hash}>
+            <div><strong>${d.subject}</strong></div>
+            <div>→ ${d.decision}</div>
+            <div class="muted">
+              ${stamp(d.timestamp)}${extra.asker ? ` · asked by ${extra.asker}` : ""}${extra.audience
+                ? ` · for ${extra.audience}`
+                : ""}
+            </div>
+            <div class="muted mono">record ${short(d.hash)}</div>
+          </li>`;
+        })}
+      </ul>
+    </section>
+  `;
+}
+
+export function Health({ state }) {
+  const h = state.health || {};
+  const points = state.healthHistory;
+  const peak = Math.max(1, ...points.map((p) => p.perMinute));
+  const width = 300;
+  const height = 60;
+  const step = points.length > 1 ? width / (points.length - 1) : width;
+  const line = points
+    .map((p, i) => `${(i * step).toFixed(1)},${(height - (p.perMinute / peak) * (height - 4) - 2).toFixed(1)}`)
+    .join(" ");
+  return html`
+    <section class="panel" aria-labelledby="health-title">
+      <h2 id="health-title">Health</h2>
+      <dl class="stats">
+        <div><dt>Uptime</dt><dd>${age(h.uptime)}</dd></div>
+        <div><dt>Peers</dt><dd>${h.peers ?? "—"} (${h.listening ?? 0} listening)</dd></div>
+        <div><dt>Messages / minute</dt><dd data-stat="mpm">${h.messages_per_minute ?? "—"}</dd></div>
+        <div><dt>Queue depth</dt><dd>${h.queue_depth ?? "—"}</dd></div>
+        <div><dt>Memory</dt><dd>${bytes(h.rss_bytes)}</dd></div>
+      </dl>
+      <figure class="chart">
+        <svg viewBox=${`0 0 ${width} ${height}`} role="img" aria-label="messages per minute, last minutes">
+          <polyline points=${line} fill="none" class="spark" />
+        </svg>
+        <figcaption class="muted">messages per minute (peak ${peak}), one point per health tick</figcaption>
+      </figure>
+    </section>
+  `;
+}
+
+export function Controls({ api, state, observer, notify, act }) {
+  const [announce, setAnnounce] = useState({ subject: "", content: "" });
+  const [rate, setRate] = useState(null);
+  const [format, setFormat] = useState("markdown");
+  const [reason, setReason] = useState("");
+  const shownRate = rate || { capacity: state.rate.capacity, refill: state.rate.refill };
+  async function run(fn, done) {
+    try {
+      await fn();
+      if (done) notify(done, "ok");
+    } catch (error) {
+      notify(error.message, "error");
+    }
+  }
+  async function download() {
+    await run(async () => {
+      const { blob, name } = await api.download(`/export?format=${format}`);
+      const link = document.createElement("a");
+      link.href = URL.createObjectURL(blob);
+      link.download = name;
+      document.body.appendChild(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(link.href), 10000);
+    }, "export downloaded");
+  }
+  return html`
+    <section class="panel controls" aria-labelledby="controls-title">
+      <h2 id="controls-title">Room controls</h2>
+      <div class="row">
+        <button type="button" disabled=${observer} onClick=${() => act("room", "pause")}>Pause room</button>
+        <button type="button" disabled=${observer} onClick=${() => act("room", "resume")}>Resume room</button>
+        <button type="button" class="danger" disabled=${observer} onClick=${() => act("room", "stop", reason)}>
+          Stop room
+        </button>
+        <button type="button" disabled=${observer} onClick=${() => act("room", "reset", reason)}>Reset room</button>
+      </div>
+      <label>Reason told to the agents (stop, reset; optional)
+        <input value=${reason} maxlength="500" disabled=${observer} onInput=${(e) => setReason(e.currentTarget.value)} />
+      </label>
+
+      <h3>Announcement</h3>
+      <form
+        onSubmit=${(e) => {
+          e.preventDefault();
+          run(async () => {
+            const body = { content: announce.content };
+            if (announce.subject) body.subject = announce.subject;
+            await api.post("/operator/announce", body);
+            setAnnounce({ subject: "", content: "" });
+          }, "announced");
+        }}
+      >
+        <label>Subject <input value=${announce.subject} disabled=${observer}
+          onInput=${(e) => setAnnounce({ ...announce, subject: e.currentTarget.value })} /></label>
+        <label>News for every peer
+          <textarea rows="3" value=${announce.content} disabled=${observer}
+            onInput=${(e) => setAnnounce({ ...announce, content: e.currentTarget.value })}></textarea>
+        </label>
+        <button type="submit" disabled=${observer || !announce.content.trim()}>Announce</button>
+      </form>
+
+      <h3>Send budget</h3>
+      <form
+        class="row"
+        onSubmit=${(e) => {
+          e.preventDefault();
+          run(async () => {
+            await api.post("/operator/rate", {
+              capacity: Number(shownRate.capacity),
+              refill: Number(shownRate.refill),
+            });
+            setRate(null);
+          }, "send budget set");
+        }}
+      >
+        <label>Sends at once <input type="number" min="0" step="any" value=${shownRate.capacity} disabled=${observer}
+          onInput=${(e) => setRate({ ...shownRate, capacity: e.currentTarget.value })} /></label>
+        <label>Refill per second <input type="number" min="0" step="any" value=${shownRate.refill} disabled=${observer}
+          onInput=${(e) => setRate({ ...shownRate, refill: e.currentTarget.value })} /></label>
+        <button type="submit" disabled=${observer}>Set budget</button>
+      </form>
+
+      <h3>Export the transcript</h3>
+      <div class="row">
+        <select value=${format} onChange=${(e) => setFormat(e.currentTarget.value)} aria-label="format">
+          <option value="markdown">Markdown</option>
+          <option value="json">JSON</option>
+          <option value="text">text</option>
+        </select>
+        <button type="button" onClick=${download}>Download</button>
+      </div>
+    </section>
+  `;
+}

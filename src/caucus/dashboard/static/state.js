@@ -1,0 +1,193 @@
+// The console's picture of the room: a snapshot, then every feed event applied in order.
+
+export const MAX_MESSAGES = 20000; // kept in memory; older ones are fetched again on demand
+export const HEALTH_POINTS = 60;
+const TASK_KINDS = new Set(["task", "result", "failure", "input_request", "task_canceled"]);
+
+export const initial = {
+  ready: false,
+  mode: "open",
+  rate: { capacity: 0, refill: 0 },
+  peers: {},
+  channels: {},
+  messages: [],
+  olderExhausted: false,
+  floors: {},
+  forms: {},
+  health: null,
+  healthHistory: [],
+  decisions: [],
+  ledger: null,
+  tasks: [],
+  offers: [],
+  feed: "connecting",
+  // Bumped when tasks or offers may have changed, so the console fetches them again.
+  workVersion: 0,
+};
+
+function byName(list, key = "name") {
+  const out = {};
+  for (const item of list) out[item[key]] = item;
+  return out;
+}
+
+function addMessage(state, message) {
+  const messages = state.messages;
+  const last = messages.length ? messages[messages.length - 1].seq : 0;
+  if (message.seq <= last) return state; // a replay of something already shown
+  let next = messages.concat([message]);
+  if (next.length > MAX_MESSAGES) next = next.slice(next.length - MAX_MESSAGES);
+  const out = { ...state, messages: next };
+  if (message.kind === "chat" && out.peers[message.sender]) {
+    const peer = out.peers[message.sender];
+    out.peers = { ...out.peers, [message.sender]: { ...peer, messages: (peer.messages || 0) + 1 } };
+  }
+  const floor = message.meta && message.meta.floor;
+  if (message.sender === "hub" && floor && floor.scope) {
+    out.floors = { ...out.floors, [floor.scope]: floor };
+  }
+  const meta = message.meta || {};
+  if (TASK_KINDS.has(message.kind) || meta.offer_id || meta.task_id) {
+    out.workVersion = state.workVersion + 1;
+  }
+  return out;
+}
+
+function peerEvent(state, data) {
+  const peers = { ...state.peers };
+  const current = peers[data.name];
+  switch (data.change) {
+    case "joined":
+      peers[data.name] = {
+        name: data.name,
+        state: "online",
+        status: "",
+        status_age: null,
+        listening: false,
+        paused: false,
+        uptime: 0,
+        last_seen_age: 0,
+        skills: [],
+        description: "",
+        messages: 0,
+        ...(data.how === "revived" || data.how === "reaffirmed" ? current : {}),
+      };
+      if (peers[data.name].state === "reaped") peers[data.name].state = "online";
+      break;
+    case "left":
+      delete peers[data.name];
+      break;
+    case "reaped":
+      if (current) peers[data.name] = { ...current, state: "reaped", listening: false };
+      break;
+    case "status":
+      if (current) peers[data.name] = { ...current, status: data.status, status_age: 0 };
+      break;
+    case "paused":
+      if (current) peers[data.name] = { ...current, paused: data.paused };
+      break;
+    default:
+      return state;
+  }
+  return { ...state, peers };
+}
+
+function channelEvent(state, data) {
+  const channels = { ...state.channels };
+  const name = data.channel;
+  const channel = channels[name] || { name, topic: "", topic_by: null, members: [], closed: false };
+  switch (data.change) {
+    case "joined":
+      if (!channel.members.includes(data.name)) {
+        channels[name] = { ...channel, members: [...channel.members, data.name].sort() };
+      }
+      break;
+    case "left":
+      channels[name] = { ...channel, members: channel.members.filter((m) => m !== data.name) };
+      break;
+    case "topic":
+      channels[name] = { ...channel, topic: data.topic, topic_by: data.by };
+      break;
+    case "closed":
+      channels[name] = { ...channel, closed: true, members: [] };
+      break;
+    default:
+      return state;
+  }
+  return { ...state, channels };
+}
+
+export function reduce(state, action) {
+  switch (action.type) {
+    case "snapshot": {
+      const s = action.data;
+      return {
+        ...state,
+        ready: true,
+        mode: s.mode,
+        rate: s.rate,
+        peers: byName(s.peers),
+        channels: byName(s.channels),
+        messages: s.messages,
+        olderExhausted: s.messages.length === 0 || s.messages[0].seq === 1,
+        floors: byName(s.floors || [], "scope"),
+        forms: byName(s.forms || [], "form_id"),
+        health: s.health,
+        workVersion: state.workVersion + 1,
+      };
+    }
+    case "message":
+      return addMessage(state, action.data);
+    case "peer":
+      return peerEvent(state, action.data);
+    case "channel":
+      return channelEvent(state, action.data);
+    case "mode":
+      return { ...state, mode: action.data.mode };
+    case "rate":
+      return { ...state, rate: action.data };
+    case "form": {
+      const forms = { ...state.forms };
+      const form = action.data.form;
+      if (action.data.change === "asked") forms[form.form_id] = form;
+      else delete forms[form.form_id];
+      return { ...state, forms };
+    }
+    case "decision":
+      return { ...state, decisions: [action.data.record, ...state.decisions].slice(0, 200) };
+    case "health": {
+      const point = { at: Date.now(), perMinute: action.data.messages_per_minute };
+      const history = [...state.healthHistory, point].slice(-HEALTH_POINTS);
+      return { ...state, health: action.data, healthHistory: history };
+    }
+    case "peers": {
+      // A liveness poll: states and ages move with time, not with events.
+      const peers = {};
+      for (const peer of action.data) {
+        peers[peer.name] = { ...peer, messages: (state.peers[peer.name] || {}).messages || 0 };
+      }
+      return { ...state, peers };
+    }
+    case "older": {
+      const oldest = state.messages.length ? state.messages[0].seq : Infinity;
+      const older = action.data.messages.filter((m) => m.seq < oldest);
+      return {
+        ...state,
+        messages: older.concat(state.messages),
+        olderExhausted: !action.data.more,
+      };
+    }
+    case "decisions":
+      return { ...state, decisions: action.data };
+    case "ledger":
+      return { ...state, ledger: action.data };
+    case "tasks":
+      return { ...state, tasks: action.data };
+    case "offers":
+      return { ...state, offers: action.data };
+    case "feed":
+      return { ...state, feed: action.data };
+    default:
+      return state;
+  }
+}
