@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from fastapi import FastAPI, routing
 
 # FastAPI's own documentation routes document themselves.
@@ -14,7 +16,8 @@ def served_routes(app: FastAPI) -> list[tuple[str, set[str], object]]:
     found = []
     for ctx in contexts(app.routes) if contexts else app.routes:
         original = getattr(ctx, "original_route", ctx)
-        found.append((ctx.path, set(ctx.methods or ()), original))
+        path = re.sub(r":\w+}", "}", ctx.path)  # as OpenAPI writes {name:path}
+        found.append((path, set(ctx.methods or ()), original))
     return found
 
 

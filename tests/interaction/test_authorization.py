@@ -40,6 +40,7 @@ PATH_VALUES = {
     "{offer_id}": "o_none",
     "{scope}": "all",
     "{form_id}": "f_none",
+    "{asset}": "app.js",
 }
 QUERY = {"/receive": "?timeout=0", "/ping": "?peer=bob", "/export": "?format=json"}
 

@@ -28,6 +28,12 @@ TYPES = {
 }
 # The page and its modules change with the hub: revalidate (cheap, with the ETag) every load.
 NO_CACHE = {"Cache-Control": "no-cache"}
+# Everything servable, found once: a request can only name one of these, never a path.
+ASSETS = {
+    path.relative_to(STATIC).as_posix(): path
+    for path in STATIC.rglob("*")
+    if path.suffix in TYPES and path.is_file()
+}
 
 
 @router.get(
@@ -47,8 +53,7 @@ async def console() -> Response:
     openapi_extra=access(Access.PUBLIC),
 )
 async def asset(asset: str) -> Response:
-    path = (STATIC / asset).resolve()
-    kind = TYPES.get(path.suffix)
-    if kind is None or not path.is_relative_to(STATIC.resolve()) or not path.is_file():
+    path = ASSETS.get(asset)
+    if path is None:
         raise NotFound(f"no console asset {asset!r}")
-    return FileResponse(path, media_type=kind, headers=NO_CACHE)
+    return FileResponse(path, media_type=TYPES[path.suffix], headers=NO_CACHE)

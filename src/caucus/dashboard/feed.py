@@ -23,6 +23,7 @@ from caucus.domain.events import (
     ChannelLeft,
     DecisionRecorded,
     Event,
+    FloorChanged,
     FormAsked,
     FormSettled,
     MessageRouted,
@@ -115,6 +116,8 @@ def _describe(event: Event) -> tuple[str, dict[str, Any]] | None:
             return "form", {"change": "asked", "form": event.form.record()}
         case FormSettled():
             return "form", {"change": event.form.state.value, "form": event.form.record()}
+        case FloorChanged():
+            return "floor", event.floor
         case DecisionRecorded():
             return "decision", {"index": event.index, "record": event.record}
     return None
@@ -135,6 +138,7 @@ _SHOWN = (
     FormAsked,
     FormSettled,
     DecisionRecorded,
+    FloorChanged,
 )
 
 

@@ -56,11 +56,9 @@ async def messages(
     kind: Annotated[str | None, Query(description="chat, operator, system, task, ...")] = None,
     q: Annotated[str | None, Query(description="text the content holds (any case)")] = None,
 ) -> dict[str, Any]:
-    found = await hub_of(request).delivery.history(
-        before=before, limit=limit + 1, peer=peer, channel=channel, kind=kind, text=q
+    page, more = await hub_of(request).delivery.history(
+        before=before, limit=limit, peer=peer, channel=channel, kind=kind, text=q
     )
-    more = len(found) > limit
-    page = found[1:] if more else found
     return {"messages": [message_data(m, m.delivered_to or []) for m in page], "more": more}
 
 

@@ -42,7 +42,8 @@ def _sse(event: FeedEvent) -> ServerSentEvent:
     description=(
         "Event types: `snapshot` (mode, rate, peers, channels, recent messages, floors, "
         "pending forms, health), `message`, `peer`, `channel`, `mode`, `rate`, `form` "
-        "(asked, answered, canceled) and `decision` (a ledger record was written), each with "
+        "(asked, answered, canceled), `floor` (a floor's holder or hands changed) and "
+        "`decision` (a ledger record was written), each with "
         "an id, and `health` every "
         "~1.5 s (uptime, peers, listening, messages_per_minute, queue_depth, rss_bytes; no id). "
         "Reconnect with `Last-Event-ID` to receive exactly what was missed; if that is no "

@@ -109,3 +109,10 @@ class DecisionRecorded(Event):
 
     index: int
     record: dict[str, Any]
+
+
+@dataclass(slots=True)
+class FloorChanged(Event):
+    """A scope's floor changed hands or hands (`floor` is its record)."""
+
+    floor: dict[str, Any]

@@ -252,10 +252,10 @@ class DeliveryService:
         channel: str | None = None,
         kind: str | None = None,
         text: str | None = None,
-    ) -> list[Message]:
+    ) -> tuple[list[Message], bool]:
         """The operator's view back in time: the newest `limit` messages before seq `before`,
         optionally from, to or delivered to `peer`, in `channel`, of `kind`, or holding
-        `text`."""
+        `text`; and whether older ones match too."""
         if not 1 <= limit <= MAX_HISTORY:
             raise InvalidRequest(f"limit is 1-{MAX_HISTORY}", field="limit")
         if peer is not None:
@@ -264,6 +264,8 @@ class DeliveryService:
             channel = check_channel_name(channel)
         if text is not None and len(text) > MAX_SEARCH:
             raise InvalidRequest(f"q is at most {MAX_SEARCH} characters", field="q")
-        return await self._store.messages_before(
-            before, limit, peer=peer, channel=channel, kind=kind or None, text=text or None
+        found = await self._store.messages_before(
+            before, limit + 1, peer=peer, channel=channel, kind=kind or None, text=text or None
         )
+        more = len(found) > limit
+        return (found[1:] if more else found), more

@@ -16,7 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from caucus.clock import Clock
-from caucus.domain.events import ChannelLeft, Event, ModeChanged, PeerLeft, PeerReaped
+from caucus.domain.events import (
+    ChannelLeft,
+    Event,
+    FloorChanged,
+    ModeChanged,
+    PeerLeft,
+    PeerReaped,
+)
 from caucus.domain.messages import Lane, MessageKind, NewMessage
 from caucus.domain.names import BROADCAST, Target, TargetKind, check_channel_name
 from caucus.domain.peers import Peer
@@ -57,6 +64,7 @@ class Floors:
         self, store: Store, notifier: Notifier, delivery: DeliveryService, clock: Clock
     ) -> None:
         self._store = store
+        self._notifier = notifier
         self._delivery = delivery
         self._clock = clock
         self._floors: dict[str, Floor] = {}
@@ -104,7 +112,12 @@ class Floors:
                 self._advance(floor, "passed")
             else:
                 self._release(floor, "dropped")
+        if action != "status":
+            self._changed(floor)
         return floor.record()
+
+    def _changed(self, floor: Floor) -> None:
+        self._notifier.emit(FloorChanged(self._clock.now(), floor.record()))
 
     def status(self) -> list[dict[str, Any]]:
         return [f.record() for f in self._floors.values() if f.holder or f.hands]
@@ -114,13 +127,17 @@ class Floors:
         floor = self._floors.setdefault(parse_scope(scope), Floor(parse_scope(scope)))
         if floor.holder is not None:
             self._release(floor, "cleared by the operator")
+            self._changed(floor)
         return floor.record()
 
     def clear_all(self) -> None:
         for floor in self._floors.values():
+            busy = floor.holder is not None or bool(floor.hands)
             floor.hands.clear()
             if floor.holder is not None:
                 self._release(floor, "cleared: the room stopped")
+            if busy:
+                self._changed(floor)
 
     # --- transitions --------------------------------------------------------------------------
     def _give(self, floor: Floor, name: str, reason: str | None, how: str) -> None:
@@ -153,10 +170,13 @@ class Floors:
         else:
             return
         for floor in scopes:
+            involved = name in floor.hands or floor.holder == name
             if name in floor.hands:
                 floor.hands.remove(name)
             if floor.holder == name:
                 self._advance(floor, "gone")
+            if involved:
+                self._changed(floor)
 
     def _announce(self, floor: Floor, text: str) -> None:
         target = (

@@ -221,7 +221,7 @@ export function Transcript({ api, state, dispatch, filters, setFilters, notify }
         <div class="older">
           ${exhausted && visible.length === all.length
             ? html`<span class="muted">the beginning of the transcript</span>`
-            : html`<button type="button" onClick=${older} disabled=${loading}>
+            : html`<button type="button" data-read onClick=${older} disabled=${loading}>
                 ${loading ? "Loading…" : "Load older"}
               </button>`}
         </div>
@@ -257,7 +257,7 @@ function Row({ message }) {
       </header>
       <div class="content">${text}</div>
       ${long &&
-      html`<button type="button" class="link" onClick=${() => setWhole(!whole)}>
+      html`<button type="button" class="link" data-read onClick=${() => setWhole(!whole)}>
         ${whole ? "show less" : `show all ${message.content.length} characters`}
       </button>`}
     </article>

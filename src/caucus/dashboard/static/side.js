@@ -52,7 +52,11 @@ export function Work({ state }) {
         <tbody>
           ${state.tasks.map(
             (t) => html`<tr key=${t.task_id} data-task=${t.task_id}>
-              <td><span class="mono">${t.task_id}</span>${t.subject && html`<div>${t.subject}</div>`}</td>
+              <td>
+                ${t.subject && html`<div><strong>${t.subject}</strong></div>`}
+                <div class="content">${t.payload.length > 160 ? `${t.payload.slice(0, 160)}…` : t.payload}</div>
+                <div class="muted mono">${t.task_id}</div>
+              </td>
               <td>${t.sender} → ${t.worker}</td>
               <td><span class=${`badge task-${t.state}`}>${t.state}</span></td>
               <td class="muted">${clock(t.updated_at)}</td>
@@ -95,7 +99,7 @@ export function Decisions({ state, refresh }) {
             <div class="muted mono">head ${short(ledger.head_hash)} · ${ledger.path}</div>
             ${ledger.unrecorded_error &&
             html`<div class="error">Answers not recorded: ${ledger.unrecorded_error}</div>`}
-            <button type="button" onClick=${refresh}>Verify again</button>
+            <button type="button" data-read onClick=${refresh}>Verify again</button>
           </div>`
         : html`<p class="muted">Checking the ledger…</p>`}
       ${state.decisions.length === 0 && html`<p class="empty">No decisions recorded yet.</p>`}
@@ -238,7 +242,7 @@ export function Controls({ api, state, observer, notify, act }) {
           <option value="json">JSON</option>
           <option value="text">text</option>
         </select>
-        <button type="button" onClick=${download}>Download</button>
+        <button type="button" data-read onClick=${download}>Download</button>
       </div>
     </section>
   `;

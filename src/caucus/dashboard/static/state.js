@@ -153,6 +153,8 @@ export function reduce(state, action) {
       else delete forms[form.form_id];
       return { ...state, forms };
     }
+    case "floor":
+      return { ...state, floors: { ...state.floors, [action.data.scope]: action.data } };
     case "decision":
       return { ...state, decisions: [action.data.record, ...state.decisions].slice(0, 200) };
     case "health": {

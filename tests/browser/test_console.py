@@ -1,0 +1,284 @@
+"""The operator console in a real browser against a real hub: signing in, the live roster and
+transcript, room and peer controls, the forms wizard, the observer's read-only view, every
+panel's screenshot, and content that never runs as markup."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import httpx2
+import pytest
+from playwright.async_api import Page, expect
+
+from caucus.client import HubClient
+from caucus.errors import Unauthorized
+from caucus.services.hub import Hub
+from tests.browser.conftest import PageFactory, shot
+from tests.conftest import ClientFactory
+
+PANELS = ["forms", "channels", "work", "decisions", "health", "controls"]
+XSS = "<img src=x onerror=alert(1)>"
+
+
+def peer_row(page: Page, name: str):  # type: ignore[no-untyped-def]
+    return page.locator(f"[data-peer='{name}']")
+
+
+async def test_sign_in_see_agents_join_and_talk_live(
+    open_console: PageFactory, live_hub: Hub, connect: ClientFactory
+) -> None:
+    page = await open_console(live_hub.operator.token)
+    assert "#token" not in page.url  # the token leaves the address bar at once
+    await expect(page.locator(".peers")).to_be_empty()
+    alice, bob = await connect("alice"), await connect("bob", skills=["sql"])
+    await expect(peer_row(page, "alice")).to_be_visible()
+    await expect(peer_row(page, "bob")).to_contain_text("sql")
+    await alice.send("bob", "can you review the migration?")
+    await bob.send("all", "on it")
+    messages = page.locator(".messages .msg")
+    await expect(messages).to_have_count(2)
+    await expect(messages.nth(0)).to_contain_text("alice")
+    await expect(messages.nth(0)).to_contain_text("can you review the migration?")
+    await expect(messages.nth(1)).to_contain_text("on it")
+    await expect(peer_row(page, "alice")).to_contain_text("1 sent")
+
+    # The operator speaks to one peer from the roster.
+    await peer_row(page, "bob").get_by_role("button", name="Message").click()
+    await page.locator(".composer textarea").fill("thanks, bob")
+    await page.locator(".composer textarea").press("Control+Enter")
+    got = (await bob.receive(timeout=5)).messages
+    assert ("operator", "thanks, bob") in [(m.sender, m.content) for m in got]
+
+    # A reload keeps the session (this tab's storage) and the history.
+    await page.reload()
+    await page.wait_for_selector("[data-feed=live]")
+    await expect(messages).to_have_count(3)
+
+
+async def test_a_typed_token_signs_in_and_a_wrong_one_is_refused(
+    browser, url: str, live_hub: Hub
+) -> None:  # type: ignore[no-untyped-def]
+    page = await browser.new_page()
+    await page.goto(url)
+    await page.get_by_label("Token").fill("cau_not-a-real-token")
+    await page.get_by_role("button", name="Sign in").click()
+    await expect(page.get_by_role("alert")).to_contain_text("refused")
+    await page.get_by_label("Token").fill(live_hub.operator.token)
+    await page.get_by_role("button", name="Sign in").click()
+    await page.wait_for_selector("[data-feed=live]")
+    await page.get_by_role("button", name="Sign out").click()
+    await expect(page.get_by_label("Token")).to_be_visible()
+
+
+async def test_pausing_holds_an_agent_send_until_resumed_and_kicking_removes_a_peer(
+    open_console: PageFactory, live_hub: Hub, connect: ClientFactory
+) -> None:
+    page = await open_console(live_hub.operator.token)
+    alice, bob = await connect("alice"), await connect("bob")
+    await expect(peer_row(page, "bob")).to_be_visible()
+    await page.locator(".top").get_by_role("button", name="Pause").click()
+    await expect(page.locator("[data-mode]")).to_have_text("room paused")
+    await alice.send("bob", "held while paused")
+    assert (await bob.receive(timeout=0.5)).messages == []  # accepted, stored, held
+    await expect(page.locator(".messages")).to_contain_text("held while paused")
+    await page.locator(".top").get_by_role("button", name="Resume").click()
+    await expect(page.locator("[data-mode]")).to_have_text("room open")
+    assert [m.content for m in (await bob.receive(timeout=5)).messages] == ["held while paused"]
+
+    await peer_row(page, "bob").get_by_role("button", name="Kick").click()
+    await peer_row(page, "bob").get_by_role("button", name="Confirm kick").click()
+    await expect(peer_row(page, "bob")).to_have_count(0)
+    with pytest.raises(Unauthorized):
+        await bob.send("alice", "am I still here?")
+
+
+async def test_a_form_answered_through_the_wizard_reaches_the_asker_and_the_ledger(
+    open_console: PageFactory, live_hub: Hub, connect: ClientFactory
+) -> None:
+    page = await open_console(live_hub.operator.token)
+    alice = await connect("alice")
+    await alice.ask_operator(
+        "Which database for v2?",
+        [
+            {
+                "key": "db",
+                "label": "Database",
+                "type": "radio",
+                "options": ["sqlite", "postgres"],
+                "required": True,
+                "allow_other": True,
+            },
+            {
+                "key": "envs",
+                "label": "Environments",
+                "type": "checkbox",
+                "options": ["dev", "prod"],
+            },
+            {"key": "why", "label": "Why", "type": "text", "required": True},
+        ],
+    )
+    await expect(page.locator("[data-tab=forms] .count")).to_have_text("1")
+    card = page.locator("[data-form]")
+    await expect(card).to_contain_text("Which database for v2?")
+    await card.get_by_role("button", name="Answer").click()
+    wizard = page.get_by_role("dialog")
+    await expect(wizard).to_contain_text("question 1 of 3")
+    await wizard.get_by_role("button", name="Next").click()
+    await expect(wizard.get_by_role("alert")).to_contain_text("needs an answer")
+    await wizard.get_by_label("your own answer").fill("duckdb")  # the "other" answer
+    await wizard.get_by_role("button", name="Next").click()
+    await expect(wizard).to_contain_text("question 2 of 3")
+    await wizard.get_by_label("dev").check()
+    await wizard.get_by_label("prod").check()
+    await wizard.get_by_role("button", name="Next").click()
+    await wizard.get_by_role("button", name="Review").click()
+    await expect(wizard.get_by_role("alert")).to_contain_text("needs an answer")
+    await wizard.locator("input[name=why]").fill("embedded and fast")
+    await wizard.get_by_role("button", name="Review").click()
+    recap = wizard.locator(".recap")
+    await expect(recap).to_contain_text("duckdb")
+    await expect(recap).to_contain_text("dev, prod")
+    await expect(recap).to_contain_text("embedded and fast")
+    await page.screenshot(path=shot("forms-wizard-recap"), full_page=True)
+    await wizard.get_by_role("button", name="Send answer").click()
+    await expect(wizard).to_have_count(0)
+    await expect(page.locator("[data-form]")).to_have_count(0)
+
+    answers = [m for m in (await alice.receive(timeout=5)).messages if m.kind == "form_answer"]
+    assert len(answers) == 1
+    assert answers[0].meta is not None
+    assert answers[0].meta["answers"] == {
+        "db": "duckdb",
+        "envs": ["dev", "prod"],
+        "why": "embedded and fast",
+    }
+    await page.locator("[data-tab=decisions]").click()
+    await expect(page.locator(".decision")).to_contain_text("Which database for v2?")
+    await expect(page.locator(".ledger")).to_contain_text("Verified")
+    await expect(page.locator(".ledger")).to_contain_text("1 records")
+
+
+async def test_an_observer_sees_everything_and_every_control_is_disabled(
+    open_console: PageFactory, tmp_path: Path
+) -> None:
+    from caucus.testing import make_hub, serve
+
+    observer_token = "cau_observer-for-the-console-test-0123456789abcdef"
+    async with (
+        make_hub(tmp_path / "obs", observer_token=observer_token) as hub,
+        serve(hub) as base,
+        HubClient(base) as alice,
+    ):
+        await alice.register("alice")
+        await alice.join_channel("#ops")
+        await alice.send("#ops", "hello from alice")
+        await alice.ask_operator("Proceed?", [{"key": "go", "type": "radio", "options": ["y"]}])
+        page = await open_console(observer_token, base=base)
+        await expect(peer_row(page, "alice")).to_be_visible()
+        await expect(page.locator(".messages")).to_contain_text("hello from alice")
+        await expect(page.locator(".role-observer")).to_be_visible()
+        await expect(peer_row(page, "alice").get_by_role("button", name="Kick")).to_be_disabled()
+        await expect(page.locator(".top").get_by_role("button", name="Pause")).to_be_disabled()
+        await expect(page.get_by_role("button", name="Answer")).to_be_disabled()
+        await expect(page.locator(".composer textarea")).to_be_disabled()
+        for panel in PANELS:
+            await page.locator(f"[data-tab={panel}]").click()
+            await expect(page.locator(f"[data-panel={panel}]")).to_be_visible()
+            controls = page.locator("button:not([data-read]), textarea, input, select")
+            enabled = []
+            for index in range(await controls.count()):
+                control = controls.nth(index)
+                if await control.is_enabled() and not await _is_read_only(control):
+                    enabled.append(await control.evaluate("e => e.outerHTML.slice(0, 80)"))
+            assert not enabled, f"{panel}: enabled controls {enabled}"
+        # And the hub refuses the observer anyway, whatever the page does.
+        status = await page.evaluate(
+            """async (token) => (await fetch('/operator/pause', {method: 'POST',
+                headers: {Authorization: 'Bearer ' + token}})).status""",
+            observer_token,
+        )
+        assert status == 403
+        assert hub.control.room.mode.value == "open"
+
+
+async def _is_read_only(control) -> bool:  # type: ignore[no-untyped-def]
+    """Filters, search, the export format: reading, which an observer may do."""
+    return bool(
+        await control.evaluate(
+            "e => Boolean(e.closest('.filters')) || e.getAttribute('aria-label') === 'format'"
+        )
+    )
+
+
+async def test_every_panel_renders_and_is_saved_as_a_screenshot(
+    open_console: PageFactory, live_hub: Hub, connect: ClientFactory
+) -> None:
+    alice, bob = await connect("alice", skills=["sql"]), await connect("bob")
+    await alice.set_status("migrating the schema")
+    await alice.join_channel("#ops")
+    await bob.join_channel("#ops")
+    await alice.floor("take", "#ops", "presenting")
+    await bob.floor("raise", "#ops")
+    await alice.send_task("bob", "review PR 12", subject="review")
+    await bob.post_offer("index the docs", subject="docs index")
+    await alice.ask_operator("Ship?", [{"key": "go", "type": "radio", "options": ["yes", "no"]}])
+    page = await open_console(live_hub.operator.token)
+    await alice.send("#ops", "the plan is ready")
+    await expect(page.locator(".messages")).to_contain_text("the plan is ready")
+    expected = {
+        "forms": "Ship?",
+        "channels": "held by alice",
+        "work": "review PR 12",
+        "decisions": "Decision ledger",
+        "health": "Messages / minute",
+        "controls": "Room controls",
+    }
+    for panel in PANELS:
+        await page.locator(f"[data-tab={panel}]").click()
+        await expect(page.locator(f"[data-panel={panel}]")).to_contain_text(expected[panel])
+        await page.screenshot(path=shot(f"panel-{panel}"), full_page=True)
+    await page.locator("[data-tab=work]").click()
+    await expect(page.locator("[data-panel=work]")).to_contain_text("docs index")
+    narrow = await open_console(live_hub.operator.token, width=420, height=900)
+    await expect(peer_row(narrow, "alice")).to_be_visible()
+    await narrow.screenshot(path=shot("narrow-window"), full_page=True)
+    assert shot("panel-health").stat().st_size > 0
+
+
+async def test_markup_in_a_message_is_shown_as_text_and_inline_script_never_runs(
+    open_console: PageFactory, live_hub: Hub, connect: ClientFactory, url: str
+) -> None:
+    page = await open_console(live_hub.operator.token)
+    dialogs: list[str] = []
+    page.on(
+        "dialog",
+        lambda dialog: (dialogs.append(dialog.message), asyncio.ensure_future(dialog.dismiss())),
+    )
+    alice, _ = await connect("alice"), await connect("bob")
+    await alice.send("bob", XSS)
+    await alice.set_status(XSS)
+    content = page.locator(".messages .msg .content").last
+    await expect(content).to_have_text(XSS)
+    assert await page.locator(".messages img, .peers img").count() == 0
+    # Even markup forced into the page cannot run inline script under the hub's CSP.
+    blocked = await page.evaluate(
+        """() => new Promise((resolve) => {
+            document.addEventListener(
+                'securitypolicyviolation', (e) => resolve(e.violatedDirective));
+            const probe = document.createElement('div');
+            probe.innerHTML = '<img src="data:," onerror="window.__ran = 1">';
+            document.body.appendChild(probe);
+            const script = document.createElement('script');
+            script.textContent = 'window.__ran = 2';
+            document.body.appendChild(script);
+            setTimeout(() => resolve('no violation reported'), 2000);
+        })"""
+    )
+    assert blocked.startswith("script-src")
+    assert await page.evaluate("() => window.__ran") is None
+    assert dialogs == []
+    async with httpx2.AsyncClient(base_url=url) as http:
+        policy = (await http.get("/")).headers["content-security-policy"]
+    assert "script-src 'self'" in policy
+    assert "unsafe-inline" not in policy
