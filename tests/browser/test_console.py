@@ -282,3 +282,40 @@ async def test_markup_in_a_message_is_shown_as_text_and_inline_script_never_runs
         policy = (await http.get("/")).headers["content-security-policy"]
     assert "script-src 'self'" in policy
     assert "unsafe-inline" not in policy
+
+
+async def test_older_history_loads_on_scroll_and_filters_narrow_the_transcript(
+    open_console: PageFactory, live_hub: Hub, connect: ClientFactory
+) -> None:
+    alice, bob, carol = await connect("alice"), await connect("bob"), await connect("carol")
+    alice_peer = await live_hub.registry.find("alice")
+    for n in range(700):
+        await live_hub.delivery.send(alice_peer, to="bob", content=f"old message {n}")
+    await carol.send("all", "needle in the haystack")
+    page = await open_console(live_hub.operator.token)
+    transcript = page.locator(".messages")
+    await expect(transcript).to_contain_text("needle in the haystack")
+    assert int(await transcript.get_attribute("data-first") or 0) > 500  # only the newest
+    for _ in range(20):
+        await transcript.evaluate("e => { e.scrollTop = 0; }")
+        if await page.get_by_text("the beginning of the transcript").count():
+            break
+        await page.wait_for_timeout(200)
+    await expect(page.get_by_text("the beginning of the transcript")).to_be_visible()
+    await expect(transcript.locator(".msg").first).to_contain_text("old message 0")
+    assert await transcript.locator(".msg").count() <= 400  # a window, not the whole history
+    await page.get_by_role("button", name="Jump to the newest").click()
+    await expect(transcript.locator(".msg").last).to_contain_text("needle in the haystack")
+
+    await page.get_by_label("Search").fill("NEEDLE")
+    await expect(transcript.locator(".msg")).to_have_count(1)
+    await page.get_by_label("Search").fill("")
+    await page.locator(".filters").get_by_label("Peer").select_option("carol")
+    await expect(transcript.locator(".msg")).to_have_count(1)
+    await bob.send("carol", "a reply to carol")  # matches: delivered to carol
+    await alice.send("bob", "not for carol")  # does not
+    await expect(transcript.locator(".msg")).to_have_count(2)
+    await expect(transcript).not_to_contain_text("not for carol")
+    await page.locator(".filters").get_by_label("Peer").select_option("")
+    await page.locator(".filters").get_by_label("Kind").select_option("chat")
+    await expect(transcript).to_contain_text("not for carol")

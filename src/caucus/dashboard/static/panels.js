@@ -1,9 +1,11 @@
 // The room's main panels: who is here (roster), what is said (transcript), and saying it.
 
 import { age, anyFilter, clock, matches, skillNames } from "./format.js";
-import { html, useEffect, useLayoutEffect, useRef, useState } from "./ui.js";
+import { Component, html, useEffect, useLayoutEffect, useRef, useState } from "./ui.js";
 
-const PAGE = 300; // rows added to the window each time the reader scrolls to the top
+const PAGE = 300; // messages fetched per step back in history
+const WINDOW = 400; // transcript rows in the page at most
+const STEP = 200; // rows the window slides by
 const LONG = 2000; // characters shown before "show all"
 
 export function Roster({ peers, observer, act, onMessage }) {
@@ -92,15 +94,16 @@ function PeerRow({ peer, observer, act, onMessage }) {
 
 export function Transcript({ api, state, dispatch, filters, setFilters, notify }) {
   const [filtered, setFiltered] = useState(null); // {messages, more} while filters are set
-  const [shown, setShown] = useState(PAGE);
+  // The rows on screen are a window of at most WINDOW messages ending at `endSeq` (null: the
+  // newest, following the feed). Memory holds far more; the DOM never does.
+  const [endSeq, setEndSeq] = useState(null);
   const [loading, setLoading] = useState(false);
   const scroller = useRef(null);
-  const stick = useRef(true);
+  const anchor = useRef(null); // the row to keep in place across the next render
   const filtering = anyFilter(filters);
 
   useEffect(() => {
-    setShown(PAGE);
-    stick.current = true;
+    setEndSeq(null);
     if (!filtering) {
       setFiltered(null);
       return undefined;
@@ -124,18 +127,35 @@ export function Transcript({ api, state, dispatch, filters, setFilters, notify }
   const all = filtering
     ? mergeLive(filtered ? filtered.messages : [], state.messages, filters)
     : state.messages;
-  const visible = all.length > shown ? all.slice(all.length - shown) : all;
+  const following = endSeq === null;
+  const endIndex = following ? all.length : indexAfter(all, endSeq);
+  const startIndex = Math.max(0, endIndex - WINDOW);
+  const visible = all.slice(startIndex, endIndex);
   const exhausted = filtering ? filtered && !filtered.more : state.olderExhausted;
+  const atStart = startIndex === 0 && exhausted;
 
   useLayoutEffect(() => {
     const el = scroller.current;
-    if (el && stick.current) el.scrollTop = el.scrollHeight;
+    if (!el) return;
+    const kept = anchor.current;
+    anchor.current = null;
+    const row = kept && el.querySelector(`[data-seq="${kept.seq}"]`);
+    if (row) el.scrollTop = row.offsetTop - kept.offset; // what was in view stays in view
+    else if (following) el.scrollTop = el.scrollHeight;
   });
+
+  function keepInView() {
+    const el = scroller.current;
+    const row = el && el.querySelector(".msg");
+    if (row) anchor.current = { seq: row.dataset.seq, offset: row.offsetTop - el.scrollTop };
+  }
 
   async function older() {
     if (loading) return;
-    if (all.length > shown) {
-      setShown(shown + PAGE);
+    if (startIndex > 0) {
+      // Slide the window back over what memory already holds.
+      keepInView();
+      setEndSeq(all[Math.max(WINDOW, endIndex - STEP) - 1].seq);
       return;
     }
     if (exhausted) return;
@@ -148,7 +168,11 @@ export function Transcript({ api, state, dispatch, filters, setFilters, notify }
       } else {
         dispatch({ type: "older", data: page });
       }
-      setShown(shown + page.messages.length);
+      // Show the start of what is now in memory: the fetched page, then what followed it.
+      keepInView();
+      const fetched = page.messages;
+      const last = Math.min(WINDOW, fetched.length + all.length) - 1;
+      if (last >= 0) setEndSeq(last < fetched.length ? fetched[last].seq : all[last - fetched.length].seq);
     } catch (error) {
       notify(error.message, "error");
     } finally {
@@ -156,9 +180,18 @@ export function Transcript({ api, state, dispatch, filters, setFilters, notify }
     }
   }
 
+  function newer() {
+    if (following) return;
+    const next = endIndex + STEP;
+    keepInView();
+    setEndSeq(next >= all.length ? null : all[next - 1].seq);
+  }
+
   function onScroll(event) {
     const el = event.currentTarget;
-    stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+    const fromBottom = el.scrollHeight - el.scrollTop - el.clientHeight;
+    if (fromBottom < 40) newer();
+    else if (following && fromBottom > 200) setEndSeq(all.length ? all[all.length - 1].seq : null);
     if (el.scrollTop < 60) older();
   }
 
@@ -217,9 +250,10 @@ export function Transcript({ api, state, dispatch, filters, setFilters, notify }
           />
         </label>
       </div>
-      <div class="messages" ref=${scroller} onScroll=${onScroll} tabindex="0" aria-live="polite">
+      <div class="messages" ref=${scroller} onScroll=${onScroll} tabindex="0" aria-live="polite"
+        data-total=${all.length} data-first=${visible.length ? visible[0].seq : 0}>
         <div class="older">
-          ${exhausted && visible.length === all.length
+          ${atStart
             ? html`<span class="muted">the beginning of the transcript</span>`
             : html`<button type="button" data-read onClick=${older} disabled=${loading}>
                 ${loading ? "Loading…" : "Load older"}
@@ -227,6 +261,10 @@ export function Transcript({ api, state, dispatch, filters, setFilters, notify }
         </div>
         ${visible.length === 0 && html`<p class="empty">No messages yet.</p>`}
         ${visible.map((m) => html`<${Row} key=${m.seq} message=${m} />`)}
+        ${!following &&
+        html`<div class="newer">
+          <button type="button" data-read onClick=${() => setEndSeq(null)}>Jump to the newest</button>
+        </div>`}
       </div>
     </section>
   `;
@@ -241,8 +279,31 @@ function mergeLive(page, live, filters) {
   return extra.length ? page.concat(extra.reverse()) : page;
 }
 
-function Row({ message }) {
-  const [whole, setWhole] = useState(false);
+// The index just past the message with `seq` (messages are in seq order).
+function indexAfter(list, seq) {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (list[mid].seq <= seq) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
+// A row renders again only when its message or its own state changes: applying one live
+// event touches one row, not the window.
+class Row extends Component {
+  shouldComponentUpdate(next, nextState) {
+    return next.message !== this.props.message || nextState.whole !== this.state.whole;
+  }
+
+  render({ message }, { whole }) {
+    return renderRow(message, whole, () => this.setState({ whole: !whole }));
+  }
+}
+
+function renderRow(message, whole, toggle) {
   const long = message.content.length > LONG;
   const text = long && !whole ? message.content.slice(0, LONG) : message.content;
   return html`
@@ -257,7 +318,7 @@ function Row({ message }) {
       </header>
       <div class="content">${text}</div>
       ${long &&
-      html`<button type="button" class="link" data-read onClick=${() => setWhole(!whole)}>
+      html`<button type="button" class="link" data-read onClick=${toggle}>
         ${whole ? "show less" : `show all ${message.content.length} characters`}
       </button>`}
     </article>

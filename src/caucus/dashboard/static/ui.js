@@ -1,8 +1,8 @@
 // The one place the vendored libraries are imported from (see vendor/VENDORED.json).
-import { h, render } from "./vendor/preact.module.js";
+import { Component, h, render } from "./vendor/preact.module.js";
 import htm from "./vendor/htm.module.js";
 
-export { render };
+export { Component, render };
 export {
   useCallback,
   useEffect,
