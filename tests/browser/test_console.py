@@ -319,3 +319,73 @@ async def test_older_history_loads_on_scroll_and_filters_narrow_the_transcript(
     await page.locator(".filters").get_by_label("Peer").select_option("")
     await page.locator(".filters").get_by_label("Kind").select_option("chat")
     await expect(transcript).to_contain_text("not for carol")
+
+
+async def test_the_feed_reconnects_by_itself_and_resumes_without_gaps(
+    open_console: PageFactory, live_hub: Hub, connect: ClientFactory, url: str
+) -> None:
+    from tests.proxy import proxy_to
+
+    async with proxy_to(url) as (network, through):
+        page = await open_console(live_hub.operator.token, base=through)
+        alice, _ = await connect("alice"), await connect("bob")
+        await alice.send("bob", "before the drop")
+        transcript = page.locator(".messages")
+        await expect(transcript).to_contain_text("before the drop")
+        network.cut()  # the feed's connection dies mid-stream
+        for n in range(5):
+            await alice.send("bob", f"while away {n}")
+        await expect(transcript).to_contain_text("while away 4", timeout=15000)
+        await expect(page.locator("[data-feed]")).to_have_attribute("data-feed", "live")
+        texts = await transcript.locator(".msg .content").all_inner_texts()
+        assert texts == ["before the drop"] + [f"while away {n}" for n in range(5)]  # once each
+        follows = [r for r in network.requests if r.startswith(b"GET /operator/events")]
+        assert len(follows) >= 2  # it did lose the stream, and came back by itself
+        assert b"last-event-id:" in follows[-1].lower()  # resuming, not starting over
+
+
+async def test_a_form_can_be_answered_with_the_keyboard_alone(
+    open_console: PageFactory, live_hub: Hub, connect: ClientFactory
+) -> None:
+    page = await open_console(live_hub.operator.token)
+    alice = await connect("alice")
+    await alice.ask_operator("Why?", [{"key": "why", "type": "text", "required": True}])
+    answer = page.get_by_role("button", name="Answer")
+    await answer.focus()
+    await page.keyboard.press("Enter")
+    wizard = page.get_by_role("dialog")
+    await expect(wizard.locator("input[name=why]")).to_be_focused()
+    await page.keyboard.press("Escape")
+    await expect(wizard).to_have_count(0)
+    await answer.focus()
+    await page.keyboard.press("Enter")
+    await expect(wizard.locator("input[name=why]")).to_be_focused()
+    await page.keyboard.type("because it is faster")
+    await page.keyboard.press("Enter")  # the card's form: on to the recap
+    await expect(wizard.locator(".recap")).to_contain_text("because it is faster")
+    await expect(wizard.get_by_role("button", name="Send answer")).to_be_focused()
+    await page.keyboard.press("Enter")
+    await expect(wizard).to_have_count(0)
+    got = [m for m in (await alice.receive(timeout=5)).messages if m.kind == "form_answer"]
+    assert got[0].meta is not None
+    assert got[0].meta["answers"] == {"why": "because it is faster"}
+    await page.keyboard.press("/")
+    await expect(page.locator("#search")).to_be_focused()
+
+
+async def test_the_dark_theme_follows_the_system(
+    browser, url: str, live_hub: Hub, connect: ClientFactory
+) -> None:  # type: ignore[no-untyped-def]
+    await connect("alice")
+    colors = {}
+    for scheme in ("light", "dark"):
+        context = await browser.new_context(
+            color_scheme=scheme, viewport={"width": 1400, "height": 900}
+        )
+        page = await context.new_page()
+        await page.goto(f"{url}/#token={live_hub.operator.token}")
+        await page.wait_for_selector("[data-feed=live]")
+        colors[scheme] = await page.evaluate("getComputedStyle(document.body).backgroundColor")
+        await page.screenshot(path=shot(f"theme-{scheme}"), full_page=True)
+        await context.close()
+    assert colors["light"] != colors["dark"]
