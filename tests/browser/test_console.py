@@ -5,6 +5,7 @@ panel's screenshot, and content that never runs as markup."""
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 import httpx2
@@ -12,10 +13,10 @@ import pytest
 from playwright.async_api import Page, expect
 
 from caucus.client import HubClient
-from caucus.errors import Unauthorized
+from caucus.errors import RoomStopped, Unauthorized
 from caucus.services.hub import Hub
 from tests.browser.conftest import PageFactory, shot
-from tests.conftest import ClientFactory
+from tests.conftest import ClientFactory, eventually
 
 PANELS = ["forms", "channels", "work", "decisions", "health", "controls"]
 XSS = "<img src=x onerror=alert(1)>"
@@ -389,3 +390,49 @@ async def test_the_dark_theme_follows_the_system(
         await page.screenshot(path=shot(f"theme-{scheme}"), full_page=True)
         await context.close()
     assert colors["light"] != colors["dark"]
+
+
+async def test_room_controls_announce_set_the_budget_stop_reset_and_export(
+    open_console: PageFactory, live_hub: Hub, connect: ClientFactory
+) -> None:
+    page = await open_console(live_hub.operator.token)
+    alice, bob = await connect("alice"), await connect("bob")
+    await alice.send("bob", "a line for the export")
+    await page.locator("[data-tab=controls]").click()
+    panel = page.locator("[data-panel=controls]")
+
+    await panel.get_by_label("Subject").fill("maintenance")
+    await panel.get_by_label("News for every peer").fill("the hub restarts at noon")
+    await panel.get_by_role("button", name="Announce").click()
+    news = [m for m in (await bob.receive(timeout=5)).messages if m.kind == "announce"]
+    assert [(m.content, (m.meta or {}).get("subject")) for m in news] == [
+        ("the hub restarts at noon", "maintenance")
+    ]
+
+    await panel.get_by_label("Sends at once").fill("7")
+    await panel.get_by_label("Refill per second").fill("0.5")
+    await panel.get_by_role("button", name="Set budget").click()
+    await eventually(lambda: live_hub.control.room.rate.capacity == 7, what="the new budget")
+    assert live_hub.control.room.rate.refill == 0.5
+
+    await panel.get_by_label("Reason told to the agents").fill("wrapping up")
+    await panel.get_by_role("button", name="Stop room").click()
+    await expect(page.locator("[data-mode]")).to_have_text("room stopped")
+    stop = [m for m in (await alice.receive(timeout=5)).messages if m.kind == "control"]
+    assert [(m.content, (m.meta or {}).get("reason")) for m in stop] == [("stop", "wrapping up")]
+    with pytest.raises(RoomStopped):
+        await alice.send("bob", "refused while stopped")
+    await panel.get_by_role("button", name="Reset room").click()
+    await expect(page.locator("[data-mode]")).to_have_text("room open")
+    await alice.send("bob", "open again")
+
+    async with page.expect_download() as download_info:
+        await panel.get_by_role("button", name="Download").click()
+    download = await download_info.value
+    assert download.suggested_filename.endswith(".md")
+    exported = Path(await download.path()).read_text()
+    assert "a line for the export" in exported
+
+    await page.locator("[data-tab=health]").click()
+    await expect(page.locator("[data-stat=mpm]")).not_to_have_text("—")
+    await expect(page.locator(".chart polyline")).to_have_attribute("points", re.compile(r"\d"))
