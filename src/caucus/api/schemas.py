@@ -81,7 +81,9 @@ class SendResponse(BaseModel):
         }
 
 
-class MessageOut(BaseModel):
+class MessageRecord(BaseModel):
+    """A message as the hub stores it (what every message shape below shares)."""
+
     seq: int
     id: str
     ts: float
@@ -92,6 +94,9 @@ class MessageOut(BaseModel):
     meta: dict[str, Any] | None = None
     thread: str | None = None
     reply_to: str | None = None
+
+
+class MessageOut(MessageRecord):
     redelivered: bool = False
     delivery_count: int = 1
 
@@ -486,17 +491,7 @@ class SessionResponse(BaseModel):
     version: str
 
 
-class RoutedMessageOut(BaseModel):
-    seq: int
-    id: str
-    ts: float
-    sender: str
-    to: str
-    kind: str
-    content: str
-    meta: dict[str, Any] | None = None
-    thread: str | None = None
-    reply_to: str | None = None
+class RoutedMessageOut(MessageRecord):
     delivered_to: list[str]
 
 
