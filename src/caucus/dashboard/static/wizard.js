@@ -150,8 +150,9 @@ function Wizard({ api, form, notify, onClose }) {
       <div class="wizard-card" ref=${card}>
         <header>
           <h3 id="wizard-title">${form.title}</h3>
-          <div class="muted">from ${form.asker} for ${form.to} ·
-            ${recap ? "recap" : `question ${step + 1} of ${fields.length}`}</div>
+          <div class="muted">
+            ${`from ${form.asker} for ${form.to} · ${recap ? "recap" : `question ${step + 1} of ${fields.length}`}`}
+          </div>
           <progress max=${fields.length} value=${step}></progress>
         </header>
         ${recap
