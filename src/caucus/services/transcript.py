@@ -101,7 +101,9 @@ class TranscriptWriter:
                 if self._stopping:
                     return
                 await asyncio.sleep(IDLE_CHECK)
-            if self._stopping:
+            # A stop that came while this round was reading may have followed messages the
+            # round missed: it set the wake, so one more round writes them.
+            if self._stopping and not self._wake.is_set():
                 return
 
     async def catch_up(self) -> int:
