@@ -393,13 +393,29 @@ def anchor_command(
     key: Annotated[
         Path | None, typer.Option("--key", help="Ed25519 key to sign the head (created if missing)")
     ] = None,
+    accept_tail: Annotated[
+        bool,
+        typer.Option(
+            "--accept-tail",
+            help="first move a head checkpoint that lags the chain (a writer stopped between "
+            "its two steps) to the chain's end",
+        ),
+    ] = False,
     json_output: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
 ) -> None:
     """Record the verified head in <ledger>.anchors, to copy where the hub cannot write."""
+    from caucus.ledger.chain import accept_tail as accept
     from caucus.ledger.chain import anchor, anchors_path
 
     ledger = path or load_settings().ledger_path()
     try:
+        if accept_tail:
+            old, new = accept(ledger)
+            if new > old and not json_output:
+                print(
+                    f"accepted {new - old} records written past the checkpoint "
+                    f"(it said {old} records; the chain has {new})"
+                )
         entry = anchor(ledger)
         if key is not None:
             from caucus.ledger.signing import load_or_create_key, sign

@@ -276,3 +276,37 @@ def test_verify_with_a_key_but_no_signed_checkpoint_fails(ledger: Path, tmp_path
     result = verify(ledger, "--key", str(key))  # the private key file works as well
     assert result.returncode == 1
     assert f"record {RECORDS}: no signed checkpoint" in result.stderr
+
+
+def test_a_checkpoint_left_behind_by_a_dead_writer_is_accepted_only_on_request(
+    ledger: Path,
+) -> None:
+    # The crash window: three records fsynced, the checkpoint not yet moved past them.
+    kept = lines(ledger)[: RECORDS - 3]
+    behind = json.loads(kept[-1])
+    head_path(ledger).write_text(json.dumps({"count": len(kept), "head_hash": behind["hash"]}))
+    assert verify(ledger).returncode == 1
+    with pytest.raises(LedgerIntegrityError):
+        append(ledger, decision(-1))  # writers still refuse
+    plain = anchor_cli(ledger)
+    assert plain.returncode == 1  # nothing is accepted unless asked
+    accepted = anchor_cli(ledger, "--accept-tail")
+    assert accepted.returncode == 0, accepted.stderr
+    assert f"accepted 3 records written past the checkpoint (it said {RECORDS - 3}" in (
+        accepted.stdout
+    )
+    result = verify(ledger)
+    assert result.returncode == 0
+    assert f"intact: {RECORDS} records, anchored" in result.stdout
+    append(ledger, decision(-1))
+
+
+def test_accepting_the_tail_never_covers_a_deleted_or_rewritten_one(ledger: Path) -> None:
+    ledger.write_bytes(b"".join(lines(ledger)[:-25]))  # a truncation: checkpoint ahead
+    assert anchor_cli(ledger, "--accept-tail").returncode == 1
+    forged = json.dumps({"count": 5, "head_hash": "f" * 64})
+    head_path(ledger).write_text(forged)  # a checkpoint naming no record of the chain
+    refused = anchor_cli(ledger, "--accept-tail")
+    assert refused.returncode == 1
+    assert "names no record of this chain" in refused.stderr
+    assert head_path(ledger).read_text() == forged  # nothing changed

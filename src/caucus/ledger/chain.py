@@ -19,8 +19,8 @@ from typing import Any
 
 from caucus.errors import LedgerIntegrityError
 from caucus.files import replace_atomically
-from caucus.ledger.canonical import line, seal
-from caucus.ledger.verify import Report, head_path, verify_chain
+from caucus.ledger.canonical import GENESIS, line, seal
+from caucus.ledger.verify import Report, head_path, read_checkpoint, verify_chain
 
 
 @contextmanager
@@ -139,6 +139,40 @@ class Ledger:
         self.report = Report(count, tip, True)
         self._stamps = self._current()
         return sealed
+
+
+TAIL_MISMATCH = "head checkpoint mismatch (possible truncation)"
+
+
+def accept_tail(path: Path) -> tuple[int, int]:
+    """Move a lagging head checkpoint to the end of the chain; returns (old, new) counts.
+
+    A writer that dies between fsyncing its records and moving the checkpoint leaves records
+    past the checkpoint, and the ledger then fails verification (and refuses appends) until an
+    operator looks. This is that explicit step, and it only ever moves the checkpoint forward:
+    every record must verify, and the old checkpoint must name a record of this chain, so a
+    deleted or rewritten tail is still refused.
+    """
+    with _locked(path):
+        report, hashes = verify_chain(path)
+        if report.broken is None:
+            return report.count, report.count
+        if report.broken.reason != TAIL_MISMATCH:
+            raise LedgerIntegrityError(
+                f"record {report.broken.index}: {report.broken.reason}; only a checkpoint that "
+                "lags the chain can be accepted. Restore the ledger from a copy"
+            )
+        checkpoint = read_checkpoint(path)
+        assert isinstance(checkpoint, tuple)
+        count, head = checkpoint
+        if count >= len(hashes) or (hashes[count - 1] if count else GENESIS) != head:
+            raise LedgerIntegrityError(
+                f"the head checkpoint ({count} records, head {head[:12]}) names no record of "
+                "this chain: records were deleted or rewritten. Restore the ledger from a copy"
+            )
+        text = json.dumps({"count": len(hashes), "head_hash": hashes[-1]}, separators=(",", ":"))
+        replace_atomically(head_path(path), (text + "\n").encode("ascii"), durable=True)
+        return count, len(hashes)
 
 
 def anchors_path(path: Path) -> Path:
