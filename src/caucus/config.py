@@ -33,6 +33,17 @@ def user_data_dir() -> Path:
     return base / "caucus"
 
 
+def user_state_dir() -> Path:
+    """Where the bridge keeps what lets a restarted host resume its identity (its tokens)."""
+    override = os.environ.get("CAUCUS_HOME")
+    if override:
+        return Path(override).expanduser() / "state"
+    if sys.platform in ("win32", "darwin"):
+        return user_data_dir() / "state"
+    base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    return base / "caucus"
+
+
 def default_db_path() -> Path:
     return user_data_dir() / "caucus.db"
 
@@ -68,6 +79,8 @@ class Settings(BaseSettings):
     announce_interval: float = Field(30.0, ge=0)
     announce_hourly: int = Field(10, ge=1)
     announce_catch_up: float = Field(86400.0, ge=0)
+    open_offers_max: int = Field(5, ge=1, description="open offers one poster may have")
+    pending_forms_max: int = Field(5, ge=1, description="forms one asker may have pending")
 
     # Limits.
     max_content_chars: int = Field(8192, ge=1)
@@ -87,6 +100,9 @@ class Settings(BaseSettings):
     agent_key: str = Field("", description="when set, /register requires it")
     allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
     allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+
+    # MCP over HTTP: a session idle this long ends (and its peer shows offline).
+    mcp_session_idle: float = Field(1800.0, gt=0)
 
     # The operator's live feed and the transcript file.
     health_interval: float = Field(1.5, gt=0)

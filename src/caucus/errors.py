@@ -2,28 +2,54 @@
 
 Every failure a caller can cause or observe is a `CaucusError` subclass with a stable
 machine-readable `code` and an HTTP `status`. Transports map this tree to their wire format in
-exactly one place each (`api/errors.py` for HTTP); the client maps codes back to these classes, so
-a caller catches the same exception whether it talks in-process or over HTTP.
+exactly one place each (`web/errors.py` for HTTP, `mcp/server.py` for MCP); the client maps
+codes back to these classes, so a caller catches the same exception whether it talks
+in-process or over HTTP.
 """
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any, ClassVar
 
 
+class Hint(StrEnum):
+    """What the caller should do next, named without a transport: HTTP says it as a route,
+    MCP as the tool to call (`web/errors.py`, `mcp/hints.py`). Values are stable wire codes."""
+
+    REGISTER = "register"  # get an identity (again)
+    RESUME = "resume"  # come back as the peer that holds the name, with its credentials
+    AGENT_KEY = "agent_key"  # the hub wants its agent key
+    LIST_PEERS = "list_peers"
+    LIST_CHANNELS = "list_channels"
+    JOIN_CHANNEL = "join_channel"
+    RAISE_HAND = "raise_hand"
+    LIST_TASKS = "list_tasks"
+    LIST_OFFERS = "list_offers"
+    LIST_FORMS = "list_forms"
+    PROTOCOL = "protocol"
+    RETRY_LATER = "retry_later"
+
+
 class CaucusError(Exception):
-    """Base of every error Caucus reports to a caller."""
+    """Base of every error Caucus reports to a caller.
+
+    `detail` says what went wrong in words any transport can show; `hint` names what to do
+    next, and each transport renders it in its own terms."""
 
     code: ClassVar[str] = "error"
     status: ClassVar[int] = 500
 
-    def __init__(self, detail: str, **extra: Any) -> None:
+    def __init__(self, detail: str, *, hint: Hint | None = None, **extra: Any) -> None:
         super().__init__(detail)
         self.detail = detail
+        self.hint = hint
         self.extra: dict[str, Any] = extra
 
     def to_dict(self) -> dict[str, Any]:
         body: dict[str, Any] = {"error": self.code, "detail": self.detail}
+        if self.hint is not None:
+            body["next"] = self.hint.value
         body.update(self.extra)
         return body
 
@@ -36,6 +62,12 @@ class InvalidRequest(CaucusError):
 class Unauthorized(CaucusError):
     code = "unauthorized"
     status = 401
+
+
+class NotJoined(Unauthorized):
+    """An MCP session called a tool that needs an identity before joining."""
+
+    code = "not_joined"
 
 
 class Forbidden(CaucusError):
@@ -129,8 +161,9 @@ class RateLimited(CaucusError):
     code = "rate_limited"
     status = 429
 
-    def __init__(self, detail: str, retry_after: float) -> None:
-        super().__init__(detail, retry_after=round(retry_after, 3))
+    def __init__(self, detail: str, retry_after: float, **extra: Any) -> None:
+        extra.setdefault("hint", Hint.RETRY_LATER)
+        super().__init__(detail, retry_after=round(retry_after, 3), **extra)
         self.retry_after = retry_after
 
 
@@ -164,6 +197,7 @@ ERRORS_BY_CODE: dict[str, type[CaucusError]] = {
         CaucusError,
         InvalidRequest,
         Unauthorized,
+        NotJoined,
         Forbidden,
         NotFound,
         Conflict,
@@ -196,12 +230,19 @@ def error_from_body(status: int, body: Any) -> CaucusError:
         code = body["error"]
         detail = str(body.get("detail", code))
         cls = ERRORS_BY_CODE.get(code)
-        extra = {k: v for k, v in body.items() if k not in ("error", "detail")}
+        extra = {k: v for k, v in body.items() if k not in ("error", "detail", "next", "hint")}
+        try:
+            hint: Hint | None = Hint(body["next"]) if "next" in body else None
+        except ValueError:  # a hint from a newer hub: the detail still says it
+            hint = None
         if cls is RateLimited:
-            return RateLimited(detail, retry_after=float(extra.get("retry_after", 1.0)))
+            extra.pop("retry_after", None)
+            return RateLimited(
+                detail, retry_after=float(body.get("retry_after", 1.0)), hint=hint, **extra
+            )
         if cls is not None:
-            return cls(detail, **extra)
-        err = CaucusError(detail, **extra)
+            return cls(detail, hint=hint, **extra)
+        err = CaucusError(detail, hint=hint, **extra)
         err.code = code  # type: ignore[misc]  # an unknown code from a newer hub stays visible
         return err
     return CaucusError(f"hub answered HTTP {status} without an error body")

@@ -10,7 +10,7 @@ import pytest
 from caucus.domain.messages import NewMessage
 from caucus.domain.names import parse_target
 from caucus.domain.peers import Peer, PeerState
-from caucus.errors import InvalidRequest, NameInUse, NameTaken, NotFound
+from caucus.errors import InvalidRequest, NameInUse, NotFound
 from caucus.ids import hash_token, new_token
 from caucus.storage.base import Store
 
@@ -212,18 +212,47 @@ async def test_peek_counts_pending_and_shows_the_latest(store: Store) -> None:
     assert len((await claim(store, b)).deliveries) == 2  # peeking consumed nothing
 
 
-async def test_reaping_releases_the_name_and_revival_can_find_it_taken(store: Store) -> None:
+async def test_a_reaped_peer_keeps_its_name_until_it_ends(store: Store) -> None:
     a = await peer(store, "a", now=NOW - 400)
     reaped = await store.reap_peers(NOW - 300, NOW, exclude=[])
     assert [p.name for p in reaped] == ["a"]
-    usurper = await peer(store, "a")
-    with pytest.raises(NameTaken):
-        await store.revive_peer(a.id, NOW)
-    await store.end_peer(usurper.id, PeerState.LEFT, NOW)
+    held = await store.peer_by_name("a")
+    assert held is not None
+    assert (held.id, held.state) == (a.id, PeerState.REAPED)
+    with pytest.raises(NameInUse):
+        await peer(store, "a")
     await store.revive_peer(a.id, NOW)
     revived = await store.peer_by_name("a")
     assert revived is not None
-    assert revived.id == a.id
+    assert (revived.id, revived.state) == (a.id, PeerState.ACTIVE)
+    await store.end_peer(a.id, PeerState.LEFT, NOW)
+    assert await store.peer_by_name("a") is None
+    assert (await peer(store, "a")).id != a.id  # freed by the end
+
+
+async def test_going_offline_reaps_at_once_and_marks_it(store: Store) -> None:
+    a = await peer(store, "a")
+    assert await store.set_offline(a.id, NOW + 1)
+    assert not await store.set_offline(a.id, NOW + 2)  # once
+    away = await store.peer_by_name("a")
+    assert away is not None
+    assert (away.state, away.offline_at, away.reaped_at) == (PeerState.REAPED, NOW + 1, NOW + 1)
+    await store.revive_peer(a.id, NOW + 3)
+    back = await store.peer_by_name("a")
+    assert back is not None
+    assert (back.state, back.offline_at) == (PeerState.ACTIVE, None)
+
+
+async def test_a_state_handle_stands_for_its_peer_until_the_peer_ends(store: Store) -> None:
+    a = await peer(store, "a")
+    for n in range(5):
+        await store.create_handle(a.id, f"h{n}".encode(), NOW + n, keep=3)
+    found = await store.peer_by_handle(b"h4")
+    assert found is not None
+    assert found.id == a.id
+    assert await store.peer_by_handle(b"h0") is None  # only the newest three are kept
+    await store.end_peer(a.id, PeerState.KICKED, NOW)
+    assert await store.peer_by_handle(b"h4") is None
 
 
 async def test_listening_peers_are_not_reaped(store: Store) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx2
 
+from caucus.domain.decisions import LedgerBreak
 from caucus.ledger.commands import verify
 from caucus.ledger.tail import newest_first
 from caucus.services.hub import Hub
@@ -64,14 +65,14 @@ async def test_answers_the_ledger_never_got_are_recorded_on_the_next_start(
         assert await hub.decisions.record_pending() == 0
         assert (await hub.forms.get(second)).decision_hash is None
         status = await hub.decisions.status()
-        assert status["intact"] is False
-        assert status["broken"] == {"index": 0, "reason": "content hash mismatch"}
-        assert "fails verification at record 0" in status["unrecorded_error"]
+        assert status.intact is False
+        assert status.broken == LedgerBreak(0, "content hash mismatch")
+        assert "fails verification at record 0" in status.unrecorded_error
         assert ledger.read_bytes().count(b"\n") == 1
     ledger.write_bytes(good)  # the operator restores the ledger from a copy
     async with make_hub(tmp_path) as hub:
         await recorded(hub, second)
-        assert (await hub.decisions.status())["intact"] is True
+        assert (await hub.decisions.status()).intact is True
     assert form_ids_on(ledger) == [first, second]
 
 

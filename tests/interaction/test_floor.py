@@ -7,6 +7,7 @@ import pytest
 
 from caucus.errors import FloorHeld, Forbidden
 from caucus.operator_client import OperatorClient
+from caucus.services.hub import Hub
 from tests.conftest import ClientFactory, eventually
 
 
@@ -15,7 +16,7 @@ async def test_the_holder_speaks_and_others_get_423_in_that_scope_only(
 ) -> None:
     alice, bob, carol = await connect("alice"), await connect("bob"), await connect("carol")
     floor = await alice.floor("take", "all", "presenting the plan")
-    assert (floor["holder"], floor["reason"]) == ("alice", "presenting the plan")
+    assert (floor.holder, floor.reason) == ("alice", "presenting the plan")
     await alice.send("all", "here is the plan")
     with pytest.raises(FloorHeld) as caught:
         await bob.send("all", "interrupting")
@@ -35,18 +36,18 @@ async def test_hands_are_first_come_first_served_and_pass_hands_over(
 ) -> None:
     alice, bob, carol = await connect("alice"), await connect("bob"), await connect("carol")
     await alice.floor("take", "all")
-    assert (await bob.floor("take", "all"))["hands"] == ["bob"]  # a contested take queues
-    assert (await carol.floor("raise", "all"))["hands"] == ["bob", "carol"]
+    assert (await bob.floor("take", "all")).hands == ["bob"]  # a contested take queues
+    assert (await carol.floor("raise", "all")).hands == ["bob", "carol"]
     with pytest.raises(Forbidden):
         await bob.floor("pass", "all")
     passed = await alice.floor("pass", "all")
-    assert (passed["holder"], passed["hands"]) == ("bob", ["carol"])
+    assert (passed.holder, passed.hands) == ("bob", ["carol"])
     await bob.send("all", "my turn")
     with pytest.raises(FloorHeld):
         await alice.send("all", "wait")
-    assert (await carol.floor("lower", "all"))["hands"] == []
+    assert (await carol.floor("lower", "all")).hands == []
     dropped = await bob.floor("drop", "all")
-    assert dropped["holder"] is None
+    assert dropped.holder is None
     await alice.send("all", "free for all again")
 
 
@@ -58,9 +59,9 @@ async def test_the_floor_passes_on_when_its_holder_leaves_or_is_kicked(
     await bob.floor("raise", "all")
     await carol.floor("raise", "all")
     await alice.leave()
-    assert (await carol.floor("status", "all"))["holder"] == "bob"
+    assert (await carol.floor("status", "all")).holder == "bob"
     await operator.kick("bob")
-    assert (await carol.floor("status", "all"))["holder"] == "carol"
+    assert (await carol.floor("status", "all")).holder == "carol"
 
 
 async def test_leaving_the_channel_passes_its_floor(connect: ClientFactory) -> None:
@@ -74,7 +75,7 @@ async def test_leaving_the_channel_passes_its_floor(connect: ClientFactory) -> N
     await alice.leave_channel("#ops")
 
     async def bob_holds() -> bool:
-        return (await bob.floor("status", "#ops"))["holder"] == "bob"
+        return (await bob.floor("status", "#ops")).holder == "bob"
 
     await eventually(bob_holds, what="the floor to pass to bob")
 
@@ -88,28 +89,40 @@ async def test_the_operator_is_never_barred_clears_floors_and_stop_clears_all(
     await alice.floor("take", "#ops")
     await operator.say("all", "the operator speaks regardless")
     cleared = await operator.clear_floor("all")
-    assert cleared["holder"] is None
+    assert cleared.holder is None
     await bob.send("all", "free again")
     await operator.stop()
-    assert (await alice.floor("status", "#ops"))["holder"] is None
+    assert (await alice.floor("status", "#ops")).holder is None
 
 
 async def test_the_floor_over_mcp(url: str) -> None:
     from mcp import Client
 
-    from tests.interaction.test_mcp_bridge import error, text
+    from tests.mcptools import call, fail
 
     async with (
         Client(f"{url}/mcp", mode="legacy") as alice,
         Client(f"{url}/mcp", mode="legacy") as bob,
     ):
-        await text(alice, "join", name="alice")
-        await text(bob, "join", name="bob")
-        assert "held by alice" in await text(alice, "floor", action="take", scope="all")
-        assert "[floor_held]" in await error(bob, "say", to="all", content="me too")
-        assert "raised hands: bob" in await text(bob, "floor", action="raise", scope="all")
-        assert "held by bob" in await text(alice, "floor", action="pass", scope="all")
-        assert "sent #" in await text(bob, "say", to="all", content="thanks")
+        await call(alice, "join", name="alice")
+        await call(bob, "join", name="bob")
+        assert (await call(alice, "floor", action="take"))["holder"] == "alice"
+        code, text = await fail(bob, "say", to="all", content="me too")
+        assert code == "floor_held"
+        assert "Next: call floor with action 'raise'" in text
+        assert (await call(bob, "floor", action="raise", scope="all"))["hands"] == ["bob"]
+        assert (await call(alice, "floor", action="pass", scope="all"))["holder"] == "bob"
+        assert (await call(bob, "say", to="all", content="thanks"))["delivered_to"] == ["alice"]
+        assert (await fail(bob, "floor", action="shout"))[0] == "invalid_request"
+
+
+async def test_a_going_offline_holder_passes_the_floor(hub: Hub) -> None:
+    alice = await hub.registry.register(name="alice")
+    bob = await hub.registry.register(name="bob")
+    await hub.floors.act(alice.peer, "take", "all")
+    await hub.floors.act(bob.peer, "raise", "all")
+    await hub.registry.offline(alice.peer)
+    assert (await hub.floors.act(bob.peer, "status", "all")).holder == "bob"
 
 
 async def test_a_reaped_holder_passes_the_floor(hub, clock) -> None:  # type: ignore[no-untyped-def]
@@ -120,4 +133,4 @@ async def test_a_reaped_holder_passes_the_floor(hub, clock) -> None:  # type: ig
     clock.advance(hub.settings.peer_ttl + 1)
     await hub.registry.authenticate(bob.token)  # bob is still around, alice is not
     await hub.maintain()
-    assert (await hub.floors.act(bob.peer, "status", "all"))["holder"] == "bob"
+    assert (await hub.floors.act(bob.peer, "status", "all")).holder == "bob"

@@ -1,4 +1,5 @@
-"""Liveness: derived states, reaping, revival with the inbox intact, replacement, forgetting."""
+"""Liveness: derived states, reaping, going offline, resuming with the inbox intact, forgetting;
+a name is never handed over without its token."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from caucus.client import HubClient
-from caucus.errors import NameInUse, NameTaken, Unauthorized
+from caucus.errors import Hint, NameInUse, Unauthorized
 from caucus.services.hub import Hub
 from caucus.testing import FakeClock, make_hub, serve
 from tests.conftest import eventually
@@ -76,7 +77,7 @@ async def test_a_reaped_peer_revives_in_place_with_inbox_and_channels(
     assert await hub.channels.memberships(peer) == ["#dev"]
 
 
-async def test_a_revived_peer_that_finds_its_name_taken_is_told_how_to_resume(
+async def test_a_reaped_name_is_held_for_its_peer_and_resumed_only_with_its_token(
     hub: Hub, clock: FakeClock
 ) -> None:
     bob = await hub.registry.register(name="bob")
@@ -85,15 +86,15 @@ async def test_a_revived_peer_that_finds_its_name_taken_is_told_how_to_resume(
     clock.advance(301)
     await hub.registry.authenticate(alice.token)
     await hub.maintain()
-    usurper = await hub.registry.register(name="bob")  # the name is free once bob is reaped
-    assert usurper.outcome == "created"
-    with pytest.raises(NameTaken) as caught:
-        await hub.registry.authenticate(bob.token)
-    assert caught.value.status == 409
-    assert "new name" in caught.value.detail
-    resumed = await hub.registry.register(name="bob-2", token=bob.token)
-    assert resumed.outcome == "revived"
-    assert resumed.peer.name == "bob-2"
+    assert (await states(hub))["bob"] == "reaped"
+    with pytest.raises(NameInUse) as caught:  # no takeover of a resumable identity
+        await hub.registry.register(name="bob")
+    held = caught.value
+    assert (held.extra["holder_state"], held.hint) == ("reaped", Hint.RESUME)
+    assert held.extra["frees_at"] == pytest.approx(clock.now() + hub.settings.reaped_grace, 2)
+    assert "until" in held.detail
+    resumed = await hub.registry.register(name="bob", token=bob.token)
+    assert (resumed.outcome, resumed.peer.id) == ("resumed", bob.peer.id)
     got = await hub.delivery.receive(resumed.peer, wait=0)
     assert [d.message.content for d in got.deliveries] == ["kept for you"]
 
@@ -109,25 +110,55 @@ async def test_a_peer_reaped_past_its_grace_is_forgotten(hub: Hub, clock: FakeCl
         await hub.registry.authenticate(bob.token)
 
 
-async def test_an_idle_name_is_replaced_and_the_inbox_carries_over(
+async def test_a_name_is_never_handed_over_without_its_token_at_any_stage(
     hub: Hub, clock: FakeClock
 ) -> None:
     old = await hub.registry.register(name="bob", skills=["sql"])
-    alice = await hub.registry.register(name="alice")
-    await hub.delivery.send(alice.peer, to="bob", content="waiting for bob")
-    with pytest.raises(NameInUse):  # bob was seen just now: a live listener
+    for step in (0, hub.settings.quiet_after + 1, hub.settings.stale_after):
+        clock.advance(step)
+        with pytest.raises(NameInUse) as caught:
+            await hub.registry.register(name="bob")
+        assert caught.value.extra["frees_at"] is None  # live: only leave or a kick frees it
+        assert "last active" in caught.value.detail
+    await hub.registry.offline(old.peer)
+    with pytest.raises(NameInUse) as caught:
         await hub.registry.register(name="bob")
-    clock.advance(hub.settings.quiet_after + 1)
-    new = await hub.registry.register(name="bob")
-    assert new.outcome == "replaced"
-    assert new.note is not None
-    assert "1 pending message" in new.note
-    assert new.token != old.token
-    assert new.peer.skills == [{"id": "sql", "name": "sql"}]  # kept when omitted
-    with pytest.raises(Unauthorized):
-        await hub.registry.authenticate(old.token)
-    got = await hub.delivery.receive(new.peer, wait=0)
-    assert [d.message.content for d in got.deliveries] == ["waiting for bob"]
+    assert caught.value.extra["holder_state"] == "offline"
+    await hub.registry.leave(old.peer)
+    fresh = await hub.registry.register(name="bob")  # freed by leave
+    assert (fresh.outcome, fresh.token != old.token) == ("created", True)
+
+
+async def test_going_offline_shows_at_once_and_the_token_resumes_with_the_inbox(
+    hub: Hub, clock: FakeClock
+) -> None:
+    bob = await hub.registry.register(name="bob")
+    alice = await hub.registry.register(name="alice")
+    await hub.channels.join(bob.peer, "#dev")
+    assert await hub.registry.offline(bob.peer)
+    assert (await states(hub))["bob"] == "offline"
+    assert not await hub.registry.offline(bob.peer)  # once
+    sent = await hub.delivery.send(alice.peer, to="bob", content="while you were offline")
+    assert sent.missed == ["bob"]
+    clock.advance(hub.settings.reaped_grace - 1)
+    await hub.maintain()
+    back = await hub.registry.register(name="bob", token=bob.token)
+    assert (back.outcome, back.peer.id) == ("resumed", bob.peer.id)
+    assert (await states(hub))["bob"] == "online"
+    assert await hub.channels.memberships(back.peer) == ["#dev"]
+    got = await hub.delivery.receive(back.peer, wait=0)
+    assert [d.message.content for d in got.deliveries] == ["while you were offline"]
+
+
+async def test_an_offline_peer_past_its_grace_is_forgotten_and_its_name_freed(
+    hub: Hub, clock: FakeClock
+) -> None:
+    bob = await hub.registry.register(name="bob")
+    await hub.registry.offline(bob.peer)
+    clock.advance(hub.settings.reaped_grace + 1)
+    await hub.maintain()
+    assert "bob" not in await states(hub)
+    assert (await hub.registry.register(name="bob")).outcome == "created"
 
 
 async def test_reregistering_keeps_skills_and_description_unless_given(hub: Hub) -> None:

@@ -8,14 +8,51 @@ members'; a record without one is the operator's alone.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from caucus.domain.forms import Form, answer_lines
+from caucus.domain.messages import SystemSender
 from caucus.domain.names import BROADCAST
 
 SCHEMA_VERSION = "0.1"
-OPERATOR = "operator"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One ledger record as read back: the format's fields, and any others it carries (the
+    format allows them and the hash covers them)."""
+
+    record: Mapping[str, Any]
+
+    @property
+    def subject(self) -> str:
+        return str(self.record.get("subject", ""))
+
+    @property
+    def hash(self) -> str:
+        return str(self.record.get("hash", ""))
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerBreak:
+    index: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerStatus:
+    """Whether the decision ledger verifies now, and why the hub records nothing if it does not."""
+
+    path: str
+    records: int  # verified (before the break, if there is one)
+    intact: bool
+    anchored: bool  # a head checkpoint matches, so a truncated tail would be caught
+    head_hash: str
+    broken: LedgerBreak | None
+    unrecorded_error: str | None
 
 
 def iso_utc(ts: float) -> str:
@@ -32,7 +69,7 @@ def form_decision(form: Form) -> dict[str, Any]:
         "subject": form.title,
         "positions": [
             {
-                "agent": OPERATOR,
+                "agent": SystemSender.OPERATOR.value,
                 "stance": "answered",
                 "summary": f"answered the form {form.asker} asked",
                 "confidence": 1.0,

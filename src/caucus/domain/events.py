@@ -8,8 +8,9 @@ services never push to a UI themselves.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from caucus.domain.decisions import Decision
+from caucus.domain.floors import Floor
 from caucus.domain.forms import Form
 from caucus.domain.messages import Message
 
@@ -40,6 +41,13 @@ class PeerLeft(Event):
 
 @dataclass(slots=True)
 class PeerReaped(Event):
+    name: str
+
+
+@dataclass(slots=True)
+class PeerOffline(Event):
+    """The peer's session ended and said so: it keeps its identity for the grace period."""
+
     name: str
 
 
@@ -108,11 +116,11 @@ class DecisionRecorded(Event):
     """A record was appended to the decision ledger."""
 
     index: int
-    record: dict[str, Any]
+    decision: Decision
 
 
 @dataclass(slots=True)
 class FloorChanged(Event):
-    """A scope's floor changed hands or hands (`floor` is its record)."""
+    """A scope's floor changed hands or hands (`floor` is a snapshot of it)."""
 
-    floor: dict[str, Any]
+    floor: Floor

@@ -16,8 +16,16 @@ from typing import Any
 
 from caucus.errors import InvalidRequest
 
-FIELD_TYPES = ("radio", "checkbox", "text", "textarea")
-CHOICE_TYPES = ("radio", "checkbox")
+
+class FieldType(StrEnum):
+    RADIO = "radio"  # one of the options
+    CHECKBOX = "checkbox"  # any number of the options
+    TEXT = "text"  # a line
+    TEXTAREA = "textarea"  # a paragraph
+
+
+FIELD_TYPES = tuple(FieldType)
+CHOICE_TYPES = (FieldType.RADIO, FieldType.CHECKBOX)
 MAX_TITLE = 200
 MAX_FIELDS = 20
 MAX_LABEL = 200
@@ -70,21 +78,6 @@ class Form:
     answer: dict[str, Answer] | None = None
     reason: str | None = None  # why the operator canceled it
     decision_hash: str | None = None  # the ledger record of the answer, once written
-
-    def record(self) -> dict[str, Any]:
-        return {
-            "form_id": self.id,
-            "asker": self.asker,
-            "to": self.audience,
-            "title": self.title,
-            "fields": [f.record() for f in self.fields],
-            "state": self.state.value,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-            "answer": self.answer,
-            "reason": self.reason,
-            "decision_hash": self.decision_hash,
-        }
 
 
 @dataclass(frozen=True, slots=True)

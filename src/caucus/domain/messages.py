@@ -14,11 +14,30 @@ PREVIEW_CHARS = 200
 
 
 class MessageKind(StrEnum):
+    """Every kind of inbox item the hub sends: the one vocabulary of `Message.kind`."""
+
     CHAT = "chat"  # from an agent
     OPERATOR = "operator"  # the operator speaking
-    ANNOUNCE = "announce"  # operator news to everyone
+    ANNOUNCE = "announce"  # news to everyone (an agent's, the operator's, an offer's)
     CONTROL = "control"  # content is the action: stop, interrupt, reset
-    SYSTEM = "system"  # the hub telling peers about a change (a channel closed)
+    SYSTEM = "system"  # the hub telling peers about a change (a channel closed, a floor)
+    TASK = "task"  # to a task's worker: do this (again, with `answer` after an input request)
+    RESULT = "result"  # to a task's sender: completed
+    FAILURE = "failure"  # to a task's sender: failed or expired
+    INPUT_REQUEST = "input_request"  # to a task's sender: the worker asks a question
+    TASK_CANCELED = "task_canceled"  # to a task's worker: the sender canceled
+    OFFER_CLAIM = "offer_claim"  # to an offer's poster: someone claims it
+    OFFER_NOT_SELECTED = "offer_not_selected"  # to a claimant: another was chosen
+    OFFER_WITHDRAWN = "offer_withdrawn"  # to a claimant: the poster withdrew the offer
+    FORM_ANSWER = "form_answer"  # the operator answered a form
+    FORM_CANCELED = "form_canceled"  # the operator canceled a form
+
+
+class SystemSender(StrEnum):
+    """Senders that are not peers (and so are reserved names)."""
+
+    OPERATOR = "operator"
+    HUB = "hub"
 
 
 class ControlAction(StrEnum):
@@ -48,24 +67,6 @@ class Message:
     reply_to: str | None = None
     delivered_to: list[str] | None = None  # filled where the record is read whole (transcripts)
 
-    def record(self, *, with_recipients: bool = False) -> dict[str, Any]:
-        """The message as plain data: what the API, the feed and the transcript show."""
-        out: dict[str, Any] = {
-            "seq": self.seq,
-            "id": self.id,
-            "ts": self.ts,
-            "sender": self.sender,
-            "to": self.to,
-            "kind": self.kind,
-            "content": self.content,
-            "meta": self.meta,
-            "thread": self.thread,
-            "reply_to": self.reply_to,
-        }
-        if with_recipients:
-            out["delivered_to"] = list(self.delivered_to or [])
-        return out
-
 
 @dataclass(slots=True)
 class Delivery:
@@ -79,14 +80,18 @@ class Delivery:
 
 @dataclass(slots=True)
 class SendReceipt:
-    """What a sender is told. `missed` lists recipients who are reaped: their copy is held until
-    they come back (or are forgotten)."""
+    """What a sender is told. `missed` lists recipients who are away (reaped or offline): their
+    copy is held until they come back (or are forgotten)."""
 
     message_id: str
     seq: int
     delivered_to: list[str]
     missed: list[str]
     duplicate: bool = False
+
+    @property
+    def reached_nobody(self) -> bool:
+        return not self.delivered_to
 
 
 @dataclass(slots=True)

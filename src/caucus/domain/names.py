@@ -9,8 +9,20 @@ from enum import StrEnum
 from caucus.errors import InvalidRequest
 
 NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+# The system senders (operator, hub) and words that would read as one.
 RESERVED_NAMES = frozenset({"all", "human", "operator", "hub", "system"})
 BROADCAST = "all"
+
+
+_INVALID = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def name_from(text: str) -> str | None:
+    """A valid peer name made from free text (a directory, a client's name), or None."""
+    base = _INVALID.sub("-", text).strip("-.")[:64].strip("-.")
+    if not base or base.lower() in RESERVED_NAMES:
+        return None
+    return base
 
 
 def check_peer_name(name: str) -> str:

@@ -3,11 +3,28 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from caucus.domain.messages import AppendOutcome
 
-OFFER_STATES = ("open", "assigned", "completed", "withdrawn", "expired")
+
+class OfferState(StrEnum):
+    OPEN = "open"
+    ASSIGNED = "assigned"
+    COMPLETED = "completed"
+    WITHDRAWN = "withdrawn"
+    EXPIRED = "expired"
+
+
+class ClaimState(StrEnum):
+    PENDING = "pending"
+    SELECTED = "selected"
+    REJECTED = "rejected"
+    WITHDRAWN = "withdrawn"
+
+
+OFFER_STATES = tuple(OfferState)
 
 
 @dataclass(slots=True)
@@ -32,25 +49,6 @@ class Offer:
     winner: str | None
     task_id: str | None
     claims: list[Claim] = field(default_factory=list)
-
-    def record(self) -> dict[str, Any]:
-        return {
-            "offer_id": self.id,
-            "poster": self.poster,
-            "subject": self.subject,
-            "payload": self.payload,
-            "required_skills": self.required_skills,
-            "state": self.state,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-            "expires_at": self.expires_at,
-            "winner": self.winner,
-            "task_id": self.task_id,
-            "claims": [
-                {"claimant": c.claimant, "note": c.note, "ts": c.ts, "state": c.state}
-                for c in self.claims
-            ],
-        }
 
 
 @dataclass(slots=True)

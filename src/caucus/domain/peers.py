@@ -14,7 +14,8 @@ MAX_STATUS = 280
 
 
 class PeerState(StrEnum):
-    """The stored lifecycle state. `active` and `reaped` peers are revivable; the rest are not."""
+    """The stored lifecycle state. `active` and `reaped` peers are revivable and hold their
+    name; the rest are not. A peer whose session ended (it said goodbye) is `reaped` at once."""
 
     ACTIVE = "active"
     REAPED = "reaped"
@@ -28,12 +29,13 @@ class PeerState(StrEnum):
 
 
 class Liveness(StrEnum):
-    """Derived from last_seen and listening; never stored."""
+    """Derived from the stored state, last_seen and listening."""
 
     ONLINE = "online"
     QUIET = "quiet"
     STALE = "stale"
-    REAPED = "reaped"
+    OFFLINE = "offline"  # its session ended and said so; its next join resumes it
+    REAPED = "reaped"  # silent past the TTL; its next call with its token revives it
 
 
 @dataclass(slots=True)
@@ -50,13 +52,30 @@ class Peer:
     status_at: float | None = None
     reaped_at: float | None = None
     delivery_paused: bool = False  # the operator paused delivery of chatter to this peer
+    offline_at: float | None = None  # when its session ended with a goodbye (it is reaped)
+
+
+@dataclass(frozen=True, slots=True)
+class PeerView:
+    """A peer as others see it, at one moment."""
+
+    name: str
+    state: Liveness
+    status: str
+    status_age: float | None
+    skills: list[dict[str, Any]]
+    description: str
+    last_seen_age: float
+    listening: bool
+    paused: bool
+    uptime: float
 
 
 def liveness(
     peer: Peer, *, now: float, listening: bool, quiet_after: float, stale_after: float
 ) -> Liveness:
     if peer.state is PeerState.REAPED:
-        return Liveness.REAPED
+        return Liveness.OFFLINE if peer.offline_at is not None else Liveness.REAPED
     if listening:
         return Liveness.ONLINE
     idle = now - peer.last_seen

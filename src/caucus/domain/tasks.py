@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+
+MAX_SUBJECT = 120
 
 
 class TaskState(StrEnum):
@@ -22,28 +23,27 @@ class TaskState(StrEnum):
 
     @property
     def a2a(self) -> str:
-        return A2A_STATES[self]
+        return A2A_STATES[self].value
+
+
+class A2AState(StrEnum):
+    SUBMITTED = "submitted"
+    WORKING = "working"
+    INPUT_REQUIRED = "input-required"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELED = "canceled"
 
 
 A2A_STATES = {
-    TaskState.PENDING: "submitted",
-    TaskState.IN_PROGRESS: "working",
-    TaskState.INPUT_REQUIRED: "input-required",
-    TaskState.COMPLETED: "completed",
-    TaskState.FAILED: "failed",
-    TaskState.CANCELED: "canceled",
-    TaskState.EXPIRED: "failed",  # A2A has no expiry; a consumer sees a failure
+    TaskState.PENDING: A2AState.SUBMITTED,
+    TaskState.IN_PROGRESS: A2AState.WORKING,
+    TaskState.INPUT_REQUIRED: A2AState.INPUT_REQUIRED,
+    TaskState.COMPLETED: A2AState.COMPLETED,
+    TaskState.FAILED: A2AState.FAILED,
+    TaskState.CANCELED: A2AState.CANCELED,
+    TaskState.EXPIRED: A2AState.FAILED,  # A2A has no expiry; a consumer sees a failure
 }
-
-
-class TaskKind(StrEnum):
-    """Kinds of the inbox items a task produces."""
-
-    TASK = "task"  # to the worker: do this (again, with `answer` after an input request)
-    RESULT = "result"  # to the sender: completed
-    FAILURE = "failure"  # to the sender: failed or expired
-    INPUT_REQUEST = "input_request"  # to the sender: the worker asks a question
-    CANCELED = "task_canceled"  # to the worker: the sender canceled
 
 
 @dataclass(slots=True)
@@ -71,26 +71,3 @@ class Task:
     question: str | None = None
     answer: str | None = None
     history: list[TaskEvent] = field(default_factory=list)
-
-    def record(self) -> dict[str, Any]:
-        return {
-            "task_id": self.id,
-            "sender": self.sender,
-            "worker": self.worker,
-            "subject": self.subject,
-            "payload": self.payload,
-            "thread": self.thread,
-            "state": self.state.value,
-            "a2a_state": self.state.a2a,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-            "expires_at": self.expires_at,
-            "result": self.result,
-            "error": self.error,
-            "question": self.question,
-            "answer": self.answer,
-            "history": [
-                {"ts": e.ts, "state": e.state, "actor": e.actor, "detail": e.detail}
-                for e in self.history
-            ],
-        }

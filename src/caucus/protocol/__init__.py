@@ -8,10 +8,10 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 
-from caucus.errors import NotFound
+from caucus.errors import Hint, NotFound
 
-PROTOCOL_VERSION = 4
-CORE_LIMIT = 8000
+PROTOCOL_VERSION = 5
+CORE_LIMIT = 3600  # characters: the ceiling the protocol core must stay under (~900 tokens)
 
 
 @cache
@@ -31,6 +31,7 @@ def section(name: str) -> str:
     if name not in section_names():
         raise NotFound(
             f"no protocol section {name!r}; the sections are: {', '.join(section_names())}",
+            hint=Hint.PROTOCOL,
             sections=list(section_names()),
         )
     folder = resources.files(__package__).joinpath("sections")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from caucus.clock import Clock
 from caucus.config import Settings
-from caucus.domain.messages import Lane, MessageKind, NewMessage, SendReceipt
+from caucus.domain.messages import Lane, MessageKind, NewMessage, SendReceipt, SystemSender
 from caucus.domain.peers import Peer
 from caucus.errors import CapPayloadSize, CapSubjectLength, InvalidRequest
 from caucus.services.delivery import DeliveryService
@@ -57,7 +57,7 @@ class Announcements:
             id=self._delivery.new_id(),
             ts=self._clock.now(),
             sender_id=peer.id if peer else None,
-            sender=peer.name if peer else "operator",
+            sender=peer.name if peer else SystemSender.OPERATOR,
             to="all",
             kind=MessageKind.ANNOUNCE,
             content=payload,

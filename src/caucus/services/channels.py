@@ -7,7 +7,7 @@ from caucus.domain.channels import Channel, check_topic
 from caucus.domain.events import ChannelJoined, ChannelLeft, TopicChanged
 from caucus.domain.names import check_channel_name
 from caucus.domain.peers import Peer
-from caucus.errors import Forbidden, NotFound
+from caucus.errors import Forbidden, Hint, NotFound
 from caucus.services.notifier import Notifier
 from caucus.storage.base import Store
 
@@ -31,7 +31,7 @@ class Channels:
     async def leave(self, peer: Peer, channel: str) -> None:
         name = check_channel_name(channel)
         if not await self._store.leave_channel(peer.id, name):
-            raise NotFound(f"you are not a member of {name}; GET /channels lists memberships")
+            raise NotFound(f"you are not a member of {name}", hint=Hint.LIST_CHANNELS, channel=name)
         self._notifier.emit(ChannelLeft(self._clock.now(), name, peer.name))
 
     async def set_topic(self, peer: Peer, channel: str, topic: str) -> Channel:
@@ -39,9 +39,13 @@ class Channels:
         check_topic(topic)
         found = await self._store.get_channel(name)
         if found is None:
-            raise NotFound(f"there is no channel {name}; join it first to create it")
+            raise NotFound(
+                f"there is no channel {name}; joining it creates it",
+                hint=Hint.JOIN_CHANNEL,
+                channel=name,
+            )
         if name not in await self._store.peer_channels(peer.id):
-            raise Forbidden(f"only members of {name} may set its topic; join it first")
+            raise Forbidden(f"only members of {name} may set its topic", hint=Hint.JOIN_CHANNEL)
         now = self._clock.now()
         await self._store.set_topic(name, topic, peer.name, now)
         self._notifier.emit(TopicChanged(now, name, topic, peer.name))

@@ -14,18 +14,23 @@ from caucus.config import Settings
 from caucus.domain.channels import MAX_TOPIC
 from caucus.domain.control import Rate, Room, RoomMode
 from caucus.domain.events import ChannelClosed, ModeChanged, RateChanged
-from caucus.domain.messages import ControlAction, Lane, MessageKind, NewMessage, SendReceipt
+from caucus.domain.messages import (
+    ControlAction,
+    Lane,
+    MessageKind,
+    NewMessage,
+    SendReceipt,
+    SystemSender,
+)
 from caucus.domain.names import BROADCAST, Target, TargetKind, check_channel_name, parse_target
-from caucus.domain.peers import Peer
+from caucus.domain.peers import Peer, PeerView
 from caucus.errors import InvalidRequest, PayloadTooLarge
 from caucus.services.announcements import Announcements
 from caucus.services.delivery import DeliveryService
 from caucus.services.notifier import Notifier
-from caucus.services.registry import PeerView, Registry
+from caucus.services.registry import Registry
 from caucus.storage.base import Store
 
-OPERATOR = "operator"
-HUB = "hub"
 MAX_REASON = 500
 
 
@@ -58,28 +63,26 @@ class Control:
         if "rate" in state:
             self._apply_rate(Rate(float(state["rate"][0]), float(state["rate"][1])))
 
-    def state(self) -> dict[str, Any]:
-        return {
-            "mode": self.room.mode.value,
-            "rate": {"capacity": self.room.rate.capacity, "refill": self.room.rate.refill},
-        }
+    def state(self) -> Room:
+        """A snapshot of the room's mode and send budget."""
+        return Room(self.room.mode, Rate(self.room.rate.capacity, self.room.rate.refill))
 
     # --- room modes ------------------------------------------------------------------------
-    async def pause(self) -> dict[str, Any]:
+    async def pause(self) -> Room:
         await self._set_mode(RoomMode.PAUSED)
         return self.state()
 
-    async def resume(self) -> dict[str, Any]:
+    async def resume(self) -> Room:
         await self._set_mode(RoomMode.OPEN)
         return self.state()
 
-    async def stop(self, reason: str | None = None) -> dict[str, Any]:
+    async def stop(self, reason: str | None = None) -> Room:
         _check_reason(reason)
         await self._set_mode(RoomMode.STOPPED, reason)
         await self._control(Target(TargetKind.ALL, BROADCAST), ControlAction.STOP, reason)
         return self.state()
 
-    async def reset(self, reason: str | None = None) -> dict[str, Any]:
+    async def reset(self, reason: str | None = None) -> Room:
         """Back to an open room: peers' pauses lifted, the default send budget, and every peer
         told to reset."""
         _check_reason(reason)
@@ -130,7 +133,7 @@ class Control:
         content: str,
         thread: str | None,
         meta: dict[str, Any] | None,
-        sender: str = OPERATOR,
+        sender: str = SystemSender.OPERATOR,
     ) -> SendReceipt:
         limit = self._settings.max_content_chars
         if not content:
@@ -172,7 +175,7 @@ class Control:
                 id=self._delivery.new_id(),
                 ts=self._clock.now(),
                 sender_id=None,
-                sender=OPERATOR,
+                sender=SystemSender.OPERATOR,
                 to=target.name,
                 kind=MessageKind.CONTROL,
                 content=action.value,
@@ -230,13 +233,13 @@ class Control:
                 f"the operator closed {name}",
                 None,
                 {"channel": name},
-                sender=HUB,
+                sender=SystemSender.HUB,
             )
         await self._store.close_channel(name, self._clock.now())
         self._notifier.emit(ChannelClosed(self._clock.now(), name))
         return members
 
-    async def set_rate(self, capacity: float, refill: float) -> dict[str, Any]:
+    async def set_rate(self, capacity: float, refill: float) -> Room:
         rate = Rate(capacity, refill).check()
         await self._store.set_room_state("rate", [rate.capacity, rate.refill])
         self._apply_rate(rate)

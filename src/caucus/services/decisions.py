@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from caucus.clock import Clock
-from caucus.domain.decisions import form_decision, form_id_of, visible_to
+from caucus.domain.decisions import (
+    Decision,
+    LedgerBreak,
+    LedgerStatus,
+    form_decision,
+    form_id_of,
+    visible_to,
+)
 from caucus.domain.events import DecisionRecorded
 from caucus.domain.forms import Form
 from caucus.domain.peers import Peer
@@ -83,7 +90,7 @@ class DecisionLog:
             await self._store.mark_forms_recorded(hashes)
             now = self._clock.now()
             for index, record in appended:
-                self._notifier.emit(DecisionRecorded(now, index, record))
+                self._notifier.emit(DecisionRecorded(now, index, Decision(record)))
             return len(appended)
 
     def _write(self, forms: list[Form]) -> tuple[list[tuple[int, dict[str, Any]]], dict[str, str]]:
@@ -105,41 +112,40 @@ class DecisionLog:
         )
 
     # --- reading ----------------------------------------------------------------------------
-    async def recent(self, limit: int, channels: frozenset[str] | None) -> list[dict[str, Any]]:
+    async def recent(self, limit: int, channels: frozenset[str] | None) -> list[Decision]:
         """The newest decisions a reader in `channels` may see (None: the operator, all)."""
         if not 1 <= limit <= MAX_LIMIT:
             raise InvalidRequest(f"limit is 1-{MAX_LIMIT}", field="limit")
 
-        def read() -> list[dict[str, Any]]:
-            out: list[dict[str, Any]] = []
+        def read() -> list[Decision]:
+            out: list[Decision] = []
             for record in newest_first(self.path):
                 if visible_to(record, channels):
-                    out.append(record)
+                    out.append(Decision(record))
                     if len(out) >= limit:
                         break
             return out
 
         return await asyncio.to_thread(read)
 
-    async def visible(self, peer: Peer, limit: int) -> list[dict[str, Any]]:
+    async def visible(self, peer: Peer, limit: int) -> list[Decision]:
         """The newest decisions `peer` may see: broadcast ones and its channels'."""
         channels = frozenset(await self._store.peer_channels(peer.id))
         return await self.recent(limit, channels)
 
-    async def status(self) -> dict[str, Any]:
+    async def status(self) -> LedgerStatus:
         """Whether the ledger verifies now (a full pass only when the file changed)."""
         report: Report = await asyncio.to_thread(self._ledger.status)
-        out: dict[str, Any] = {
-            "path": str(self.path),
-            "records": report.count,
-            "intact": report.broken is None,
-            "anchored": report.anchored,
-            "head_hash": report.head_hash,
-            "unrecorded_error": self.last_error,
-        }
-        if report.broken is not None:
-            out["broken"] = {"index": report.broken.index, "reason": report.broken.reason}
-        return out
+        broken = report.broken
+        return LedgerStatus(
+            path=str(self.path),
+            records=report.count,
+            intact=broken is None,
+            anchored=report.anchored,
+            head_hash=report.head_hash,
+            broken=LedgerBreak(broken.index, broken.reason) if broken is not None else None,
+            unrecorded_error=self.last_error,
+        )
 
 
 def _older(record: dict[str, Any], since: datetime) -> bool:

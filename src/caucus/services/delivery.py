@@ -26,6 +26,7 @@ from caucus.domain.messages import (
     NewMessage,
     Peek,
     SendReceipt,
+    SystemSender,
 )
 from caucus.domain.names import Target, check_channel_name, check_peer_name, parse_target
 from caucus.domain.peers import Peer
@@ -41,8 +42,6 @@ MAX_IDEMPOTENCY_KEY = 200
 MAX_ACK_SEQS = 1000
 MAX_HISTORY = 500
 MAX_SEARCH = 200
-# Senders that are not peers but can be filtered on: the operator and the hub itself.
-RESERVED_SENDERS = frozenset({"operator", "hub"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,8 +257,8 @@ class DeliveryService:
         `text`; and whether older ones match too."""
         if not 1 <= limit <= MAX_HISTORY:
             raise InvalidRequest(f"limit is 1-{MAX_HISTORY}", field="limit")
-        if peer is not None:
-            peer = check_peer_name(peer) if peer not in RESERVED_SENDERS else peer
+        if peer is not None and peer not in SystemSender.__members__.values():
+            peer = check_peer_name(peer)
         if channel is not None:
             channel = check_channel_name(channel)
         if text is not None and len(text) > MAX_SEARCH:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
 from typing import Any
 
 from caucus.clock import Clock
@@ -22,41 +21,30 @@ from caucus.domain.events import (
     FloorChanged,
     ModeChanged,
     PeerLeft,
+    PeerOffline,
     PeerReaped,
 )
-from caucus.domain.messages import Lane, MessageKind, NewMessage
-from caucus.domain.names import BROADCAST, Target, TargetKind, check_channel_name
+from caucus.domain.floors import Floor, FloorAction, parse_scope
+from caucus.domain.messages import Lane, MessageKind, NewMessage, SystemSender
+from caucus.domain.names import BROADCAST, Target, TargetKind
 from caucus.domain.peers import Peer
-from caucus.errors import FloorHeld, Forbidden, InvalidRequest
+from caucus.errors import FloorHeld, Forbidden, Hint, InvalidRequest
 from caucus.services.delivery import DeliveryService
 from caucus.services.notifier import Notifier
 from caucus.storage.base import Store
 
 log = logging.getLogger(__name__)
 
-ACTIONS = ("take", "pass", "drop", "raise", "lower", "status")
 
-
-@dataclass(slots=True)
-class Floor:
-    scope: str
-    holder: str | None = None
-    since: float | None = None
-    reason: str | None = None
-    hands: list[str] = field(default_factory=list)
-
-    def record(self) -> dict[str, Any]:
-        return {
-            "scope": self.scope,
-            "holder": self.holder,
-            "since": self.since,
-            "reason": self.reason,
-            "hands": list(self.hands),
-        }
-
-
-def parse_scope(scope: str) -> str:
-    return BROADCAST if scope == BROADCAST else check_channel_name(scope)
+def floor_data(floor: Floor) -> dict[str, Any]:
+    """A floor as message metadata (the hub's floor notices carry it)."""
+    return {
+        "scope": floor.scope,
+        "holder": floor.holder,
+        "since": floor.since,
+        "reason": floor.reason,
+        "hands": list(floor.hands),
+    }
 
 
 class Floors:
@@ -79,22 +67,22 @@ class Floors:
         floor = self._floors.get(target.name)
         if floor is not None and floor.holder is not None and floor.holder != peer.name:
             raise FloorHeld(
-                f"{floor.holder} holds the floor in {floor.scope}: raise your hand with "
-                f"floor(action='raise', scope='{floor.scope}') and wait for it to be passed",
+                f"{floor.holder} holds the floor in {floor.scope}: raise your hand for it and "
+                "wait for it to be passed to you",
+                hint=Hint.RAISE_HAND,
                 scope=floor.scope,
                 holder=floor.holder,
             )
 
     # --- actions ------------------------------------------------------------------------------
-    async def act(
-        self, peer: Peer, action: str, scope: str, reason: str | None = None
-    ) -> dict[str, Any]:
-        if action not in ACTIONS:
-            raise InvalidRequest(f"action is one of {', '.join(ACTIONS)}", field="action")
+    async def act(self, peer: Peer, action: str, scope: str, reason: str | None = None) -> Floor:
+        if action not in FloorAction.__members__.values():
+            choices = ", ".join(FloorAction)
+            raise InvalidRequest(f"action is one of {choices}", field="action")
         name = parse_scope(scope)
         asks = action in ("take", "raise")
         if asks and name != BROADCAST and name not in await self._store.peer_channels(peer.id):
-            raise Forbidden(f"join {name} before asking for its floor")
+            raise Forbidden(f"join {name} before asking for its floor", hint=Hint.JOIN_CHANNEL)
         floor = self._floors.setdefault(name, Floor(name))
         me = peer.name
         if action == "take" or action == "raise":
@@ -114,21 +102,21 @@ class Floors:
                 self._release(floor, "dropped")
         if action != "status":
             self._changed(floor)
-        return floor.record()
+        return floor.copy()
 
     def _changed(self, floor: Floor) -> None:
-        self._notifier.emit(FloorChanged(self._clock.now(), floor.record()))
+        self._notifier.emit(FloorChanged(self._clock.now(), floor.copy()))
 
-    def status(self) -> list[dict[str, Any]]:
-        return [f.record() for f in self._floors.values() if f.holder or f.hands]
+    def status(self) -> list[Floor]:
+        return [f.copy() for f in self._floors.values() if f.holder or f.hands]
 
-    def clear(self, scope: str) -> dict[str, Any]:
+    def clear(self, scope: str) -> Floor:
         """The operator frees a floor (hands stay raised)."""
         floor = self._floors.setdefault(parse_scope(scope), Floor(parse_scope(scope)))
         if floor.holder is not None:
             self._release(floor, "cleared by the operator")
             self._changed(floor)
-        return floor.record()
+        return floor.copy()
 
     def clear_all(self) -> None:
         for floor in self._floors.values():
@@ -161,7 +149,7 @@ class Floors:
         if isinstance(event, ModeChanged) and event.mode == "stopped":
             self.clear_all()
             return
-        if isinstance(event, PeerLeft | PeerReaped):
+        if isinstance(event, PeerLeft | PeerReaped | PeerOffline):
             scopes = list(self._floors.values())
             name = event.name
         elif isinstance(event, ChannelLeft):
@@ -188,11 +176,11 @@ class Floors:
             id=self._delivery.new_id(),
             ts=self._clock.now(),
             sender_id=None,
-            sender="hub",
+            sender=SystemSender.HUB,
             to=target.name,
             kind=MessageKind.SYSTEM,
             content=text,
-            meta={"floor": floor.record()},
+            meta={"floor": floor_data(floor)},
             lane=Lane.PRIORITY,
             joins_channel=False,
         )

@@ -28,18 +28,15 @@ from caucus.domain.forms import (
     check_title,
     parse_fields,
 )
-from caucus.domain.messages import Lane, NewMessage
+from caucus.domain.messages import Lane, MessageKind, NewMessage, SystemSender
 from caucus.domain.names import BROADCAST, Target, TargetKind, check_channel_name
 from caucus.domain.peers import Peer
-from caucus.errors import Forbidden, InvalidRequest, NotFound
+from caucus.errors import Forbidden, Hint, InvalidRequest, NotFound
 from caucus.ids import MessageIds
 from caucus.services.delivery import DeliveryService
 from caucus.services.notifier import Notifier
 from caucus.storage.base import Store
 
-OPERATOR = "operator"
-ANSWER_KIND = "form_answer"
-CANCELED_KIND = "form_canceled"
 MAX_REASON = 500
 
 
@@ -51,8 +48,11 @@ class Forms:
         notifier: Notifier,
         clock: Clock,
         record: Callable[[], Awaitable[object]] | None = None,
+        *,
+        max_pending: int = MAX_PENDING_PER_ASKER,
     ) -> None:
         self._record = record  # writes answered forms to the ledger
+        self._max_pending = max_pending
         self._store = store
         self._delivery = delivery
         self._notifier = notifier
@@ -80,7 +80,7 @@ class Forms:
             updated_at=now,
         )
         stored, existing = await self._store.create_form(
-            form, asker_id=peer.id, max_pending=MAX_PENDING_PER_ASKER
+            form, asker_id=peer.id, max_pending=self._max_pending
         )
         if not existing:
             self._notifier.emit(FormAsked(now, stored))
@@ -111,7 +111,7 @@ class Forms:
     async def get(self, form_id: str) -> Form:
         form = await self._store.get_form(form_id)
         if form is None:
-            raise NotFound(f"no form {form_id!r}", form_id=form_id)
+            raise NotFound(f"no form {form_id!r}", hint=Hint.LIST_FORMS, form_id=form_id)
         return form
 
     async def answer(self, form_id: str, answers: Any) -> Form:
@@ -146,12 +146,14 @@ class Forms:
         return form
 
     # --- what the audience is told ------------------------------------------------------------
-    def _message(self, form: Form, to: str, kind: str, content: str, **meta: Any) -> NewMessage:
+    def _message(
+        self, form: Form, to: str, kind: MessageKind, content: str, **meta: Any
+    ) -> NewMessage:
         return NewMessage(
             id=self._delivery.new_id(),
             ts=self._clock.now(),
             sender_id=None,
-            sender=OPERATOR,
+            sender=SystemSender.OPERATOR,
             to=to,
             kind=kind,
             content=content,
@@ -171,12 +173,12 @@ class Forms:
         answer = form.answer or {}
         out = [
             (
-                self._message(form, form.audience, ANSWER_KIND, text, answers=answer),
+                self._message(form, form.audience, MessageKind.FORM_ANSWER, text, answers=answer),
                 Target(kind, form.audience),
             )
         ]
         if reach.asker_present and not reach.asker_in_audience:
-            copy = self._message(form, form.asker, ANSWER_KIND, text, answers=answer)
+            copy = self._message(form, form.asker, MessageKind.FORM_ANSWER, text, answers=answer)
             out.append((copy, Target(TargetKind.PEER, form.asker)))
         return out
 
@@ -185,5 +187,7 @@ class Forms:
             return []
         text = f"The operator canceled your form {json.dumps(form.title)}"
         text += f": {form.reason}" if form.reason else "."
-        message = self._message(form, form.asker, CANCELED_KIND, text, reason=form.reason)
+        message = self._message(
+            form, form.asker, MessageKind.FORM_CANCELED, text, reason=form.reason
+        )
         return [(message, Target(TargetKind.PEER, form.asker))]

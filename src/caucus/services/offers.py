@@ -12,10 +12,9 @@ from typing import Any
 
 from caucus.clock import Clock
 from caucus.config import Settings
-from caucus.domain.messages import MessageKind, NewMessage
+from caucus.domain.messages import MessageKind, NewMessage, SystemSender
 from caucus.domain.offers import OFFER_STATES, Offer
 from caucus.domain.peers import Peer, normalize_skills
-from caucus.domain.tasks import TaskKind
 from caucus.errors import InvalidRequest
 from caucus.ids import MessageIds
 from caucus.services.announcements import Announcements
@@ -23,7 +22,6 @@ from caucus.services.delivery import DeliveryService
 from caucus.storage.base import Store
 
 MIN_TTL, MAX_TTL, DEFAULT_TTL = 60.0, 72 * 3600.0, 24 * 3600.0
-MAX_OPEN = 5
 MAX_NOTE = 500
 
 
@@ -44,13 +42,19 @@ class OfferService:
         self._ids = MessageIds()
 
     def _notice(
-        self, sender: Peer | None, to: str, kind: str, text: str, offer: Offer, **meta: Any
+        self,
+        sender: Peer | None,
+        to: str,
+        kind: MessageKind,
+        text: str,
+        offer: Offer,
+        **meta: Any,
     ) -> NewMessage:
         return NewMessage(
             id=self._delivery.new_id(),
             ts=self._clock.now(),
             sender_id=sender.id if sender else None,
-            sender=sender.name if sender else "hub",
+            sender=sender.name if sender else SystemSender.HUB,
             to=to,
             kind=kind,
             content=text,
@@ -99,7 +103,7 @@ class OfferService:
             required_skills=skills,
             now=now,
             expires_at=now + ttl,
-            max_open=MAX_OPEN,
+            max_open=self._settings.open_offers_max,
             min_interval=self._settings.announce_interval,
             hourly=self._settings.announce_hourly,
         )
@@ -118,7 +122,7 @@ class OfferService:
             notice=lambda o: self._notice(
                 peer,
                 o.poster,
-                "offer_claim",
+                MessageKind.OFFER_CLAIM,
                 note or f"{peer.name} claims your offer",
                 o,
                 claimant=peer.name,
@@ -139,7 +143,7 @@ class OfferService:
             message = self._notice(
                 peer,
                 winner,
-                TaskKind.TASK.value,
+                MessageKind.TASK,
                 o.payload,
                 o,
                 task_id=task_id,
@@ -154,7 +158,12 @@ class OfferService:
                 if how == "not_selected"
                 else f"offer {o.id} was withdrawn"
             )
-            return self._notice(peer, claimant, f"offer_{how}", text, o)
+            kind = (
+                MessageKind.OFFER_NOT_SELECTED
+                if how == "not_selected"
+                else MessageKind.OFFER_WITHDRAWN
+            )
+            return self._notice(peer, claimant, kind, text, o)
 
         resolution = await self._store.resolve_offer(
             offer_id,

@@ -1,69 +1,83 @@
-"""Identities: register, authenticate, leave, liveness, reaping and revival."""
+"""Identities: register and resume, authenticate, go offline, leave, liveness and reaping.
+
+A name belongs to its peer for as long as the peer can come back: while it is active, and while
+it is away (offline after a goodbye, or reaped after a silence) within the grace period. Only
+that peer's credentials (its token, or an MCP state handle minted for it) get the name back;
+leave, an operator kick, or the end of the grace period free it.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from caucus.clock import Clock
 from caucus.config import Settings
-from caucus.domain.events import PeerJoined, PeerLeft, PeerPaused, PeerReaped, StatusChanged
+from caucus.domain.events import (
+    PeerJoined,
+    PeerLeft,
+    PeerOffline,
+    PeerPaused,
+    PeerReaped,
+    StatusChanged,
+)
 from caucus.domain.names import check_peer_name
 from caucus.domain.peers import (
     Liveness,
     Peer,
     PeerState,
+    PeerView,
     check_description,
     check_status,
     liveness,
     normalize_skills,
 )
-from caucus.errors import Forbidden, NameInUse, NotFound, Unauthorized
+from caucus.errors import Hint, NameInUse, NotFound, Unauthorized
 from caucus.ids import hash_token, new_token, tokens_equal
 from caucus.protocol import PROTOCOL_VERSION, core_text
 from caucus.services.notifier import Notifier
 from caucus.services.ratelimit import TokenBuckets
-from caucus.services.roles import Roles
 from caucus.storage.base import Store
 
-_REVIVABLE = (PeerState.ACTIVE, PeerState.REAPED)
+_HELD = (PeerState.ACTIVE, PeerState.REAPED)
+HANDLE_PREFIX = "h_"
+HANDLES_KEPT = 8  # per peer: each join of a session-less client may mint one
 
 
 @dataclass(frozen=True, slots=True)
 class Registration:
-    token: str
+    token: str | None  # None when the identity was resumed with a state handle
     peer: Peer
-    outcome: str  # created | reaffirmed | replaced | revived
+    outcome: str  # created | reaffirmed | resumed
     protocol_version: int
     protocol: str | None
     note: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class PeerView:
-    name: str
-    state: Liveness
-    status: str
-    status_age: float | None
-    skills: list[dict[str, Any]]
-    description: str
-    last_seen_age: float
-    listening: bool
-    paused: bool
-    uptime: float
+def agent_key_ok(settings: Settings, key: str | None) -> bool:
+    """Whether `key` opens a hub that requires an agent key (always true when none is set)."""
+    required = settings.agent_key
+    if not required:
+        return True
+    return bool(key) and tokens_equal(hash_token(key or ""), hash_token(required))
+
+
+def when(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def age(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(seconds, 0):.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 class Registry:
-    def __init__(
-        self,
-        store: Store,
-        notifier: Notifier,
-        clock: Clock,
-        settings: Settings,
-        roles: Roles | None = None,
-    ) -> None:
+    def __init__(self, store: Store, notifier: Notifier, clock: Clock, settings: Settings) -> None:
         self._store = store
-        self._roles = roles
         self._notifier = notifier
         self._clock = clock
         self._settings = settings
@@ -100,39 +114,57 @@ class Registry:
         peer.last_seen = now
         self._dirty_seen[peer.id] = now
 
-    def is_live_listener(self, peer: Peer) -> bool:
-        if self._notifier.is_listening(peer.id):
-            return True
-        return self._clock.now() - peer.last_seen < self._settings.quiet_after
-
     # --- authentication ----------------------------------------------------------------------
     async def authenticate(self, token: str | None) -> Peer:
-        """The peer a bearer token stands for; revives a reaped peer; refreshes last_seen."""
+        """The peer a bearer token stands for; revives it if it was away; refreshes last_seen.
+        Raises Unauthorized for a missing, unknown or ended token (`Principals` tells an
+        operator's token apart)."""
         if not token:
             raise Unauthorized(
-                "missing credentials: send 'Authorization: Bearer <token>' with the token "
-                "POST /register returned"
+                "missing credentials: an agent sends the token it got when it registered",
+                hint=Hint.REGISTER,
             )
         digest = hash_token(token)
         peer = self._by_hash.get(digest)
         if peer is None:
             peer = await self._store.peer_by_token(digest)
             if peer is None:
-                if self._roles is not None and self._roles.role_of(token) is not None:
-                    raise Forbidden(
-                        "the operator and observer tokens do not act as an agent: agents "
-                        "register for their own"
-                    )
-                raise Unauthorized("unknown or replaced token: call POST /register again")
+                raise Unauthorized("unknown or replaced token", hint=Hint.REGISTER)
             if peer.state.terminal:
-                raise Unauthorized(_ended(peer))
+                raise Unauthorized(_ended(peer), hint=Hint.REGISTER)
             peer = self._remember(peer)
         if not tokens_equal(peer.token_hash, digest):  # constant-time, belt and braces
-            raise Unauthorized("unknown or replaced token: call POST /register again")
+            raise Unauthorized("unknown or replaced token", hint=Hint.REGISTER)
+        return await self._present(peer)
+
+    async def authenticate_handle(self, handle: str) -> Peer:
+        """The peer an MCP state handle stands for, like `authenticate` for a token."""
+        return await self._present(await self.holder_of_handle(handle))
+
+    async def holder_of_token(self, token: str) -> Peer:
+        """The peer a token stands for, as it is (not revived, not touched)."""
+        digest = hash_token(token)
+        peer = self._by_hash.get(digest) or await self._store.peer_by_token(digest)
+        if peer is None or peer.state.terminal:
+            what = _ended(peer) if peer is not None else "unknown or replaced token"
+            raise Unauthorized(what, hint=Hint.REGISTER)
+        known = self._by_id.get(peer.id)
+        return known if known is not None else self._remember(peer)
+
+    async def holder_of_handle(self, handle: str) -> Peer:
+        """The peer a state handle stands for, as it is (not revived, not touched)."""
+        peer = await self._store.peer_by_handle(hash_token(handle))
+        if peer is None or peer.state.terminal:
+            what = _ended(peer) if peer is not None else "unknown handle"
+            raise Unauthorized(f"{what}: join again for a new one", hint=Hint.REGISTER)
+        known = self._by_id.get(peer.id)
+        return known if known is not None else self._remember(peer)
+
+    async def _present(self, peer: Peer) -> Peer:
         if peer.state is PeerState.REAPED:
             await self._revive(peer)
         elif peer.state.terminal:
-            raise Unauthorized(_ended(peer))
+            raise Unauthorized(_ended(peer), hint=Hint.REGISTER)
         self.touch(peer)
         return peer
 
@@ -140,11 +172,19 @@ class Registry:
         now = self._clock.now()
         await self._store.revive_peer(peer.id, now)
         peer.state = PeerState.ACTIVE
-        peer.reaped_at = None
+        peer.reaped_at = peer.offline_at = None
         peer.last_seen = now
-        self._notifier.emit(PeerJoined(now, peer.name, "revived"))
+        self._notifier.emit(PeerJoined(now, peer.name, "resumed"))
 
-    # --- register / leave ------------------------------------------------------------------
+    async def mint_handle(self, peer: Peer) -> str:
+        """A fresh state handle for `peer` (MCP clients that keep no session carry it)."""
+        handle = new_token(HANDLE_PREFIX)[:24]
+        await self._store.create_handle(
+            peer.id, hash_token(handle), self._clock.now(), HANDLES_KEPT
+        )
+        return handle
+
+    # --- register / resume / offline / leave -----------------------------------------------
     async def register(
         self,
         *,
@@ -155,139 +195,157 @@ class Registry:
         protocol_version: int | None = None,
         agent_key: str | None = None,
     ) -> Registration:
-        required = self._settings.agent_key
-        if required and not (
-            agent_key and tokens_equal(hash_token(agent_key), hash_token(required))
-        ):
+        """Join as `name`; with `token`, resume (and rename to `name`) that identity instead."""
+        if not agent_key_ok(self._settings, agent_key):
             raise Unauthorized(
-                "this hub requires an agent key to register: send it in the "
-                "X-Caucus-Agent-Key header (ask the hub's operator for it)"
+                "this hub requires an agent key to register (ask the hub's operator for it)",
+                hint=Hint.AGENT_KEY,
             )
         check_peer_name(name)
         clean_skills = normalize_skills(skills) if skills is not None else None
         if description is not None:
             check_description(description)
         if token:
-            registration = await self._reaffirm(token, name, clean_skills, description)
+            digest = hash_token(token)
+            peer = self._by_hash.get(digest) or await self._store.peer_by_token(digest)
+            if peer is None:
+                raise Unauthorized(
+                    "unknown or replaced token: register without a token for a new identity",
+                    hint=Hint.REGISTER,
+                )
+            registration = await self.resume(token, peer, name, clean_skills, description)
         else:
-            registration = await self._claim_name(name, clean_skills, description)
-        behind = protocol_version is None or protocol_version < PROTOCOL_VERSION
-        return Registration(
-            token=registration.token,
-            peer=registration.peer,
-            outcome=registration.outcome,
-            protocol_version=PROTOCOL_VERSION,
-            protocol=core_text() if behind else None,
-            note=registration.note,
-        )
+            registration = await self._create(name, clean_skills, description)
+        return self.with_protocol(registration, protocol_version)
 
-    async def _reaffirm(
+    def with_protocol(self, reg: Registration, known: int | None) -> Registration:
+        """`reg` with the protocol text, if `known` (the version the caller read) is behind."""
+        behind = known is None or known < PROTOCOL_VERSION
+        text = core_text() if behind else None
+        return Registration(reg.token, reg.peer, reg.outcome, PROTOCOL_VERSION, text, reg.note)
+
+    async def resume(
         self,
-        token: str,
-        name: str,
-        skills: list[dict[str, Any]] | None,
+        token: str | None,
+        peer: Peer,
+        name: str | None,
+        skills: Any,
         description: str | None,
     ) -> Registration:
-        digest = hash_token(token)
-        peer = self._by_hash.get(digest) or await self._store.peer_by_token(digest)
-        if peer is None:
-            raise Unauthorized(
-                "unknown or replaced token: register without a token to get a new identity"
-            )
+        """Come back as `peer` (whose credential the caller presented), optionally renamed and
+        with new skills or description. Whatever was handed out and not acknowledged is
+        delivered again now: this is a reconnect."""
+        if name is not None:
+            check_peer_name(name)
+        skills = normalize_skills(skills) if skills is not None else None
+        if description is not None:
+            check_description(description)
         if peer.state.terminal:
-            raise Unauthorized(_ended(peer) + "; register without a token for a new identity")
+            raise Unauthorized(
+                _ended(peer) + "; register without a token for a new identity",
+                hint=Hint.REGISTER,
+            )
         peer = self._remember(peer)
-        outcome = "reaffirmed"
         note: str | None = None
         fields: dict[str, Any] = {}
-        if name != peer.name:
-            fields["name"] = name
         if skills is not None:
             fields["skills"] = skills
         if description is not None:
             fields["description"] = description
-        if peer.state is PeerState.REAPED:
-            if "name" in fields:
-                # Rename first so that reviving cannot collide with whoever took the old name.
-                await self._store.update_peer(peer.id, {"name": name})
-                old = peer.name
-                peer.name = name
-                fields.pop("name")
-                note = f"renamed from {old!r}"
-            await self._revive(peer)
-            outcome = "revived"
-        elif "name" in fields:
+        if name is not None and name != peer.name:
+            holder = await self._store.peer_by_name(name)
+            if holder is not None and holder.id != peer.id:
+                raise self._in_use(self._remember(holder))
+            await self._store.update_peer(peer.id, {"name": name})
             note = f"renamed from {peer.name!r}"
+            peer.name = name
+        away = peer.state is PeerState.REAPED
+        if away:
+            await self._revive(peer)
         if fields:
             await self._store.update_peer(peer.id, fields)
-            peer.name = fields.get("name", peer.name)
             peer.skills = fields.get("skills", peer.skills)
             peer.description = fields.get("description", peer.description)
-        # A register with an existing token is a reconnect: whatever was handed out and not
-        # acknowledged is redelivered now rather than after the visibility timeout.
         released = await self._store.release_inflight(peer.id, self._clock.now())
         self._notifier.wake([peer.id])
         if released:
             extra = f"{released} unacknowledged message(s) will be delivered again"
             note = f"{note}; {extra}" if note else extra
         self.touch(peer)
-        if outcome == "reaffirmed":
+        outcome = "resumed" if away else "reaffirmed"
+        if not away:
             self._notifier.emit(PeerJoined(self._clock.now(), peer.name, outcome))
         return Registration(token, peer, outcome, PROTOCOL_VERSION, None, note)
 
-    async def _claim_name(
+    async def _create(
         self, name: str, skills: list[dict[str, Any]] | None, description: str | None
     ) -> Registration:
-        now = self._clock.now()
         holder = await self._store.peer_by_name(name)
+        if holder is not None:
+            raise self._in_use(self._remember(holder))
+        now = self._clock.now()
         token = new_token()
-        digest = hash_token(token)
-        if holder is None:
+        try:
             peer = await self._store.create_peer(
                 name=name,
-                token_hash=digest,
+                token_hash=hash_token(token),
                 skills=skills or [],
                 description=description or "",
                 now=now,
                 announcements_since=now - self._settings.announce_catch_up,
             )
-            self._remember(peer)
-            self._notifier.emit(PeerJoined(now, name, "created"))
-            return Registration(token, peer, "created", PROTOCOL_VERSION, None, None)
-        holder = self._remember(holder)
-        if self.is_live_listener(holder):
-            raise NameInUse(
-                f"the name {name!r} belongs to a peer that is listening now; choose another "
-                "name, or register with that peer's token to resume it",
-                name=name,
+        except NameInUse:  # someone registered it since the check above
+            raced = await self._store.peer_by_name(name)
+            if raced is None:
+                raise
+            raise self._in_use(self._remember(raced)) from None
+        self._remember(peer)
+        self._notifier.emit(PeerJoined(now, name, "created"))
+        return Registration(token, peer, "created", PROTOCOL_VERSION, None, None)
+
+    def _in_use(self, holder: Peer) -> NameInUse:
+        """The truth about who holds a name, and how it is resumed or freed."""
+        view = self.view(holder)
+        now = self._clock.now()
+        last_active = now - view.last_seen_age
+        if view.state in (Liveness.OFFLINE, Liveness.REAPED):
+            since: float = holder.offline_at or holder.reaped_at or last_active
+            frees_at: float | None = since + self._settings.reaped_grace
+            how = "offline" if view.state is Liveness.OFFLINE else "away (reaped)"
+            what = f"a peer that is {how} since {when(since)}"
+            freed = (
+                f"it is held for that peer until {when(since + self._settings.reaped_grace)}, "
+                "when its grace period ends, unless the operator kicks it sooner"
             )
-        # Same identity, new credentials: the idle session's inbox and channels carry over and
-        # its old token stops working.
-        idle = now - holder.last_seen
-        fields: dict[str, Any] = {"token_hash": digest, "last_seen": now}
-        if skills is not None:
-            fields["skills"] = skills
-        if description is not None:
-            fields["description"] = description
-        await self._store.update_peer(holder.id, fields)
-        released = await self._store.release_inflight(holder.id, now)
-        self._notifier.wake([holder.id])
-        self._by_hash.pop(holder.token_hash, None)
-        holder.token_hash = digest
-        holder.skills = skills if skills is not None else holder.skills
-        holder.description = description if description is not None else holder.description
-        self._remember(holder)
-        self.touch(holder)
-        pending = (await self._store.peek(holder.id)).pending
-        note = (
-            f"replaced an idle session of {name!r} (last seen {idle:.0f} s ago, not listening): "
-            f"its {pending} pending message(s) and its channels carry over; its old token no "
-            "longer works"
+        else:
+            frees_at = None
+            listening = "listening now" if view.listening else f"{view.state.value}"
+            what = f"a peer that is {listening} (last active {age(view.last_seen_age)} ago)"
+            freed = "it is freed when that peer leaves or the operator kicks it"
+        return NameInUse(
+            f"the name {holder.name!r} belongs to {what}. Only that peer's credentials resume "
+            f"it; {freed}. Otherwise choose another name",
+            hint=Hint.RESUME,
+            name=holder.name,
+            holder_state=view.state.value,
+            last_active_at=round(last_active, 3),
+            frees_at=round(frees_at, 3) if frees_at is not None else None,
         )
-        if released:
-            note += f"; {released} unacknowledged message(s) will be delivered again"
-        self._notifier.emit(PeerJoined(now, name, "replaced"))
-        return Registration(token, holder, "replaced", PROTOCOL_VERSION, None, note)
+
+    async def offline(self, peer: Peer) -> bool:
+        """The peer's session ended and said so: it shows offline at once and keeps its
+        identity, inbox and channels for the grace period. False if nothing changed."""
+        now = self._clock.now()
+        if peer.state.terminal or not await self._store.set_offline(peer.id, now):
+            return False
+        self._dirty_seen.pop(peer.id, None)
+        await self._store.touch_peers({peer.id: peer.last_seen})
+        peer.state = PeerState.REAPED
+        peer.reaped_at = peer.offline_at = now
+        self._status_budget.forget(peer.id)
+        self._notifier.wake([peer.id])
+        self._notifier.emit(PeerOffline(now, peer.name))
+        return True
 
     async def leave(self, peer: Peer) -> None:
         await self._end(peer, PeerState.LEFT)
@@ -302,14 +360,12 @@ class Registry:
         self._notifier.emit(PeerPaused(self._clock.now(), peer.name, paused))
 
     async def find(self, name: str) -> Peer:
-        """The peer known by `name` now (the live one, else the latest reaped one)."""
+        """The peer known by `name` now (active or away)."""
         peer = await self._store.peer_by_name(name)
         if peer is None:
-            reaped = [p for p in await self._store.list_peers([PeerState.REAPED]) if p.name == name]
-            if not reaped:
-                raise NotFound(f"no peer named {name!r} is here; GET /peers lists who is")
-            peer = reaped[-1]
-        return self._remember(peer)
+            raise NotFound(f"no peer named {name!r} is here", hint=Hint.LIST_PEERS, peer=name)
+        known = self._by_id.get(peer.id)
+        return known if known is not None else self._remember(peer)
 
     async def _end(self, peer: Peer, state: PeerState) -> None:
         now = self._clock.now()
@@ -357,7 +413,7 @@ class Registry:
         )
 
     async def peers(self) -> list[PeerView]:
-        return [self.view(p) for p in await self._store.list_peers(_REVIVABLE)]
+        return [self.view(p) for p in await self._store.list_peers(_HELD)]
 
     async def ping(self, name: str) -> PeerView:
         return self.view(await self.find(name))
@@ -398,7 +454,7 @@ class Registry:
 
 def _ended(peer: Peer) -> str:
     if peer.state is PeerState.LEFT:
-        return f"the identity {peer.name!r} has left; its token is no longer valid"
+        return f"the identity {peer.name!r} has left; its credentials no longer work"
     if peer.state is PeerState.KICKED:
         return f"the identity {peer.name!r} was removed by the operator"
-    return f"the session of {peer.name!r} expired after being away too long: call register again"
+    return f"the identity {peer.name!r} expired after being away past its grace period"

@@ -5,9 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 from caucus.domain.control import Role
-from caucus.errors import Forbidden, Unauthorized
 from caucus.ids import hash_token, tokens_equal
-from caucus.storage.base import Store
 
 
 class Access(StrEnum):
@@ -22,10 +20,9 @@ class Access(StrEnum):
 
 
 class Roles:
-    def __init__(self, store: Store, operator_token: str, observer_token: str | None) -> None:
+    def __init__(self, operator_token: str, observer_token: str | None) -> None:
         if observer_token and observer_token == operator_token:
             raise ValueError("the observer token must differ from the operator token")
-        self._store = store
         self._operator = hash_token(operator_token)
         self._observer = hash_token(observer_token) if observer_token else None
 
@@ -41,21 +38,3 @@ class Roles:
         if is_observer:
             return Role.OBSERVER
         return None
-
-    async def require(self, token: str | None, access: Access) -> Role:
-        """The caller's role if it may use a VIEWER or OPERATOR route; else raise."""
-        role = self.role_of(token)
-        if role is Role.OPERATOR:
-            return role
-        if role is Role.OBSERVER:
-            if access is Access.VIEWER:
-                return role
-            raise Forbidden("the observer token is read-only: this needs the operator token")
-        if not token:
-            raise Unauthorized(
-                "operator credentials required: send 'Authorization: Bearer <operator token>' "
-                "(caucus hub prints where to find it)"
-            )
-        if await self._store.peer_by_token(hash_token(token)) is not None:
-            raise Forbidden("agent tokens never authorize operator actions")
-        raise Unauthorized("unknown token: this needs the operator token")

@@ -13,17 +13,15 @@ from typing import Any
 
 from caucus.clock import Clock
 from caucus.config import Settings
-from caucus.domain.messages import NewMessage
+from caucus.domain.messages import MessageKind, NewMessage, SystemSender
 from caucus.domain.names import BROADCAST, TargetKind, parse_target
 from caucus.domain.peers import Peer
-from caucus.domain.tasks import Task, TaskKind, TaskState
-from caucus.errors import InvalidRequest, NotFound, PayloadTooLarge
+from caucus.domain.tasks import MAX_SUBJECT, Task, TaskState
+from caucus.errors import Hint, InvalidRequest, NotFound, PayloadTooLarge
 from caucus.ids import MessageIds
 from caucus.services.delivery import DeliveryService
 from caucus.storage.base import Store
 
-MAX_SUBJECT = 120
-HUB = "hub"
 _OPEN = (TaskState.PENDING, TaskState.IN_PROGRESS, TaskState.INPUT_REQUIRED)
 
 
@@ -57,7 +55,7 @@ class TaskService:
     def _item(
         self,
         task: Task,
-        kind: TaskKind,
+        kind: MessageKind,
         *,
         sender: Peer | None,
         to: str,
@@ -68,7 +66,7 @@ class TaskService:
             id=self._delivery.new_id(),
             ts=self._clock.now(),
             sender_id=sender.id if sender else None,
-            sender=sender.name if sender else HUB,
+            sender=sender.name if sender else SystemSender.HUB,
             to=to,
             kind=kind.value,
             content=content,
@@ -117,7 +115,9 @@ class TaskService:
             thread=draft.thread,
             now=now,
             expires_at=draft.expires_at,
-            message=self._item(draft, TaskKind.TASK, sender=peer, to=target.name, content=payload),
+            message=self._item(
+                draft, MessageKind.TASK, sender=peer, to=target.name, content=payload
+            ),
         )
         self._delivery.after_append(outcome)
         return task
@@ -133,7 +133,7 @@ class TaskService:
             notify=lambda t: (
                 self._item(
                     t,
-                    TaskKind.CANCELED,
+                    MessageKind.TASK_CANCELED,
                     sender=peer,
                     to=t.worker,
                     content=f"task {t.id} was canceled by {t.sender}",
@@ -148,7 +148,7 @@ class TaskService:
         self._check_text(text, "result")
         parties = await self._store.task_parties(task_id)
         if parties is None or peer.id not in parties:
-            raise NotFound(f"no task {task_id!r}", task_id=task_id)
+            raise NotFound(f"no task {task_id!r}", hint=Hint.LIST_TASKS, task_id=task_id)
         if peer.id == parties[0] and peer.id != parties[1]:
             return await self._answer(peer, task_id, text)
         return await self._move(
@@ -159,7 +159,7 @@ class TaskService:
             to_state=TaskState.COMPLETED,
             fields={"result": text},
             notify=lambda t: (
-                self._item(t, TaskKind.RESULT, sender=peer, to=t.sender, content=text),
+                self._item(t, MessageKind.RESULT, sender=peer, to=t.sender, content=text),
                 t.sender,
             ),
         )
@@ -175,7 +175,7 @@ class TaskService:
             notify=lambda t: (
                 self._item(
                     t,
-                    TaskKind.TASK,
+                    MessageKind.TASK,
                     sender=peer,
                     to=t.worker,
                     content=t.payload,
@@ -198,7 +198,7 @@ class TaskService:
             to_state=TaskState.FAILED,
             fields={"error": error},
             notify=lambda t: (
-                self._item(t, TaskKind.FAILURE, sender=peer, to=t.sender, content=error),
+                self._item(t, MessageKind.FAILURE, sender=peer, to=t.sender, content=error),
                 t.sender,
             ),
         )
@@ -213,7 +213,9 @@ class TaskService:
             to_state=TaskState.INPUT_REQUIRED,
             fields={"question": question},
             notify=lambda t: (
-                self._item(t, TaskKind.INPUT_REQUEST, sender=peer, to=t.sender, content=question),
+                self._item(
+                    t, MessageKind.INPUT_REQUEST, sender=peer, to=t.sender, content=question
+                ),
                 t.sender,
             ),
         )
@@ -250,7 +252,7 @@ class TaskService:
     async def status(self, peer: Peer, task_id: str) -> Task:
         task = await self._store.get_task(task_id)
         if task is None or peer.name not in (task.sender, task.worker):
-            raise NotFound(f"no task {task_id!r}", task_id=task_id)
+            raise NotFound(f"no task {task_id!r}", hint=Hint.LIST_TASKS, task_id=task_id)
         return task
 
     async def listing(self, peer: Peer, role: str, state: str | None) -> list[Task]:
@@ -280,13 +282,13 @@ class TaskService:
 
         def requeue(t: Task) -> NewMessage:
             return self._item(
-                t, TaskKind.TASK, sender=None, to=t.worker, content=t.payload, requeued=True
+                t, MessageKind.TASK, sender=None, to=t.worker, content=t.payload, requeued=True
             )
 
         def expire(t: Task) -> NewMessage:
             return self._item(
                 t,
-                TaskKind.FAILURE,
+                MessageKind.FAILURE,
                 sender=None,
                 to=t.sender,
                 content=f"task {t.id} expired before it was done",

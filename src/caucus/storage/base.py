@@ -36,14 +36,27 @@ class Store(Protocol):
         now: float,
         announcements_since: float | None = None,
     ) -> Peer:
-        """Insert an active peer. Raises NameInUse if an active peer holds the name. With
+        """Insert an active peer. Raises NameInUse if another peer holds the name. With
         `announcements_since`, the announcements made since then are queued for it."""
         ...
 
     async def peer_by_token(self, token_hash: bytes) -> Peer | None: ...
 
     async def peer_by_name(self, name: str) -> Peer | None:
-        """The active peer holding `name`, if any."""
+        """The peer holding `name`, if any: active, or away (reaped) within its grace."""
+        ...
+
+    async def peer_by_handle(self, handle_hash: bytes) -> Peer | None:
+        """The peer an MCP state handle stands for (in any state)."""
+        ...
+
+    async def create_handle(self, peer_id: int, handle_hash: bytes, now: float, keep: int) -> None:
+        """Record a state handle for a peer, keeping only its `keep` newest."""
+        ...
+
+    async def set_offline(self, peer_id: int, now: float) -> bool:
+        """The peer's session ended with a goodbye: reaped now, marked offline. False if it was
+        already offline or has ended."""
         ...
 
     async def list_peers(self, states: Iterable[PeerState]) -> list[Peer]: ...
@@ -54,7 +67,7 @@ class Store(Protocol):
         ...
 
     async def revive_peer(self, peer_id: int, now: float) -> None:
-        """Reaped → active. Raises NameTaken if another active peer now holds its name."""
+        """Reaped (or offline) → active. Raises NameTaken if another peer now holds its name."""
         ...
 
     async def touch_peers(self, last_seen: Mapping[int, float]) -> None: ...

@@ -17,7 +17,7 @@ T = TypeVar("T")
 
 _PEER_COLS = (
     "id, name, token_hash, state, skills, description, status, status_at, created_at, "
-    "last_seen, reaped_at, delivery_paused"
+    "last_seen, reaped_at, delivery_paused, offline_at"
 )
 _MSG_COLS = "m.seq, m.id, m.ts, m.sender, m.target, m.kind, m.content, m.meta, m.thread, m.reply_to"
 # (claim the visible deliveries, when does the next in-flight one become visible), for all lanes
@@ -60,6 +60,7 @@ def _peer(row: sqlite3.Row | tuple[Any, ...]) -> Peer:
         last_seen=row[9],
         reaped_at=row[10],
         delivery_paused=bool(row[11]),
+        offline_at=row[12],
     )
 
 

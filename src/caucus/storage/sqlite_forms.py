@@ -12,7 +12,7 @@ from typing import Any
 from caucus.domain.forms import Form, FormField, FormState, Reach
 from caucus.domain.messages import AppendOutcome, NewMessage
 from caucus.domain.names import BROADCAST, Target
-from caucus.errors import CapOpenForms, Conflict, NotFound
+from caucus.errors import CapOpenForms, Conflict, Hint, NotFound
 from caucus.storage.sqlite_offers import OfferOps
 
 _FORM_COLS = (
@@ -132,7 +132,7 @@ class FormOps(OfferOps):
                 f"SELECT {_FORM_COLS} FROM forms WHERE id = ?", (form_id,)
             ).fetchone()
             if row is None:
-                raise NotFound(f"no form {form_id!r}", form_id=form_id)
+                raise NotFound(f"no form {form_id!r}", hint=Hint.LIST_FORMS, form_id=form_id)
             form = _form(row)
             if form.state is not FormState.PENDING:
                 raise Conflict(

@@ -22,6 +22,7 @@ from caucus.errors import (
     CapHourly,
     CapInterval,
     ChannelClosed,
+    Hint,
     InvalidRequest,
     NotFound,
 )
@@ -79,7 +80,8 @@ class MessageOps(SqliteOps):
                 ).fetchone()
                 if row is None:
                     raise NotFound(
-                        f"no peer named {target.name!r} is here; GET /peers lists who is",
+                        f"no peer named {target.name!r} is here",
+                        hint=Hint.LIST_PEERS,
                         to=target.name,
                     )
                 self._recipients[target.name] = row
@@ -98,7 +100,11 @@ class MessageOps(SqliteOps):
             if found is not None and found[0] is not None:
                 raise ChannelClosed(f"the operator closed {target.name}", channel=target.name)
             if found is None and not msg.joins_channel:
-                raise NotFound(f"there is no channel {target.name}", channel=target.name)
+                raise NotFound(
+                    f"there is no channel {target.name}",
+                    hint=Hint.LIST_CHANNELS,
+                    channel=target.name,
+                )
             if found is None:
                 conn.execute(
                     "INSERT INTO channels (name, created_at) VALUES (?, ?)", (target.name, msg.ts)

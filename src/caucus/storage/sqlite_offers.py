@@ -11,7 +11,7 @@ from typing import Any
 from caucus.domain.messages import AppendOutcome, NewMessage
 from caucus.domain.names import Target, TargetKind
 from caucus.domain.offers import Claim, Offer, Resolution
-from caucus.errors import CapOpenOffers, Conflict, Forbidden, NotFound
+from caucus.errors import CapOpenOffers, Conflict, Forbidden, Hint, NotFound
 from caucus.storage.sqlite_tasks import TaskOps
 
 _OFFER_COLS = (
@@ -152,7 +152,9 @@ class OfferOps(TaskOps):
             if select is not None:
                 if select not in pending:
                     raise NotFound(
-                        f"{select!r} has no pending claim on {offer_id}", offer_id=offer_id
+                        f"{select!r} has no pending claim on {offer_id}",
+                        hint=Hint.LIST_OFFERS,
+                        offer_id=offer_id,
                     )
                 task_id, message, expires_at = assign(offer, select)
                 _, outcome = self._create_task(
@@ -241,9 +243,7 @@ class OfferOps(TaskOps):
     def _open_offer(self, conn: sqlite3.Connection, offer_id: str, now: float) -> Offer:
         row = conn.execute(f"SELECT {_OFFER_COLS} FROM offers WHERE id = ?", (offer_id,)).fetchone()
         if row is None:
-            raise NotFound(
-                f"no offer {offer_id!r}; list_offers shows the open ones", offer_id=offer_id
-            )
+            raise NotFound(f"no offer {offer_id!r}", hint=Hint.LIST_OFFERS, offer_id=offer_id)
         offer = _offer(conn, row)
         if offer.state != "open" or offer.expires_at < now:
             state = "expired" if offer.state == "open" else offer.state

@@ -40,7 +40,7 @@ class PeerOps(SqliteOps):
                     (name, token_hash, json.dumps(skills), description, now, now),
                 )
             except sqlite3.IntegrityError:
-                raise NameInUse(f"the name {name!r} is in use by another peer") from None
+                raise NameInUse(f"the name {name!r} is held by another peer", name=name) from None
             row = conn.execute(
                 f"SELECT {_PEER_COLS} FROM peers WHERE id = ?", (cur.lastrowid,)
             ).fetchone()
@@ -67,11 +67,50 @@ class PeerOps(SqliteOps):
     async def peer_by_name(self, name: str) -> Peer | None:
         def op(conn: sqlite3.Connection) -> Peer | None:
             row = conn.execute(
-                f"SELECT {_PEER_COLS} FROM peers WHERE name = ? AND state = 'active'", (name,)
+                f"SELECT {_PEER_COLS} FROM peers WHERE name = ? AND state IN ('active', 'reaped')",
+                (name,),
             ).fetchone()
             return _peer(row) if row else None
 
         return await self._read(op)
+
+    async def peer_by_handle(self, handle_hash: bytes) -> Peer | None:
+        def op(conn: sqlite3.Connection) -> Peer | None:
+            row = conn.execute(
+                f"SELECT {_PEER_COLS} FROM peers WHERE id ="
+                " (SELECT peer_id FROM mcp_handles WHERE handle_hash = ?)",
+                (handle_hash,),
+            ).fetchone()
+            return _peer(row) if row else None
+
+        return await self._read(op)
+
+    async def create_handle(self, peer_id: int, handle_hash: bytes, now: float, keep: int) -> None:
+        def op(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO mcp_handles (handle_hash, peer_id, created_at) VALUES (?, ?, ?)",
+                (handle_hash, peer_id, now),
+            )
+            conn.execute(
+                "DELETE FROM mcp_handles WHERE peer_id = ? AND handle_hash NOT IN ("
+                " SELECT handle_hash FROM mcp_handles WHERE peer_id = ?"
+                " ORDER BY created_at DESC LIMIT ?)",
+                (peer_id, peer_id, keep),
+            )
+
+        await self._write(op)
+
+    async def set_offline(self, peer_id: int, now: float) -> bool:
+        def op(conn: sqlite3.Connection) -> bool:
+            self._recipients.clear()
+            cur = conn.execute(
+                "UPDATE peers SET state = 'reaped', reaped_at = ?, offline_at = ?"
+                " WHERE id = ? AND state IN ('active', 'reaped') AND offline_at IS NULL",
+                (now, now, peer_id),
+            )
+            return cur.rowcount == 1
+
+        return await self._write(op)
 
     async def list_peers(self, states: Iterable[PeerState]) -> list[Peer]:
         wanted = [s.value for s in states]
@@ -112,8 +151,8 @@ class PeerOps(SqliteOps):
             self._recipients.clear()
             try:
                 conn.execute(
-                    "UPDATE peers SET state = 'active', reaped_at = NULL, last_seen = ?"
-                    " WHERE id = ? AND state = 'reaped'",
+                    "UPDATE peers SET state = 'active', reaped_at = NULL, offline_at = NULL,"
+                    " last_seen = ? WHERE id = ? AND state = 'reaped'",
                     (now, peer_id),
                 )
             except sqlite3.IntegrityError:
@@ -202,3 +241,4 @@ def _end(conn: sqlite3.Connection, peer_id: int, state: PeerState, now: float) -
     )
     conn.execute("DELETE FROM deliveries WHERE peer_id = ?", (peer_id,))
     conn.execute("DELETE FROM channel_members WHERE peer_id = ?", (peer_id,))
+    conn.execute("DELETE FROM mcp_handles WHERE peer_id = ?", (peer_id,))

@@ -8,10 +8,10 @@ import sqlite3
 from collections.abc import Callable, Collection
 from typing import Any
 
-from caucus.domain.messages import AppendOutcome, Delivery, NewMessage
+from caucus.domain.messages import AppendOutcome, Delivery, NewMessage, SystemSender
 from caucus.domain.names import Target, TargetKind
 from caucus.domain.tasks import Task, TaskEvent, TaskState
-from caucus.errors import Conflict, Forbidden, NotFound
+from caucus.errors import Conflict, Forbidden, Hint, NotFound
 from caucus.storage.sqlite_messages import MessageOps
 
 _TASK_COLS = (
@@ -190,12 +190,14 @@ class TaskOps(MessageOps):
                 f"SELECT {_TASK_COLS} FROM tasks WHERE id = ?", (task_id,)
             ).fetchone()
             if row is None:
-                raise NotFound(f"no task {task_id!r}", task_id=task_id)
+                raise NotFound(f"no task {task_id!r}", hint=Hint.LIST_TASKS, task_id=task_id)
             task = _task(row)
             party_id = row[15] if role == "worker" else row[14]
             if actor_id != party_id:
                 if actor_id not in (row[14], row[15]):
-                    raise NotFound(f"no task {task_id!r}", task_id=task_id)  # not yours to see
+                    raise NotFound(
+                        f"no task {task_id!r}", hint=Hint.LIST_TASKS, task_id=task_id
+                    )  # not yours to see
                 raise Forbidden(f"only the task's {role} may do that")
             if task.state not in allowed:
                 raise Conflict(
@@ -311,7 +313,7 @@ class TaskOps(MessageOps):
                     " WHERE id = ?",
                     (now, task.id),
                 )
-                _event(conn, task.id, now, "pending", "hub", "the worker went silent")
+                _event(conn, task.id, now, "pending", SystemSender.HUB, "the worker went silent")
                 task.state = TaskState.PENDING
                 # A worker that left for good gets nothing: the task waits for its TTL.
                 with contextlib.suppress(NotFound):
@@ -329,7 +331,7 @@ class TaskOps(MessageOps):
                     "UPDATE tasks SET state = 'expired', updated_at = ? WHERE id = ?",
                     (now, task.id),
                 )
-                _event(conn, task.id, now, "expired", "hub", "its time to live ran out")
+                _event(conn, task.id, now, "expired", SystemSender.HUB, "its time to live ran out")
                 _settle_offer(conn, task.id, TaskState.EXPIRED, now)
                 task.state = TaskState.EXPIRED
                 with contextlib.suppress(NotFound):

@@ -1,0 +1,115 @@
+"""Who a credential is: the one place that decides, for every transport.
+
+A bearer token is an agent's (from registering), the operator's, the observer's, or nobody's;
+an MCP state handle stands for one agent. FastAPI routes, the hot lane and `/mcp` all ask
+here, so a token means the same thing whichever door it comes through.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from caucus.config import Settings
+from caucus.domain.control import Role
+from caucus.domain.peers import Peer
+from caucus.errors import Forbidden, Hint, Unauthorized
+from caucus.ids import hash_token
+from caucus.services.registry import Registry, agent_key_ok
+from caucus.services.roles import Access, Roles
+from caucus.storage.base import Store
+
+
+class PrincipalKind(StrEnum):
+    AGENT = "agent"
+    OPERATOR = "operator"
+    OBSERVER = "observer"
+    ANONYMOUS = "anonymous"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    kind: PrincipalKind
+    peer: Peer | None = None  # for an agent
+
+
+ANONYMOUS = Principal(PrincipalKind.ANONYMOUS)
+
+
+class Principals:
+    def __init__(self, store: Store, registry: Registry, roles: Roles, settings: Settings) -> None:
+        self._store = store
+        self._registry = registry
+        self._roles = roles
+        self._settings = settings
+
+    async def resolve(self, token: str | None) -> Principal:
+        """Who `token` is. No token is anonymous; an unknown one is refused."""
+        if not token:
+            return ANONYMOUS
+        role = self._roles.role_of(token)
+        if role is Role.OPERATOR:
+            return Principal(PrincipalKind.OPERATOR)
+        if role is Role.OBSERVER:
+            return Principal(PrincipalKind.OBSERVER)
+        return Principal(PrincipalKind.AGENT, await self._registry.authenticate(token))
+
+    async def agent(self, token: str | None) -> Peer:
+        """The agent `token` belongs to (revived if it was away). Operator and observer tokens
+        are refused: they never act as an agent."""
+        try:
+            return await self._registry.authenticate(token)
+        except Unauthorized:
+            # Checked only on failure, so the hot path pays for one lookup, not two.
+            if token and self._roles.role_of(token) is not None:
+                raise Forbidden(
+                    "the operator and observer tokens do not act as an agent: agents register "
+                    "for their own",
+                    hint=Hint.REGISTER,
+                ) from None
+            raise
+
+    async def agent_by_handle(self, handle: str) -> Peer:
+        return await self._registry.authenticate_handle(handle)
+
+    async def holder(self, *, token: str | None = None, handle: str | None = None) -> Peer:
+        """Who a token or handle stands for, without counting as a call: asking who someone is
+        does not bring them back (their next call or join does)."""
+        if token is not None:
+            if self._roles.role_of(token) is not None:
+                raise Forbidden("the operator and observer tokens do not act as an agent")
+            return await self._registry.holder_of_token(token)
+        if handle is not None:
+            return await self._registry.holder_of_handle(handle)
+        raise Unauthorized("not joined yet", hint=Hint.REGISTER)
+
+    async def room(self, token: str | None, agent_key: str | None = None) -> Principal:
+        """Reading who is here: anyone who could register (so, with an agent key set, who
+        holds it), and every valid token."""
+        principal = await self.resolve(token)
+        if principal.kind is PrincipalKind.ANONYMOUS and not agent_key_ok(
+            self._settings, agent_key
+        ):
+            raise Unauthorized(
+                "this hub requires an agent key: register with it, then use your token",
+                hint=Hint.AGENT_KEY,
+            )
+        return principal
+
+    async def role(self, token: str | None, access: Access) -> Role:
+        """The caller's role for a VIEWER or OPERATOR route; else refuse, saying why."""
+        role = self._roles.role_of(token)
+        if role is Role.OPERATOR:
+            return role
+        if role is Role.OBSERVER:
+            if access is Access.VIEWER:
+                return role
+            raise Forbidden("the observer token is read-only: this needs the operator token")
+        if not token:
+            raise Unauthorized(
+                "operator credentials required: send the operator token (caucus hub prints "
+                "where to find it)"
+            )
+        if await self._store.peer_by_token(hash_token(token)) is not None:
+            raise Forbidden("agent tokens never authorize operator actions")
+        raise Unauthorized("unknown token: this needs the operator token")
