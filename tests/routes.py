@@ -4,24 +4,27 @@ from __future__ import annotations
 
 import re
 
-from fastapi import FastAPI, routing
+from fastapi import routing
+
+from caucus.server import CaucusApp
 
 # FastAPI's own documentation routes document themselves.
 SELF_DOCUMENTING = {"/openapi.json", "/docs", "/docs/oauth2-redirect"}
 
 
-def served_routes(app: FastAPI) -> list[tuple[str, set[str], object]]:
+def served_routes(app: CaucusApp) -> list[tuple[str, set[str], object]]:
     """(path, methods, original route) of everything the app routes, included routers too."""
     contexts = getattr(routing, "iter_route_contexts", None)  # FastAPI >= 0.16x includes lazily
     found = []
-    for ctx in contexts(app.routes) if contexts else app.routes:
+    routes = app.api_routes
+    for ctx in contexts(routes) if contexts else routes:
         original = getattr(ctx, "original_route", ctx)
         path = re.sub(r":\w+}", "}", ctx.path)  # as OpenAPI writes {name:path}
         found.append((path, set(ctx.methods or ()), original))
     return found
 
 
-def api_operations(app: FastAPI) -> list[tuple[str, str]]:
+def api_operations(app: CaucusApp) -> list[tuple[str, str]]:
     """(METHOD, path) of every API route, HEAD aside."""
     out = []
     for path, methods, _ in served_routes(app):

@@ -225,9 +225,9 @@ def _run_loop(main: Coroutine[Any, Any, int]) -> int:
 async def _serve(
     settings: Settings, sock: socket.socket, *, access_log: bool, json_output: bool
 ) -> int:
-    from caucus.api.app import asgi, create_app
+    from caucus.server import build_app, open_hub
 
-    hub = Hub(settings)
+    hub = open_hub(settings)
     tune_gc()
     try:
         await hub.start()  # before serving, so a locked or newer database is a clean error
@@ -264,7 +264,7 @@ async def _serve(
             sys.stdout.flush()
         server = HubServer(
             uvicorn.Config(
-                asgi(create_app(hub=hub)),
+                build_app(hub),
                 log_level=settings.log_level,
                 access_log=access_log,
                 timeout_graceful_shutdown=5,

@@ -1,169 +1,57 @@
 """`HubClient`: the async Python client of the hub's HTTP API.
 
-Results are typed dataclasses; every error the hub reports is raised as the matching
-`caucus.errors` class (the same tree the hub uses), so `except NameInUse:` works whether the code
-runs in-process or over HTTP. Receiving acknowledges the previous batch on the next call, the way
-the protocol recommends.
+Results are the hub's own wire models (`caucus.web`), parsed and validated as they arrive; every
+error the hub reports is raised as the matching `caucus.errors` class (the same tree the hub
+uses), so `except NameInUse:` works whether the code runs in-process or over HTTP. Receiving
+acknowledges the previous batch on the next call, the way the protocol recommends.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import httpx2
+from pydantic import BaseModel
 
 from caucus.errors import HubUnavailable, error_from_body
+from caucus.web.bearer import AGENT_KEY_HEADER
+from caucus.web.forms import DecisionList, DecisionRecord, FormInfo, FormList
+from caucus.web.messages import AckResult, Batch, InboundMessage, PeekResult, SendResult
+from caucus.web.peers import Departure, PeerInfo, PeerList, Registered, StatusInfo
+from caucus.web.room import (
+    ChannelInfo,
+    ChannelJoin,
+    ChannelLeave,
+    ChannelList,
+    FloorInfo,
+    FloorList,
+    Health,
+    Limits,
+    ProtocolText,
+)
+from caucus.web.work import OfferInfo, OfferList, TaskInfo, TaskList
+
+__all__ = [
+    "DEFAULT_HUB",
+    "Batch",
+    "ChannelInfo",
+    "DecisionRecord",
+    "FloorInfo",
+    "FormInfo",
+    "HubClient",
+    "InboundMessage",
+    "OfferInfo",
+    "PeekResult",
+    "PeerInfo",
+    "Registered",
+    "SendResult",
+    "TaskInfo",
+]
 
 DEFAULT_HUB = "http://127.0.0.1:8765"
-
-
-@dataclass(frozen=True, slots=True)
-class Registered:
-    token: str
-    name: str
-    outcome: str
-    protocol_version: int
-    protocol: str | None = None
-    note: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SendResult:
-    message_id: str
-    seq: int
-    delivered_to: list[str]
-    missed: list[str]
-    replayed: bool = False  # the hub answered a repeated idempotency key with the first result
-
-
-@dataclass(frozen=True, slots=True)
-class InboundMessage:
-    seq: int
-    id: str
-    ts: float
-    sender: str
-    to: str
-    kind: str
-    content: str
-    meta: dict[str, Any] | None
-    thread: str | None
-    reply_to: str | None
-    redelivered: bool
-    delivery_count: int
-
-
-@dataclass(frozen=True, slots=True)
-class Batch:
-    messages: list[InboundMessage]
-    acked: int
-    superseded: bool
-
-
-@dataclass(frozen=True, slots=True)
-class LastPreview:
-    seq: int
-    sender: str
-    to: str
-    preview: str
-    truncated: bool
-    chars: int
-
-
-@dataclass(frozen=True, slots=True)
-class PeekResult:
-    pending: int
-    last: LastPreview | None
-
-
-@dataclass(frozen=True, slots=True)
-class PeerInfo:
-    name: str
-    state: str
-    status: str
-    status_age: float | None
-    skills: list[dict[str, Any]]
-    description: str
-    last_seen_age: float
-    listening: bool
-    paused: bool = False
-    uptime: float = 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class ChannelInfo:
-    name: str
-    topic: str
-    topic_by: str | None
-    members: list[str]
-    created_at: float
-    joined: bool | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ProtocolText:
-    version: int
-    text: str
-    sections: list[str] = field(default_factory=list)
-    section: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class TaskInfo:
-    task_id: str
-    sender: str
-    worker: str
-    subject: str | None
-    payload: str
-    thread: str
-    state: str
-    a2a_state: str
-    created_at: float
-    updated_at: float
-    expires_at: float
-    result: str | None = None
-    error: str | None = None
-    question: str | None = None
-    answer: str | None = None
-    history: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
-class OfferInfo:
-    offer_id: str
-    poster: str
-    subject: str | None
-    payload: str
-    required_skills: list[dict[str, Any]]
-    state: str
-    created_at: float
-    updated_at: float
-    expires_at: float
-    winner: str | None = None
-    task_id: str | None = None
-    claims: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
-class FormInfo:
-    form_id: str
-    asker: str
-    to: str
-    title: str
-    fields: list[dict[str, Any]]
-    state: str
-    created_at: float
-    updated_at: float
-    answer: dict[str, str | list[str]] | None = None
-    reason: str | None = None
-    decision_hash: str | None = None
-
-
-def pick_fields(cls: type[Any], data: dict[str, Any]) -> dict[str, Any]:
-    names = cls.__dataclass_fields__
-    return {k: v for k, v in data.items() if k in names}
+M = TypeVar("M", bound=BaseModel)
 
 
 class BaseClient:
@@ -203,6 +91,9 @@ class BaseClient:
         await self._http.aclose()
 
     # --- plumbing --------------------------------------------------------------------------
+    def _headers(self, auth: bool) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"} if auth and self.token else {}
+
     async def _call(
         self,
         method: str,
@@ -214,9 +105,8 @@ class BaseClient:
         auth: bool = True,
         headers: dict[str, str] | None = None,
     ) -> httpx2.Response:
-        headers = dict(headers or {})
-        if auth and self.token:
-            headers["Authorization"] = f"Bearer {self.token}"
+        sent = self._headers(auth)
+        sent.update(headers or {})
         timeout = None
         if read_timeout is not None:
             timeout = httpx2.Timeout(self._timeout, read=read_timeout)
@@ -226,7 +116,7 @@ class BaseClient:
                 path,
                 json=json,
                 params={k: v for k, v in (params or {}).items() if v is not None},
-                headers=headers,
+                headers=sent,
                 timeout=timeout if timeout is not None else httpx2.USE_CLIENT_DEFAULT,
             )
         except httpx2.TransportError as exc:
@@ -242,9 +132,19 @@ class BaseClient:
             raise error_from_body(response.status_code, body)
         return response
 
-    async def health(self) -> dict[str, Any]:
-        data: dict[str, Any] = (await self._call("GET", "/health", auth=False)).json()
-        return data
+    async def _get(self, model: type[M], path: str, **kw: Any) -> M:
+        return model.model_validate_json((await self._call("GET", path, **kw)).content)
+
+    async def _post(self, model: type[M], path: str, body: Any = None, **kw: Any) -> M:
+        response = await self._call("POST", path, json=body, **kw)
+        return model.model_validate_json(response.content)
+
+    async def health(self) -> Health:
+        return await self._get(Health, "/health", auth=False)
+
+    async def limits(self) -> Limits:
+        """The limits this hub applies (content, long-poll, caps, the send budget)."""
+        return await self._get(Limits, "/limits", auth=False)
 
     async def wait_ready(self, timeout: float = 15.0) -> None:
         """Poll /health until the hub answers (used after starting a hub process)."""
@@ -261,7 +161,10 @@ class BaseClient:
 
 
 class HubClient(BaseClient):
-    """One identity's connection to a hub. Use as `async with HubClient(url) as hub:`."""
+    """One identity's connection to a hub. Use as `async with HubClient(url) as hub:`.
+
+    With an `agent_key` (a hub started with `--agent-key`), it is sent when registering and
+    on the calls made before there is a token."""
 
     def __init__(
         self,
@@ -276,6 +179,12 @@ class HubClient(BaseClient):
         self.agent_key = agent_key
         self.name: str | None = None
         self._cursor: int | None = None  # last seq handed to the caller, acknowledged next time
+
+    def _headers(self, auth: bool) -> dict[str, str]:
+        headers = super()._headers(auth)
+        if self.agent_key and "Authorization" not in headers:
+            headers[AGENT_KEY_HEADER] = self.agent_key
+        return headers
 
     # --- identity --------------------------------------------------------------------------
     async def register(
@@ -297,29 +206,30 @@ class HubClient(BaseClient):
             body["description"] = description
         if protocol_version is not None:
             body["protocol_version"] = protocol_version
-        headers = {"X-Caucus-Agent-Key": self.agent_key} if self.agent_key else None
-        data = (
-            await self._call("POST", "/register", json=body, auth=False, headers=headers)
-        ).json()
-        self.token = data["token"]
-        self.name = data["name"]
+        reg = await self._post(Registered, "/register", body, auth=False)
+        self.token = reg.token
+        self.name = reg.name
         self._cursor = None
-        return Registered(**pick_fields(Registered, data))
+        return reg
 
-    async def leave(self) -> None:
-        await self._call("POST", "/leave")
+    async def offline(self) -> Departure:
+        """Say goodbye for now: shown offline at once; `register` with the token resumes."""
+        return await self._post(Departure, "/offline")
+
+    async def leave(self) -> Departure:
+        """Leave for good: the token stops working and the name is freed."""
+        left = await self._post(Departure, "/leave")
         self.token = None
+        return left
 
-    async def set_status(self, status: str) -> None:
-        await self._call("POST", "/status", json={"status": status})
+    async def set_status(self, status: str) -> StatusInfo:
+        return await self._post(StatusInfo, "/status", {"status": status})
 
     async def peers(self) -> list[PeerInfo]:
-        data = (await self._call("GET", "/peers")).json()
-        return [PeerInfo(**pick_fields(PeerInfo, p)) for p in data["peers"]]
+        return (await self._get(PeerList, "/peers")).peers
 
     async def ping(self, peer: str) -> PeerInfo:
-        data = (await self._call("GET", "/ping", params={"peer": peer})).json()
-        return PeerInfo(**pick_fields(PeerInfo, data))
+        return await self._get(PeerInfo, "/ping", params={"peer": peer})
 
     # --- messages --------------------------------------------------------------------------
     async def send(
@@ -341,10 +251,7 @@ class HubClient(BaseClient):
         ):
             if value is not None:
                 body[key] = value
-        response = await self._call("POST", "/send", json=body)
-        data = response.json()
-        replayed = response.headers.get("idempotent-replayed") == "true"
-        return SendResult(**pick_fields(SendResult, data), replayed=replayed)
+        return await self._post(SendResult, "/send", body)
 
     async def receive(
         self, timeout: float = 25.0, *, limit: int | None = None, auto_ack: bool = True
@@ -353,16 +260,14 @@ class HubClient(BaseClient):
         params: dict[str, Any] = {"timeout": timeout, "limit": limit}
         if auto_ack and self._cursor is not None:
             params["ack"] = self._cursor
-        response = await self._call(
-            "GET", "/receive", params=params, read_timeout=timeout + self._timeout
+        batch = await self._get(
+            Batch, "/receive", params=params, read_timeout=timeout + self._timeout
         )
-        data = response.json()
         if auto_ack and self._cursor is not None:
             self._cursor = None
-        messages = [InboundMessage(**pick_fields(InboundMessage, m)) for m in data["messages"]]
-        if messages:
-            self._cursor = messages[-1].seq
-        return Batch(messages, data["acked"], data["superseded"])
+        if batch.messages:
+            self._cursor = batch.messages[-1].seq
+        return batch
 
     async def ack(self, *, seqs: list[int] | None = None, through: int | None = None) -> int:
         body: dict[str, Any] = {}
@@ -370,10 +275,9 @@ class HubClient(BaseClient):
             body["seqs"] = seqs
         if through is not None:
             body["through"] = through
-        data = (await self._call("POST", "/ack", json=body)).json()
+        acked = (await self._post(AckResult, "/ack", body)).acked
         if through is not None and through == self._cursor:
             self._cursor = None
-        acked: int = data["acked"]
         return acked
 
     async def flush_acks(self) -> int:
@@ -383,41 +287,31 @@ class HubClient(BaseClient):
         return await self.ack(through=self._cursor)
 
     async def peek(self) -> PeekResult:
-        data = (await self._call("GET", "/peek")).json()
-        last = LastPreview(**pick_fields(LastPreview, data["last"])) if data["last"] else None
-        return PeekResult(data["pending"], last)
+        return await self._get(PeekResult, "/peek")
 
     # --- channels --------------------------------------------------------------------------
-    async def join_channel(self, channel: str) -> ChannelInfo:
-        data = (await self._call("POST", "/channels/join", json={"channel": channel})).json()
-        return ChannelInfo(**pick_fields(ChannelInfo, data))
+    async def join_channel(self, channel: str) -> ChannelJoin:
+        return await self._post(ChannelJoin, "/channels/join", {"channel": channel})
 
-    async def leave_channel(self, channel: str) -> None:
-        await self._call("POST", "/channels/leave", json={"channel": channel})
+    async def leave_channel(self, channel: str) -> ChannelLeave:
+        return await self._post(ChannelLeave, "/channels/leave", {"channel": channel})
 
     async def set_topic(self, channel: str, topic: str) -> ChannelInfo:
-        data = (
-            await self._call("POST", "/channels/topic", json={"channel": channel, "topic": topic})
-        ).json()
-        return ChannelInfo(**pick_fields(ChannelInfo, data))
+        return await self._post(
+            ChannelInfo, "/channels/topic", {"channel": channel, "topic": topic}
+        )
 
     async def channels(self) -> list[ChannelInfo]:
-        data = (await self._call("GET", "/channels")).json()
-        return [ChannelInfo(**pick_fields(ChannelInfo, c)) for c in data["channels"]]
+        return (await self._get(ChannelList, "/channels")).channels
 
     async def announce(self, payload: str, *, subject: str | None = None) -> SendResult:
         """News for every peer (capped per sender; peers joining within 24 h catch up)."""
         body: dict[str, Any] = {"payload": payload}
         if subject is not None:
             body["subject"] = subject
-        data = (await self._call("POST", "/announce", json=body)).json()
-        return SendResult(**pick_fields(SendResult, data))
+        return await self._post(SendResult, "/announce", body)
 
     # --- tasks -------------------------------------------------------------------------------
-    async def _task(self, method: str, path: str, body: dict[str, Any] | None = None) -> TaskInfo:
-        data = (await self._call(method, path, json=body)).json()
-        return TaskInfo(**pick_fields(TaskInfo, data))
-
     async def send_task(
         self, to: str, payload: str, *, subject: str | None = None, thread: str | None = None
     ) -> TaskInfo:
@@ -426,36 +320,38 @@ class HubClient(BaseClient):
             body["subject"] = subject
         if thread is not None:
             body["thread"] = thread
-        return await self._task("POST", "/tasks", body)
+        return await self._post(TaskInfo, "/tasks", body)
 
     async def task_status(self, task_id: str) -> TaskInfo:
-        return await self._task("GET", f"/tasks/{task_id}")
+        return await self._get(TaskInfo, f"/tasks/{task_id}")
 
     async def list_tasks(self, role: str = "received", status: str | None = None) -> list[TaskInfo]:
-        data = (await self._call("GET", "/tasks", params={"role": role, "status": status})).json()
-        return [TaskInfo(**pick_fields(TaskInfo, t)) for t in data["tasks"]]
+        params = {"role": role, "status": status}
+        return (await self._get(TaskList, "/tasks", params=params)).tasks
 
     async def reply_task(self, task_id: str, result: str) -> TaskInfo:
         """As the worker: complete the task. As the sender: answer the worker's question."""
-        return await self._task("POST", f"/tasks/{task_id}/reply", {"result": result})
+        return await self._post(TaskInfo, f"/tasks/{task_id}/reply", {"result": result})
 
     async def fail_task(self, task_id: str, error: str) -> TaskInfo:
-        return await self._task("POST", f"/tasks/{task_id}/fail", {"error": error})
+        return await self._post(TaskInfo, f"/tasks/{task_id}/fail", {"error": error})
 
     async def request_input(self, task_id: str, question: str) -> TaskInfo:
-        return await self._task("POST", f"/tasks/{task_id}/input", {"question": question})
+        return await self._post(TaskInfo, f"/tasks/{task_id}/input", {"question": question})
 
     async def cancel_task(self, task_id: str) -> TaskInfo:
-        return await self._task("POST", f"/tasks/{task_id}/cancel")
+        return await self._post(TaskInfo, f"/tasks/{task_id}/cancel")
 
     # --- the talking stick --------------------------------------------------------------------
-    async def floor(self, action: str, scope: str, reason: str | None = None) -> dict[str, Any]:
+    async def floor(self, action: str, scope: str, reason: str | None = None) -> FloorInfo:
         """take, pass, drop, raise, lower or status for `scope` ('all' or '#channel')."""
         body: dict[str, Any] = {"action": action, "scope": scope}
         if reason is not None:
             body["reason"] = reason
-        data: dict[str, Any] = (await self._call("POST", "/floor", json=body)).json()
-        return data
+        return await self._post(FloorInfo, "/floor", body)
+
+    async def floors(self) -> list[FloorInfo]:
+        return (await self._get(FloorList, "/floors")).floors
 
     # --- operator forms and decisions ---------------------------------------------------------
     async def ask_operator(
@@ -464,26 +360,17 @@ class HubClient(BaseClient):
         """Ask the operator; the answer arrives as a `form_answer` item, to `to` and to you.
         Each field is `{key, label?, type: radio|checkbox|text|textarea, options?, required?,
         allow_other?}`."""
-        body = {"title": title, "fields": fields, "to": to}
-        data = (await self._call("POST", "/forms", json=body)).json()
-        return FormInfo(**pick_fields(FormInfo, data))
+        return await self._post(FormInfo, "/forms", {"title": title, "fields": fields, "to": to})
 
     async def forms(self) -> list[FormInfo]:
         """Pending forms of your audiences: look before you ask."""
-        data = (await self._call("GET", "/forms")).json()
-        return [FormInfo(**pick_fields(FormInfo, f)) for f in data["forms"]]
+        return (await self._get(FormList, "/forms")).forms
 
-    async def decisions(self, limit: int = 20) -> list[dict[str, Any]]:
+    async def decisions(self, limit: int = 20) -> list[DecisionRecord]:
         """Ledger records you may see (broadcast and your channels'), newest first."""
-        data = (await self._call("GET", "/decisions", params={"limit": limit})).json()
-        records: list[dict[str, Any]] = data["decisions"]
-        return records
+        return (await self._get(DecisionList, "/decisions", params={"limit": limit})).decisions
 
     # --- the job board -----------------------------------------------------------------------
-    async def _offer(self, path: str, body: dict[str, Any]) -> OfferInfo:
-        data = (await self._call("POST", path, json=body)).json()
-        return OfferInfo(**pick_fields(OfferInfo, data))
-
     async def post_offer(
         self,
         payload: str,
@@ -500,10 +387,12 @@ class HubClient(BaseClient):
         ):
             if value is not None:
                 body[key] = value
-        return await self._offer("/offers", body)
+        return await self._post(OfferInfo, "/offers", body)
 
     async def claim_offer(self, offer_id: str, note: str | None = None) -> OfferInfo:
-        return await self._offer(f"/offers/{offer_id}/claim", {"note": note} if note else {})
+        return await self._post(
+            OfferInfo, f"/offers/{offer_id}/claim", {"note": note} if note else {}
+        )
 
     async def resolve_offer(
         self, offer_id: str, *, select: str | None = None, withdraw: bool = False
@@ -511,18 +400,14 @@ class HubClient(BaseClient):
         body: dict[str, Any] = {"withdraw": withdraw}
         if select is not None:
             body["select"] = select
-        return await self._offer(f"/offers/{offer_id}/resolve", body)
+        return await self._post(OfferInfo, f"/offers/{offer_id}/resolve", body)
 
     async def list_offers(
         self, status: str | None = None, *, matching: bool = False
     ) -> list[OfferInfo]:
         params = {"status": status, "matching": "true" if matching else None}
-        data = (await self._call("GET", "/offers", params=params)).json()
-        return [OfferInfo(**pick_fields(OfferInfo, o)) for o in data["offers"]]
+        return (await self._get(OfferList, "/offers", params=params)).offers
 
-    # --- protocol and health ---------------------------------------------------------------
+    # --- protocol ----------------------------------------------------------------------------
     async def protocol(self, section: str | None = None) -> ProtocolText:
-        data = (
-            await self._call("GET", "/protocol", params={"section": section}, auth=False)
-        ).json()
-        return ProtocolText(**pick_fields(ProtocolText, data))
+        return await self._get(ProtocolText, "/protocol", params={"section": section}, auth=False)

@@ -2,7 +2,8 @@
 
 - `FakeClock`: time you advance by hand (liveness, expiry) without sleeping.
 - `make_hub()`: a fresh hub on a real SQLite file, started and stopped around the block.
-- `serve()`: a real uvicorn server on an ephemeral loopback port, in the running event loop.
+- `serve()`: a real uvicorn server on an ephemeral loopback port, in the running event loop,
+  serving exactly what `caucus hub` serves (`caucus.server.build_app`).
 """
 
 from __future__ import annotations
@@ -61,7 +62,11 @@ async def make_hub(
 ) -> AsyncIterator[Hub]:
     """A started hub on a fresh SQLite file. Maintenance runs only when you call
     `hub.maintain()`, unless `run_maintenance=True`."""
-    hub = Hub(hub_settings(directory, **overrides), clock=clock, run_maintenance=run_maintenance)
+    from caucus.server import open_hub
+
+    hub = open_hub(
+        hub_settings(directory, **overrides), clock=clock, run_maintenance=run_maintenance
+    )
     await hub.start()
     try:
         yield hub
@@ -83,7 +88,7 @@ async def serve(hub: Hub) -> AsyncIterator[str]:
     The hub's lifecycle stays with the caller (start it before, stop it after). Leaving the
     block answers parked long-polls, as a hub shutting down does.
     """
-    from caucus.api.app import asgi, create_app
+    from caucus.server import build_app
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -92,7 +97,7 @@ async def serve(hub: Hub) -> AsyncIterator[str]:
     port = sock.getsockname()[1]
     server = _TestServer(
         uvicorn.Config(
-            asgi(create_app(hub=hub)),
+            build_app(hub),
             log_level="warning",
             access_log=False,
             lifespan="on",

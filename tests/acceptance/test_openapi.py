@@ -7,13 +7,17 @@ from pathlib import Path
 import httpx2
 from fastapi.routing import APIRoute
 
-from caucus.api.app import create_app
+from caucus.server import CaucusApp, build_app, open_hub
 from caucus.testing import hub_settings
 from tests.routes import SELF_DOCUMENTING, served_routes
 
 
+def app_for(tmp_path: Path) -> CaucusApp:
+    return build_app(open_hub(hub_settings(tmp_path)))
+
+
 def test_every_route_is_in_the_openapi_document(tmp_path: Path) -> None:
-    app = create_app(hub_settings(tmp_path))
+    app = app_for(tmp_path)
     spec = app.openapi()
     served: set[tuple[str, str]] = set()
     for path, methods, _ in served_routes(app):
@@ -33,7 +37,7 @@ def test_every_route_is_in_the_openapi_document(tmp_path: Path) -> None:
 
 
 def test_authenticated_routes_document_401_and_hot_routes_their_bodies(tmp_path: Path) -> None:
-    spec = create_app(hub_settings(tmp_path)).openapi()
+    spec = app_for(tmp_path).openapi()
     for path in (
         "/send",
         "/receive",
@@ -59,7 +63,7 @@ def test_authenticated_routes_document_401_and_hot_routes_their_bodies(tmp_path:
 
 def test_every_api_route_is_a_fastapi_route(tmp_path: Path) -> None:
     # A raw Starlette route would bypass the OpenAPI document and the error mapping.
-    app = create_app(hub_settings(tmp_path))
+    app = app_for(tmp_path)
     for path, _, original in served_routes(app):
         if path not in SELF_DOCUMENTING:
             assert isinstance(original, APIRoute), path
@@ -74,7 +78,7 @@ async def test_openapi_json_is_served(url: str) -> None:
 
 def test_the_api_reference_covers_every_route(tmp_path: Path) -> None:
     reference = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text()
-    spec = create_app(hub_settings(tmp_path)).openapi()
+    spec = app_for(tmp_path).openapi()
     for path, ops in spec["paths"].items():
         for method in ops:
             assert f"{method.upper()} {path}" in reference, f"docs/api.md lacks {method} {path}"

@@ -12,9 +12,9 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from caucus.api.app import create_app
 from caucus.api.auth import ACCESS_KEY
 from caucus.client import HubClient
+from caucus.server import build_app
 from caucus.services.hub import Hub
 from caucus.testing import make_hub, serve
 from tests.routes import api_operations
@@ -52,7 +52,7 @@ async def matrix_hub(tmp_path: Path) -> AsyncIterator[tuple[Hub, str]]:
 
 
 def declared_access(hub: Hub) -> dict[tuple[str, str], str]:
-    app = create_app(hub=hub)
+    app = build_app(hub)
     spec = app.openapi()
     table = {}
     for method, path in api_operations(app):

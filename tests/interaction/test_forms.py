@@ -74,7 +74,7 @@ async def test_ask_list_answer_over_http_reaches_everyone_and_is_recorded(
     again = await alice.ask_operator("Which database for v2?", FIELDS)
     assert again.form_id == form.form_id  # the same question is not asked twice
     snapshot = await operator.snapshot()
-    assert [f["form_id"] for f in snapshot["forms"]] == [form.form_id]
+    assert [f.form_id for f in snapshot.forms] == [form.form_id]
     assert [f.form_id for f in await operator.forms()] == [form.form_id]
 
     answered = await operator.answer_form(
@@ -94,45 +94,49 @@ async def test_ask_list_answer_over_http_reaches_everyone_and_is_recorded(
 
     digest = answered.decision_hash
     (decision,) = await bob.decisions()
-    assert decision["hash"] == digest
-    assert decision["subject"] == "Which database for v2?"
-    assert decision["decision"] == "Database: postgres; Environments: dev, prod; Notes: go"
-    assert decision["caucus"]["form_id"] == form.form_id
-    assert (await operator.decisions())[0]["hash"] == digest
+    assert decision.hash == digest
+    assert decision.subject == "Which database for v2?"
+    assert decision.decision == "Database: postgres; Environments: dev, prod; Notes: go"
+    assert decision.model_extra["caucus"]["form_id"] == form.form_id
+    assert (await operator.decisions())[0].hash == digest
     outcome = verify(live_hub.decisions.path)
     assert (outcome.code, outcome.data["records"], outcome.data["anchored"]) == (0, 1, True)
     status = await operator.ledger()
-    assert (status["records"], status["intact"], status["head_hash"]) == (1, True, digest)
+    assert (status.records, status.intact, status.head_hash) == (1, True, digest)
 
 
 async def test_the_whole_round_trip_over_mcp(url: str, live_hub: Hub) -> None:
     from mcp import Client
 
-    from tests.interaction.test_mcp_bridge import text
+    from tests.mcptools import call, fail
 
     async with (
         Client(f"{url}/mcp", mode="legacy") as alice,
         Client(f"{url}/mcp", mode="legacy") as bob,
         OperatorClient(url, token=live_hub.operator.token) as operator,
     ):
-        await text(alice, "join", name="alice")
-        await text(bob, "join", name="bob")
-        assert "no forms" in await text(bob, "list_forms")
-        asked = await text(alice, "ask_operator", title="Ship on Friday?", fields=FIELDS[:1])
-        assert "waiting for the operator" in asked
-        listed = await text(bob, "list_forms")
-        assert '"Ship on Friday?" asked by alice for all' in listed
-        assert "db (radio" in listed
-        (form,) = await operator.forms()
-        await operator.answer_form(form.form_id, {"db": "a third option"})  # allow_other
+        await call(alice, "join", name="alice")
+        await call(bob, "join", name="bob")
+        assert (await call(bob, "ask_operator"))["forms"] == []  # nothing waits yet
+        asked = await call(alice, "ask_operator", title="Ship on Friday?", fields=FIELDS[:1])
+        (form,) = asked["forms"]
+        assert (form["title"], form["state"], form["to"]) == ("Ship on Friday?", "pending", "all")
+        assert [f["type"] for f in form["fields"]] == ["radio"]
+        (seen,) = (await call(bob, "ask_operator"))["forms"]
+        assert (seen["form_id"], seen["asker"]) == (form["form_id"], "alice")
+        assert (await fail(alice, "ask_operator", title="No fields?"))[0] == "invalid_request"
+        await operator.answer_form(form["form_id"], {"db": "a third option"})  # allow_other
         for client in (alice, bob):
-            heard = await text(client, "listen", timeout=5)
-            assert "kind form_answer" in heard
-            assert "Database: a third option" in heard
-        await recorded(live_hub, form.form_id)
-        decided = await text(bob, "decisions")
-        assert '"Ship on Friday?" decided "Database: a third option"' in decided
-        assert form.form_id in decided
+            (heard,) = (await call(client, "listen", timeout=5))["messages"]
+            assert heard["kind"] == "form_answer"
+            assert heard["meta"]["answers"] == {"db": "a third option"}
+        await recorded(live_hub, form["form_id"])
+        (decided,) = (await call(bob, "decisions"))["decisions"]
+        assert (decided["subject"], decided["decision"]) == (
+            "Ship on Friday?",
+            "Database: a third option",
+        )
+        assert decided["caucus"]["form_id"] == form["form_id"]
 
 
 @pytest.mark.parametrize(
@@ -222,10 +226,10 @@ async def test_a_channel_form_is_seen_and_answered_in_the_channel_only(
     assert answers_in(await drain(carol), form.form_id) == []
     await recorded(live_hub, form.form_id)
     await recorded(live_hub, broadcast.form_id)
-    assert {d["subject"] for d in await bob.decisions()} == {"Roll back the deploy?", "Lunch?"}
-    assert [d["subject"] for d in await carol.decisions()] == ["Lunch?"]
+    assert {d.subject for d in await bob.decisions()} == {"Roll back the deploy?", "Lunch?"}
+    assert [d.subject for d in await carol.decisions()] == ["Lunch?"]
     assert len(await operator.decisions()) == 2
-    assert [d["subject"] for d in await carol.decisions(limit=1)] == ["Lunch?"]
+    assert [d.subject for d in await carol.decisions(limit=1)] == ["Lunch?"]
 
 
 async def test_an_asker_who_left_the_channel_still_gets_the_answer_exactly_once(

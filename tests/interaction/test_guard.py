@@ -7,11 +7,11 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from caucus.api.middleware import Guard
 from caucus.client import HubClient
 from caucus.errors import Unauthorized
 from caucus.services.hub import Hub
 from caucus.testing import make_hub, serve
+from caucus.web.guard import Guard
 from tests.conftest import ClientFactory
 
 # One representative of every route family: public, agent, the hot lane (both routes), the

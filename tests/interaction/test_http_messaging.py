@@ -118,7 +118,7 @@ async def test_ping_and_status_are_answered_by_the_hub(connect: ClientFactory) -
     assert info.name == "bob"
     assert info.state == "online"
     assert info.status == "migrating the schema"
-    assert info.skills == [{"id": "sql", "name": "sql"}]
+    assert [s.model_dump() for s in info.skills] == [{"id": "sql", "name": "sql"}]
     assert (await bob.peek()).pending == 0  # a ping never wakes the peer
     with pytest.raises(NotFound):
         await alice.ping("nobody")

@@ -24,7 +24,7 @@ async def test_pause_holds_chatter_but_the_operator_gets_through(
 ) -> None:
     alice, bob = await connect("alice"), await connect("bob")
     await alice.send("bob", "before the pause")
-    assert (await operator.pause())["mode"] == "paused"
+    assert (await operator.pause()).mode == "paused"
     held = [await alice.send("bob", f"held {i}") for i in range(3)]  # accepted and stored
     said = await operator.say("bob", "operator here")
     batch = await bob.receive(timeout=5)
@@ -32,7 +32,7 @@ async def test_pause_holds_chatter_but_the_operator_gets_through(
         ("operator", "operator", "operator here")
     ]
     assert (await bob.receive(timeout=0.3)).messages == []  # chatter stays held
-    assert (await operator.resume())["mode"] == "open"
+    assert (await operator.resume()).mode == "open"
     released = await bob.receive(timeout=5)
     assert contents(released.messages) == ["before the pause", "held 0", "held 1", "held 2"]
     seqs = [m.seq for m in released.messages]
@@ -185,7 +185,7 @@ async def test_announce_reaches_everyone_and_reset_reopens_the_room(
     await operator.set_rate(1, 0.1)
     await operator.stop()
     state = await operator.reset("fresh start")
-    assert state == {
+    assert state.model_dump() == {
         "mode": "open",
         "rate": {
             "capacity": live_hub.settings.send_rate_capacity,

@@ -7,7 +7,7 @@ from mcp import Client
 
 from caucus.errors import Conflict
 from tests.conftest import ClientFactory
-from tests.interaction.test_mcp_bridge import error, text
+from tests.mcptools import call, fail
 
 
 async def test_task_round_trips_over_http(connect: ClientFactory) -> None:
@@ -31,7 +31,7 @@ async def test_task_round_trips_over_http(connect: ClientFactory) -> None:
     with pytest.raises(Conflict):
         await bob.fail_task(task.task_id, "too late")
     status = await alice.task_status(task.task_id)
-    assert [e["state"] for e in status.history] == [
+    assert [e.state for e in status.history] == [
         "pending",
         "in_progress",
         "input_required",
@@ -62,23 +62,40 @@ async def test_task_round_trips_over_mcp(url: str) -> None:
         Client(f"{url}/mcp", mode="legacy") as alice,
         Client(f"{url}/mcp", mode="legacy") as bob,
     ):
-        await text(alice, "join", name="alice")
-        await text(bob, "join", name="bob")
-        sent = await text(alice, "send_task", to="bob", payload="lint the repo")
-        task_id = sent.split()[1]
-        assert "kind task" in await text(bob, "listen", timeout=5)
-        assert "input_required" in await text(
-            bob, "request_input", task_id=task_id, question="strict mode?"
+        await call(alice, "join", name="alice")
+        await call(bob, "join", name="bob")
+        (sent,) = (await call(alice, "task", action="send", to="bob", text="lint the repo"))[
+            "tasks"
+        ]
+        task_id = sent["task_id"]
+        assert (sent["state"], sent["a2a_state"]) == ("pending", "submitted")
+        assert await kinds(bob) == ["task"]
+        asked = await call(bob, "task", action="ask", task_id=task_id, text="strict mode?")
+        assert asked["tasks"][0]["state"] == "input_required"
+        assert await kinds(alice) == ["input_request"]
+        answered = await call(alice, "task", action="reply", task_id=task_id, text="yes")
+        assert answered["tasks"][0]["state"] == "pending"
+        assert await kinds(bob) == ["task"]
+        done = await call(bob, "task", action="reply", task_id=task_id, text="clean")
+        assert (done["tasks"][0]["state"], done["tasks"][0]["result"]) == ("completed", "clean")
+        assert await kinds(alice) == ["result"]
+        assert (await fail(alice, "task", action="cancel", task_id=task_id))[0] == "conflict"
+        (status,) = (await call(alice, "task", action="status", task_id=task_id))["tasks"]
+        assert [(e["state"], e["actor"]) for e in status["history"]][:2] == [
+            ("pending", "alice"),
+            ("in_progress", "bob"),
+        ]
+        listed = await call(alice, "task", action="list", role="sent")
+        assert [t["task_id"] for t in listed["tasks"]] == [task_id]
+        code, text = await fail(alice, "task", action="reply")
+        assert (code, text) == (
+            "invalid_request",
+            "[invalid_request] task_id is required for reply.",
         )
-        assert "kind input_request" in await text(alice, "listen", timeout=5)
-        assert ": pending" in await text(alice, "reply", task_id=task_id, result="yes")
-        assert "kind task" in await text(bob, "listen", timeout=5)
-        assert ": completed" in await text(bob, "reply", task_id=task_id, result="clean")
-        assert "clean" in await text(alice, "listen", timeout=5)
-        assert "[conflict]" in await error(alice, "cancel_task", task_id=task_id)
-        status = await text(alice, "task_status", task_id=task_id)
-        assert "history: pending by alice, in_progress by bob" in status
-        assert task_id in await text(alice, "list_tasks", role="sent")
+
+
+async def kinds(client: Client) -> list[str]:
+    return [m["kind"] for m in (await call(client, "listen", timeout=5))["messages"]]
 
 
 async def test_the_job_board_over_http(connect: ClientFactory) -> None:
@@ -92,7 +109,7 @@ async def test_the_job_board_over_http(connect: ClientFactory) -> None:
     with pytest.raises(Conflict):
         await ben.claim_offer(offer.offer_id)
     (listed,) = await ann.list_offers("open")
-    assert [c["claimant"] for c in listed.claims] == ["ann", "ben"]
+    assert [c.claimant for c in listed.claims] == ["ann", "ben"]
     assigned = await poster.resolve_offer(offer.offer_id, select="ann")
     assert (assigned.state, assigned.winner) == ("assigned", "ann")
     task = [m for m in (await ann.receive(timeout=5)).messages if m.kind == "task"]
@@ -107,13 +124,19 @@ async def test_the_job_board_over_mcp(url: str) -> None:
         Client(f"{url}/mcp", mode="legacy") as poster,
         Client(f"{url}/mcp", mode="legacy") as ann,
     ):
-        await text(poster, "join", name="poster")
-        await text(ann, "join", name="ann")
-        posted = await text(poster, "post_offer", payload="review the RFC", subject="rfc")
-        offer_id = posted.split()[1]
-        assert offer_id in await text(ann, "list_offers")
-        assert "claimed" in await text(ann, "claim_offer", offer_id=offer_id)
-        assert "[forbidden]" in await error(poster, "claim_offer", offer_id=offer_id)
-        assigned = await text(poster, "resolve_offer", offer_id=offer_id, select="ann")
-        assert "assigned to ann as task t_" in assigned
-        assert "kind task" in await text(ann, "listen", timeout=5)
+        await call(poster, "join", name="poster")
+        await call(ann, "join", name="ann")
+        posted = await call(poster, "offer", action="post", text="review the RFC", subject="rfc")
+        offer_id = posted["offers"][0]["offer_id"]
+        listed = await call(ann, "offer", action="list")
+        assert [o["offer_id"] for o in listed["offers"]] == [offer_id]
+        claimed = await call(ann, "offer", action="claim", offer_id=offer_id, text="I know it")
+        assert [(c["claimant"], c["note"]) for c in claimed["offers"][0]["claims"]] == [
+            ("ann", "I know it")
+        ]
+        assert (await fail(poster, "offer", action="claim", offer_id=offer_id))[0] == "forbidden"
+        chosen = await call(poster, "offer", action="select", offer_id=offer_id, claimant="ann")
+        (assigned,) = chosen["offers"]
+        assert (assigned["state"], assigned["winner"]) == ("assigned", "ann")
+        assert assigned["task_id"].startswith("t_")
+        assert "task" in await kinds(ann)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from caucus.dashboard.transcript import TranscriptWriter
 from caucus.services.hub import Hub
 from caucus.testing import make_hub
 
@@ -31,8 +32,9 @@ async def test_every_routed_message_gets_one_line(tmp_path: Path) -> None:
         await hub.registry.register(name="bob")
         await chat(hub, 3)
         await hub.control.say("all", "operator note")
-        assert hub.transcript is not None
-        await hub.transcript.catch_up()
+        writer = hub.part(TranscriptWriter)
+        assert writer is not None
+        await writer.catch_up()
     header, *rest = lines(path)
     assert header["type"] == "start"
     assert [(r["sender"], r["to"], r["content"]) for r in rest] == [
@@ -85,8 +87,9 @@ async def test_a_torn_last_line_is_reported_and_its_record_written_again(
     text = path.read_text().splitlines(keepends=True)
     path.write_text("".join(text[:-1]) + text[-1][: len(text[-1]) // 2])
     async with make_hub(tmp_path, transcript=str(path)) as hub:
-        assert hub.transcript is not None
-        assert hub.transcript.repairs == 1
+        writer = hub.part(TranscriptWriter)
+        assert writer is not None
+        assert writer.repairs == 1
     parsed = lines(path)  # every line is whole again
     (repair,) = [r for r in parsed if r.get("type") == "repair"]
     assert repair["torn_bytes"] > 0
@@ -104,10 +107,11 @@ async def test_the_file_rotates_and_keeps_a_bounded_history(tmp_path: Path) -> N
     ) as hub:
         await hub.registry.register(name="alice")
         await hub.registry.register(name="bob")
-        assert hub.transcript is not None
+        writer = hub.part(TranscriptWriter)
+        assert writer is not None
         for i in range(12):
             await chat(hub, 1, start=i)
-            await hub.transcript.catch_up()
+            await writer.catch_up()
     rotated = sorted(tmp_path.glob("t.jsonl.*"))
     assert [p.name for p in rotated] == ["t.jsonl.1", "t.jsonl.2"]
     newest = records(path)

@@ -1,7 +1,8 @@
-"""Credentials come only from the `Authorization: Bearer` header, never from the URL.
+"""Who is calling, for the FastAPI routes: every dependency asks `Principals`.
 
-Every route declares what it needs with `access(...)` (recorded in /openapi.json as
-`x-caucus-access`); the authorization matrix test holds every route to its declaration.
+Credentials come only from headers. Every route declares what it needs with `access(...)`
+(recorded in /openapi.json as `x-caucus-access`); the authorization matrix test holds every
+route to its declaration.
 """
 
 from __future__ import annotations
@@ -10,11 +11,12 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
+from caucus.api.context import hub_of
 from caucus.domain.control import Role
 from caucus.domain.peers import Peer
-from caucus.errors import Unauthorized
-from caucus.services.hub import Hub
+from caucus.services.principals import Principal
 from caucus.services.roles import Access
+from caucus.web.bearer import AGENT_KEY_HEADER, parse_bearer
 
 ACCESS_KEY = "x-caucus-access"
 
@@ -25,50 +27,30 @@ def access(level: Access, **openapi: Any) -> dict[str, Any]:
 
 
 def bearer_token(request: Request) -> str | None:
-    header = request.headers.get("authorization")
-    if not header:
-        return None
-    scheme, _, token = header.partition(" ")
-    token = token.strip()
-    if scheme.lower() != "bearer" or not token or " " in token:
-        return None
-    return token
-
-
-def hub_of(request: Request) -> Hub:
-    hub: Hub = request.app.state.hub
-    return hub
+    return parse_bearer(request.headers.get("authorization"))
 
 
 async def current_peer(request: Request) -> Peer:
-    """The authenticated agent (revived if it was reaped)."""
-    return await hub_of(request).registry.authenticate(bearer_token(request))
+    """The authenticated agent (revived if it was away)."""
+    return await hub_of(request).principals.agent(bearer_token(request))
 
 
-async def room_view(request: Request) -> None:
-    """Reading who is here: open to anyone who could register, refused to a bad token."""
-    hub = hub_of(request)
-    header = request.headers.get("authorization")
-    token = bearer_token(request)
-    if header is not None and token is None:
-        raise Unauthorized("malformed Authorization header: send 'Bearer <token>'")
-    if token is not None:
-        if hub.roles.role_of(token) is None:
-            await hub.registry.authenticate(token)  # an agent: refreshes its liveness too
-        return
-    if hub.settings.agent_key:
-        raise Unauthorized("this hub requires an agent key: register first, then send your token")
+async def room_view(request: Request) -> Principal:
+    """Reading who is here: anyone who could register, and every valid token."""
+    return await hub_of(request).principals.room(
+        bearer_token(request), request.headers.get(AGENT_KEY_HEADER)
+    )
 
 
 async def operator_role(request: Request) -> Role:
-    return await hub_of(request).roles.require(bearer_token(request), Access.OPERATOR)
+    return await hub_of(request).principals.role(bearer_token(request), Access.OPERATOR)
 
 
 async def viewer_role(request: Request) -> Role:
-    return await hub_of(request).roles.require(bearer_token(request), Access.VIEWER)
+    return await hub_of(request).principals.role(bearer_token(request), Access.VIEWER)
 
 
 PeerDep = Annotated[Peer, Depends(current_peer)]
-RoomDep = Annotated[None, Depends(room_view)]
+RoomDep = Annotated[Principal, Depends(room_view)]
 OperatorDep = Annotated[Role, Depends(operator_role)]
 ViewerDep = Annotated[Role, Depends(viewer_role)]

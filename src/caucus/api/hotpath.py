@@ -4,7 +4,8 @@ Each hot route is one function from (hub, token, raw input) to a JSON body. The 
 `routes/messages.py` call these functions (and document them in /openapi.json); `FastLane`, an ASGI
 front placed before the FastAPI app, calls the very same functions directly, skipping FastAPI's
 routing, dependency solving and middleware stack, which cost more per request than the durable
-relay itself (ADR 0002). Error mapping is the shared one in `api/errors.py`.
+relay itself (ADR 0002). Error mapping is the shared one in `web/errors.py`; the bodies are the
+wire models of `web/messages.py`, serialized straight to JSON bytes.
 """
 
 from __future__ import annotations
@@ -19,15 +20,18 @@ from urllib.parse import parse_qsl
 from pydantic import ValidationError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from caucus.api.errors import (
+from caucus.api.context import served
+from caucus.api.requests import SendRequest
+from caucus.errors import CaucusError, InvalidRequest
+from caucus.services.hub import Hub
+from caucus.web.bearer import bearer_from_scope
+from caucus.web.errors import (
     body_too_large,
     caucus_error_response,
     describe_validation,
     unexpected_error_body,
 )
-from caucus.api.schemas import MessageOut, SendRequest, SendResponse
-from caucus.errors import CaucusError, InvalidRequest
-from caucus.services.hub import Hub
+from caucus.web.messages import Batch, InboundMessage, SendResult
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +50,7 @@ def dumps(body: object) -> bytes:
 
 async def send_message(hub: Hub, token: str | None, raw: bytes) -> tuple[bytes, bool]:
     """POST /send. Returns the JSON body and whether it replays an idempotent earlier send."""
-    peer = await hub.registry.authenticate(token)
+    peer = await hub.principals.agent(token)
     try:
         body = SendRequest.model_validate_json(raw)
     except ValidationError as exc:
@@ -60,7 +64,8 @@ async def send_message(hub: Hub, token: str | None, raw: bytes) -> tuple[bytes, 
         meta=body.meta,
         idempotency_key=body.idempotency_key,
     )
-    return dumps(SendResponse.dump(receipt)), receipt.duplicate
+    result = SendResult.of(receipt)
+    return SendResult.__pydantic_serializer__.to_json(result), receipt.duplicate
 
 
 def _int_param(query: Mapping[str, str], name: str) -> int | None:
@@ -80,7 +85,7 @@ async def receive_messages(
     on_park: Callable[[], object] | None = None,
 ) -> bytes:
     """GET /receive?timeout=&ack=&limit=."""
-    peer = await hub.registry.authenticate(token)
+    peer = await hub.principals.agent(token)
     raw_timeout = query.get("timeout")
     try:
         timeout = float(raw_timeout) if raw_timeout not in (None, "") else 25.0
@@ -95,13 +100,12 @@ async def receive_messages(
         limit=_int_param(query, "limit"),
         on_park=on_park,
     )
-    return dumps(
-        {
-            "messages": [MessageOut.from_delivery(d) for d in result.deliveries],
-            "acked": result.acked,
-            "superseded": result.superseded,
-        }
+    batch = Batch.model_construct(
+        messages=[InboundMessage.of(d) for d in result.deliveries],
+        acked=result.acked,
+        superseded=result.superseded,
     )
+    return Batch.__pydantic_serializer__.to_json(batch)
 
 
 def parse_query(raw: bytes) -> dict[str, str]:
@@ -115,18 +119,6 @@ def parse_query(raw: bytes) -> dict[str, str]:
             key, _, value = part.partition("=")
             query[key] = value  # the last one wins, as with parse_qsl
     return query
-
-
-def bearer_from_scope(scope: Scope) -> str | None:
-    for name, value in scope["headers"]:
-        if name == b"authorization":
-            text: str = value.decode("latin-1")
-            scheme, _, token = text.partition(" ")
-            token = token.strip()
-            if scheme.lower() == "bearer" and token and " " not in token:
-                return token
-            return None
-    return None
 
 
 _JSON = (b"content-type", b"application/json")
@@ -146,13 +138,11 @@ class FastLane:
     def __init__(
         self,
         app: ASGIApp,
-        hub: Hub,
         *,
         max_body_bytes: int,
         headers: list[tuple[bytes, bytes]] | None = None,
     ) -> None:
         self.app = app
-        self.hub = hub
         self.max_body_bytes = max_body_bytes
         self.headers = headers or []
 
@@ -178,7 +168,8 @@ class FastLane:
 
     async def _send(self, scope: Scope, receive: Receive, send: Send) -> None:
         raw = await self._read_body(scope, receive)
-        body, replayed = await send_message(self.hub, bearer_from_scope(scope), raw)
+        hub = served(scope).hub
+        body, replayed = await send_message(hub, bearer_from_scope(scope["headers"]), raw)
         extra = [(REPLAYED_HEADER.lower().encode(), b"true")] if replayed else []
         await _respond(send, 200, body, self.headers + extra)
 
@@ -203,7 +194,8 @@ class FastLane:
             watcher = asyncio.ensure_future(watch())
 
         try:
-            body = await receive_messages(self.hub, bearer_from_scope(scope), query, start_watching)
+            token = bearer_from_scope(scope["headers"])
+            body = await receive_messages(served(scope).hub, token, query, start_watching)
         except asyncio.CancelledError:
             if hung_up:
                 this.uncancel()

@@ -6,9 +6,9 @@ import json
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
-from caucus.dashboard.feed import message_data
 from caucus.domain.messages import Message
 from caucus.storage.base import Store
+from caucus.web.messages import RoutedMessage
 
 PAGE = 1000
 EXPORT_TYPES = {
@@ -56,7 +56,7 @@ async def export_chunks(
         yield (json.dumps(header)[:-1] + ', "messages": [').encode()
         first = True
         async for m in _messages(store, since, until):
-            item = json.dumps(message_data(m, m.delivered_to or []))
+            item = RoutedMessage.of(m).model_dump_json()
             yield (("" if first else ",\n") + item).encode()
             first = False
         yield b"]}\n"

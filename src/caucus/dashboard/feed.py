@@ -30,14 +30,19 @@ from caucus.domain.events import (
     ModeChanged,
     PeerJoined,
     PeerLeft,
+    PeerOffline,
     PeerPaused,
     PeerReaped,
     RateChanged,
     StatusChanged,
     TopicChanged,
 )
-from caucus.domain.messages import Message
 from caucus.services.hub import Hub
+from caucus.web.console import ConsolePeer, FeedHealth, Snapshot
+from caucus.web.fields import Wire
+from caucus.web.forms import DecisionRecord, FormInfo
+from caucus.web.messages import RoutedMessage
+from caucus.web.room import ChannelInfo, FloorInfo, RoomState
 
 RECENT_MESSAGES = 100
 QUEUE_LIMIT = 10_000  # events waiting for one slow client before it is cut off to resume
@@ -74,23 +79,24 @@ class Subscription:
     overflowed: bool = False  # the client fell too far behind; it must reconnect and resume
 
 
-def message_data(message: Message, delivered_to: list[str] | tuple[str, ...]) -> dict[str, Any]:
-    out = message.record()
-    out["delivered_to"] = list(delivered_to)
-    return out
+def _data(model: Wire) -> dict[str, Any]:
+    data: dict[str, Any] = model.model_dump(mode="json")
+    return data
 
 
 def _describe(event: Event) -> tuple[str, dict[str, Any]] | None:
     """(type, data) of a hub event as the feed shows it."""
     match event:
         case MessageRouted():
-            return "message", message_data(event.message, event.delivered_to)
+            return "message", _data(RoutedMessage.of(event.message, event.delivered_to))
         case PeerJoined():
             return "peer", {"change": "joined", "name": event.name, "how": event.how}
         case PeerLeft():
             return "peer", {"change": "left", "name": event.name, "reason": event.reason}
         case PeerReaped():
             return "peer", {"change": "reaped", "name": event.name}
+        case PeerOffline():
+            return "peer", {"change": "offline", "name": event.name}
         case StatusChanged():
             return "peer", {"change": "status", "name": event.name, "status": event.status}
         case PeerPaused():
@@ -113,13 +119,15 @@ def _describe(event: Event) -> tuple[str, dict[str, Any]] | None:
         case RateChanged():
             return "rate", {"capacity": event.capacity, "refill": event.refill}
         case FormAsked():
-            return "form", {"change": "asked", "form": event.form.record()}
+            return "form", {"change": "asked", "form": _data(FormInfo.of(event.form))}
         case FormSettled():
-            return "form", {"change": event.form.state.value, "form": event.form.record()}
+            change = event.form.state.value
+            return "form", {"change": change, "form": _data(FormInfo.of(event.form))}
         case FloorChanged():
-            return "floor", event.floor
+            return "floor", _data(FloorInfo.of(event.floor))
         case DecisionRecorded():
-            return "decision", {"index": event.index, "record": event.record}
+            record = _data(DecisionRecord.of(event.decision))
+            return "decision", {"index": event.index, "record": record}
     return None
 
 
@@ -127,6 +135,7 @@ _SHOWN = (
     PeerJoined,
     PeerLeft,
     PeerReaped,
+    PeerOffline,
     StatusChanged,
     PeerPaused,
     ChannelJoined,
@@ -213,50 +222,26 @@ class Feed:
             return None  # fell out of the buffer: a snapshot covers the gap
         return [e for e in self._buffer if int(e.id.rpartition("-")[2]) > n]
 
-    async def snapshot(self) -> dict[str, Any]:
+    async def snapshot(self) -> Snapshot:
         hub = self._hub
         if self._sent_by is None:
             self._sent_by = await hub.store.message_counts()
-        peers = []
-        for view in await hub.registry.peers():
-            peers.append(
-                {
-                    "name": view.name,
-                    "state": view.state.value,
-                    "status": view.status,
-                    "status_age": view.status_age,
-                    "listening": view.listening,
-                    "paused": view.paused,
-                    "uptime": round(view.uptime, 3),
-                    "last_seen_age": round(view.last_seen_age, 3),
-                    "skills": view.skills,
-                    "description": view.description,
-                    "messages": self._sent_by.get(view.name, 0),
-                }
-            )
-        channels = [
-            {
-                "name": c.name,
-                "topic": c.topic,
-                "topic_by": c.topic_by,
-                "members": c.members,
-                "closed": c.closed_at is not None,
-            }
-            for c in await hub.channels.all()
-        ]
+        sent = self._sent_by
         last = await hub.store.last_seq()
         recent = await hub.store.messages_after(max(0, last - RECENT_MESSAGES), RECENT_MESSAGES)
-        return {
-            **hub.control.state(),
-            "peers": peers,
-            "channels": channels,
-            "messages": [message_data(m, m.delivered_to or []) for m in recent],
-            "floors": hub.floors.status(),
-            "forms": [f.record() for f in await hub.forms.listing()],
-            "health": await self.health(),
-        }
+        room = RoomState.of(hub.control.state())
+        return Snapshot.model_construct(
+            mode=room.mode,
+            rate=room.rate,
+            peers=[ConsolePeer.counted(v, sent.get(v.name, 0)) for v in await hub.registry.peers()],
+            channels=[ChannelInfo.of(c) for c in await hub.channels.all()],
+            messages=[RoutedMessage.of(m) for m in recent],
+            floors=[FloorInfo.of(f) for f in hub.floors.status()],
+            forms=[FormInfo.of(f) for f in await hub.forms.listing()],
+            health=await self.health(),
+        )
 
-    async def health(self) -> dict[str, Any]:
+    async def health(self) -> FeedHealth:
         hub = self._hub
         now = hub.clock.now()
         recent = sum(count for second, count in self._per_second if second > now - 60)
@@ -264,14 +249,14 @@ class Feed:
         if self._depth is None or now - self._depth[0] >= 1.0:
             self._depth = (now, await hub.store.pending_count())
         views = await hub.registry.peers()
-        return {
-            "uptime": round(now - (hub.started_at or now), 3),
-            "peers": len(views),
-            "listening": sum(1 for v in views if v.listening),
-            "messages_per_minute": recent,
-            "queue_depth": self._depth[1],
-            "rss_bytes": rss_bytes(),
-        }
+        return FeedHealth(
+            uptime=round(now - (hub.started_at or now), 3),
+            peers=len(views),
+            listening=sum(1 for v in views if v.listening),
+            messages_per_minute=recent,
+            queue_depth=self._depth[1],
+            rss_bytes=rss_bytes(),
+        )
 
 
 def rss_bytes() -> int:

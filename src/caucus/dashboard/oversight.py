@@ -7,16 +7,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 
 from caucus import __version__
-from caucus.api.auth import ViewerDep, access, hub_of
-from caucus.api.schemas import (
-    ErrorBody,
-    HistoryResponse,
-    OffersResponse,
-    SessionResponse,
-    TasksResponse,
-)
-from caucus.dashboard.feed import message_data
+from caucus.api.auth import ViewerDep, access
+from caucus.api.context import hub_of
 from caucus.services.roles import Access
+from caucus.web.errors import ErrorBody
+from caucus.web.messages import History, RoutedMessage
+from caucus.web.room import SessionInfo
+from caucus.web.work import OfferList, TaskList
 
 router = APIRouter(prefix="/operator", tags=["operator"])
 
@@ -30,18 +27,16 @@ _VIEWER = access(Access.VIEWER)
 
 @router.get(
     "/session",
-    response_model=SessionResponse,
     summary="Who this token is: the operator, or the read-only observer",
     responses=_ERRORS,
     openapi_extra=_VIEWER,
 )
-async def session(_request: Request, role: ViewerDep) -> dict[str, Any]:
-    return {"role": role.value, "version": __version__}
+async def session(_request: Request, role: ViewerDep) -> SessionInfo:
+    return SessionInfo(role=role.value, version=__version__)
 
 
 @router.get(
     "/messages",
-    response_model=HistoryResponse,
     summary="Routed messages before a seq, newest last, filtered by peer, channel, kind or text",
     responses=_ERRORS,
     openapi_extra=_VIEWER,
@@ -55,16 +50,15 @@ async def messages(
     channel: Annotated[str | None, Query(description="sent to this #channel")] = None,
     kind: Annotated[str | None, Query(description="chat, operator, system, task, ...")] = None,
     q: Annotated[str | None, Query(description="text the content holds (any case)")] = None,
-) -> dict[str, Any]:
+) -> History:
     page, more = await hub_of(request).delivery.history(
         before=before, limit=limit, peer=peer, channel=channel, kind=kind, text=q
     )
-    return {"messages": [message_data(m, m.delivered_to or []) for m in page], "more": more}
+    return History(messages=[RoutedMessage.of(m) for m in page], more=more)
 
 
 @router.get(
     "/tasks",
-    response_model=TasksResponse,
     summary="Every peer's tasks, most recently changed first",
     responses=_ERRORS,
     openapi_extra=_VIEWER,
@@ -74,13 +68,12 @@ async def tasks(
     _: ViewerDep,
     status: Annotated[str | None, Query(description="a task state")] = None,
     limit: Annotated[int, Query(description="1-500")] = 200,
-) -> dict[str, Any]:
-    return {"tasks": [t.record() for t in await hub_of(request).tasks.all(status, limit)]}
+) -> TaskList:
+    return TaskList.of(await hub_of(request).tasks.all(status, limit))
 
 
 @router.get(
     "/offers",
-    response_model=OffersResponse,
     summary="The job board: every offer (optionally in one state) with its claims",
     responses=_ERRORS,
     openapi_extra=_VIEWER,
@@ -89,5 +82,5 @@ async def offers(
     request: Request,
     _: ViewerDep,
     status: Annotated[str | None, Query(description="open | assigned | ...")] = None,
-) -> dict[str, Any]:
-    return {"offers": [o.record() for o in await hub_of(request).offers.listing(status)]}
+) -> OfferList:
+    return OfferList.of(await hub_of(request).offers.listing(status))

@@ -12,12 +12,14 @@ from fastapi import APIRouter, Header, Query, Request
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.responses import StreamingResponse
 
-from caucus.api.auth import ViewerDep, access, hub_of
-from caucus.api.schemas import ErrorBody
+from caucus.api.auth import ViewerDep, access
+from caucus.api.context import feed_of, hub_of
 from caucus.dashboard.export import EXPORT_TYPES, export_chunks
-from caucus.dashboard.feed import Feed, FeedEvent
+from caucus.dashboard.feed import FeedEvent
 from caucus.errors import InvalidRequest
 from caucus.services.roles import Access
+from caucus.web.console import SnapshotAt
+from caucus.web.errors import ErrorBody
 
 router = APIRouter(tags=["operator"])
 
@@ -25,11 +27,6 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "missing or unknown token"},
     403: {"model": ErrorBody, "description": "an agent token"},
 }
-
-
-def feed_of(request: Request) -> Feed:
-    feed: Feed = request.app.state.feed
-    return feed
 
 
 def _sse(event: FeedEvent) -> ServerSentEvent:
@@ -67,8 +64,9 @@ async def events(
         try:
             if missed is None:
                 snapshot_id = feed.last_id
+                snapshot = await feed.snapshot()
                 yield ServerSentEvent(
-                    data=json.dumps(await feed.snapshot()), event="snapshot", id=snapshot_id
+                    data=snapshot.model_dump_json(), event="snapshot", id=snapshot_id
                 )
             else:
                 for item in missed:
@@ -81,7 +79,8 @@ async def events(
                         sub.queue.get(), max(0.0, next_health - loop.time())
                     )
                 except TimeoutError:
-                    yield ServerSentEvent(data=json.dumps(await feed.health()), event="health")
+                    health = await feed.health()
+                    yield ServerSentEvent(data=health.model_dump_json(), event="health")
                     next_health = loop.time() + interval
                     continue
                 yield _sse(item)
@@ -97,9 +96,10 @@ async def events(
     responses=_ERRORS,
     openapi_extra=access(Access.VIEWER),
 )
-async def snapshot(request: Request, _: ViewerDep) -> dict[str, Any]:
+async def snapshot(request: Request, _: ViewerDep) -> SnapshotAt:
     feed = feed_of(request)
-    return {"event_id": feed.last_id, **(await feed.snapshot())}
+    event_id = feed.last_id
+    return SnapshotAt.model_construct(event_id=event_id, **dict(await feed.snapshot()))
 
 
 def parse_time(value: str | None, name: str) -> float | None:

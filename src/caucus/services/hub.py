@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from caucus.clock import Clock, SystemClock
 from caucus.config import Settings
@@ -20,14 +21,25 @@ from caucus.services.floors import Floors
 from caucus.services.forms import Forms
 from caucus.services.notifier import Notifier
 from caucus.services.offers import OfferService
+from caucus.services.principals import Principals
 from caucus.services.registry import Registry
 from caucus.services.roles import Roles
 from caucus.services.tasks import TaskService
-from caucus.services.transcript import TranscriptWriter
 from caucus.storage.base import Store
 from caucus.storage.sqlite import SqliteStore
 
 log = logging.getLogger(__name__)
+
+P = TypeVar("P", bound="Part")
+
+
+class Part(Protocol):
+    """Something the hub starts after its own services and stops before closing storage
+    (the transcript writer, attached by the composition root)."""
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
 
 
 def open_store(settings: Settings) -> Store:
@@ -58,8 +70,9 @@ class Hub:
         self.store: Store = store or open_store(settings)
         self.notifier = Notifier()
         self.operator = operator_token(settings)
-        self.roles = Roles(self.store, self.operator.token, settings.observer_token or None)
-        self.registry = Registry(self.store, self.notifier, self.clock, settings, self.roles)
+        self.roles = Roles(self.operator.token, settings.observer_token or None)
+        self.registry = Registry(self.store, self.notifier, self.clock, settings)
+        self.principals = Principals(self.store, self.registry, self.roles, settings)
         room = Room(RoomMode.OPEN, Rate(settings.send_rate_capacity, settings.send_rate_refill))
         self.delivery = DeliveryService(
             self.store, self.notifier, self.registry, self.clock, settings, room
@@ -73,7 +86,12 @@ class Hub:
         self.floors = Floors(self.store, self.notifier, self.delivery, self.clock)
         self.decisions = DecisionLog(self.store, self.notifier, self.clock, settings.ledger_path())
         self.forms = Forms(
-            self.store, self.delivery, self.notifier, self.clock, self.decisions.record_pending
+            self.store,
+            self.delivery,
+            self.notifier,
+            self.clock,
+            self.decisions.record_pending,
+            max_pending=settings.pending_forms_max,
         )
         self.delivery.floor_gate = self.floors.check_send
         self.control = Control(
@@ -86,19 +104,20 @@ class Hub:
             room,
             self.announcements,
         )
-        self.transcript: TranscriptWriter | None = None
-        if settings.transcript:
-            self.transcript = TranscriptWriter(
-                self.store,
-                self.notifier,
-                self.clock,
-                Path(settings.transcript).expanduser(),
-                max_bytes=settings.transcript_max_bytes,
-                keep=settings.transcript_keep,
-            )
+        self._parts: list[Part] = []
         self._run_maintenance = run_maintenance
         self._task: asyncio.Task[None] | None = None
         self.started_at: float | None = None
+
+    def attach(self, part: Part) -> None:
+        """Run `part` with the hub: started after its services, stopped before storage."""
+        if self.started_at is not None:
+            raise RuntimeError("attach parts before the hub starts")
+        self._parts.append(part)
+
+    def part(self, kind: type[P]) -> P | None:
+        """The attached part of type `kind`, if there is one."""
+        return next((p for p in self._parts if isinstance(p, kind)), None)
 
     @property
     def db_path(self) -> Path | None:
@@ -109,8 +128,8 @@ class Hub:
         await self.store.open()
         await self.control.load()
         await self.decisions.start()
-        if self.transcript is not None:
-            await self.transcript.start()
+        for part in self._parts:
+            await part.start()
         self.started_at = self.clock.now()
         if self._run_maintenance:
             self._task = asyncio.create_task(self._loop(), name="caucus-maintenance")
@@ -129,8 +148,8 @@ class Hub:
         await self.decisions.stop()
         with contextlib.suppress(Exception):
             await self.registry.flush_last_seen()
-        if self.transcript is not None:
-            await self.transcript.stop()
+        for part in reversed(self._parts):
+            await part.stop()
         await self.store.close()
 
     async def maintain(self) -> None:

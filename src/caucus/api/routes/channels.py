@@ -6,18 +6,13 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from caucus.api.auth import PeerDep, RoomDep, access, hub_of
-from caucus.api.schemas import (
-    ChannelOut,
-    ChannelRequest,
-    ChannelsResponse,
-    ErrorBody,
-    JoinResponse,
-    LeaveChannelResponse,
-    TopicRequest,
-)
+from caucus.api.auth import PeerDep, RoomDep, access
+from caucus.api.context import hub_of
+from caucus.api.requests import ChannelRequest, TopicRequest
 from caucus.domain.names import check_channel_name
 from caucus.services.roles import Access
+from caucus.web.errors import ErrorBody
+from caucus.web.room import ChannelInfo, ChannelJoin, ChannelLeave, ChannelList
 
 router = APIRouter(prefix="/channels", tags=["channels"])
 
@@ -29,31 +24,28 @@ _AUTH: dict[int | str, dict[str, Any]] = {
 
 @router.post(
     "/join",
-    response_model=JoinResponse,
     summary="Join (and create) a channel",
     responses=_AUTH,
     openapi_extra=access(Access.AGENT),
 )
-async def join(body: ChannelRequest, request: Request, peer: PeerDep) -> dict[str, Any]:
+async def join(body: ChannelRequest, request: Request, peer: PeerDep) -> ChannelJoin:
     channel, joined = await hub_of(request).channels.join(peer, body.channel)
-    return {**ChannelOut.dump(channel), "joined": joined}
+    return ChannelJoin.joining(channel, joined)
 
 
 @router.post(
     "/leave",
-    response_model=LeaveChannelResponse,
     summary="Leave a channel",
     responses={**_AUTH, 404: {"model": ErrorBody, "description": "not a member"}},
     openapi_extra=access(Access.AGENT),
 )
-async def leave(body: ChannelRequest, request: Request, peer: PeerDep) -> dict[str, Any]:
+async def leave(body: ChannelRequest, request: Request, peer: PeerDep) -> ChannelLeave:
     await hub_of(request).channels.leave(peer, body.channel)
-    return {"channel": check_channel_name(body.channel), "left": True}
+    return ChannelLeave(channel=check_channel_name(body.channel), left=True)
 
 
 @router.post(
     "/topic",
-    response_model=ChannelOut,
     summary="Set a channel's topic (members only)",
     responses={
         **_AUTH,
@@ -62,17 +54,15 @@ async def leave(body: ChannelRequest, request: Request, peer: PeerDep) -> dict[s
     },
     openapi_extra=access(Access.AGENT),
 )
-async def topic(body: TopicRequest, request: Request, peer: PeerDep) -> dict[str, Any]:
-    return ChannelOut.dump(await hub_of(request).channels.set_topic(peer, body.channel, body.topic))
+async def topic(body: TopicRequest, request: Request, peer: PeerDep) -> ChannelInfo:
+    return ChannelInfo.of(await hub_of(request).channels.set_topic(peer, body.channel, body.topic))
 
 
 @router.get(
     "",
-    response_model=ChannelsResponse,
     summary="Every channel, its members and topic",
     responses=_AUTH,
     openapi_extra=access(Access.ROOM),
 )
-async def channels(request: Request, _: RoomDep) -> dict[str, Any]:
-    found = await hub_of(request).channels.all()
-    return {"channels": [ChannelOut.dump(c) for c in found]}
+async def channels(request: Request, _: RoomDep) -> ChannelList:
+    return ChannelList.of(await hub_of(request).channels.all())

@@ -6,9 +6,12 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from caucus.api.auth import OperatorDep, PeerDep, RoomDep, access, hub_of
-from caucus.api.schemas import ErrorBody, FloorOut, FloorRequest, FloorsResponse
+from caucus.api.auth import OperatorDep, PeerDep, RoomDep, access
+from caucus.api.context import hub_of
+from caucus.api.requests import FloorRequest
 from caucus.services.roles import Access
+from caucus.web.errors import ErrorBody
+from caucus.web.room import FloorInfo, FloorList
 
 router = APIRouter(tags=["floor"])
 
@@ -21,32 +24,31 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 
 @router.post(
     "/floor",
-    response_model=FloorOut,
     summary="Take, pass, drop, raise or lower your hand for, or look at, a scope's floor",
     responses=_ERRORS,
     openapi_extra=access(Access.AGENT),
 )
-async def floor(body: FloorRequest, request: Request, peer: PeerDep) -> dict[str, Any]:
-    return await hub_of(request).floors.act(peer, body.action, body.scope, body.reason)
+async def floor(body: FloorRequest, request: Request, peer: PeerDep) -> FloorInfo:
+    return FloorInfo.of(
+        await hub_of(request).floors.act(peer, body.action, body.scope, body.reason)
+    )
 
 
 @router.get(
     "/floors",
-    response_model=FloorsResponse,
     summary="Every held floor and its raised hands",
     responses=_ERRORS,
     openapi_extra=access(Access.ROOM),
 )
-async def floors(request: Request, _: RoomDep) -> dict[str, Any]:
-    return {"floors": hub_of(request).floors.status()}
+async def floors(request: Request, _: RoomDep) -> FloorList:
+    return FloorList.of(hub_of(request).floors.status())
 
 
 @router.post(
     "/operator/floors/{scope}/clear",
-    response_model=FloorOut,
     summary="The operator frees a scope's floor ('all' or a channel name without '#')",
     responses=_ERRORS,
     openapi_extra=access(Access.OPERATOR),
 )
-async def clear_floor(scope: str, request: Request, _: OperatorDep) -> dict[str, Any]:
-    return hub_of(request).floors.clear(scope)
+async def clear_floor(scope: str, request: Request, _: OperatorDep) -> FloorInfo:
+    return FloorInfo.of(hub_of(request).floors.clear(scope))

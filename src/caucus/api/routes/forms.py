@@ -6,20 +6,14 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from caucus.api.auth import OperatorDep, PeerDep, ViewerDep, access, hub_of
-from caucus.api.schemas import (
-    AnswerRequest,
-    AskRequest,
-    DecisionsResponse,
-    ErrorBody,
-    FormOut,
-    FormsResponse,
-    LedgerStatusResponse,
-    ReasonRequest,
-)
+from caucus.api.auth import OperatorDep, PeerDep, ViewerDep, access
+from caucus.api.context import hub_of
+from caucus.api.requests import AnswerRequest, AskRequest, ReasonRequest
 from caucus.domain.forms import FormState
 from caucus.errors import InvalidRequest
 from caucus.services.roles import Access
+from caucus.web.errors import ErrorBody
+from caucus.web.forms import DecisionList, FormInfo, FormList, LedgerStatusInfo
 
 router = APIRouter(tags=["forms"])
 
@@ -36,42 +30,37 @@ Limit = Annotated[int, Query(description="how many, newest first (1-200)")]
 
 @router.post(
     "/forms",
-    response_model=FormOut,
     summary="Ask the operator a bounded question; the answer goes to `to` and to you",
     responses=_ERRORS,
     openapi_extra=access(Access.AGENT),
 )
-async def ask(body: AskRequest, request: Request, peer: PeerDep) -> dict[str, Any]:
+async def ask(body: AskRequest, request: Request, peer: PeerDep) -> FormInfo:
     fields = [f.model_dump(exclude_none=True) for f in body.fields]
-    form = await hub_of(request).forms.ask(peer, body.title, fields, body.to)
-    return form.record()
+    return FormInfo.of(await hub_of(request).forms.ask(peer, body.title, fields, body.to))
 
 
 @router.get(
     "/forms",
-    response_model=FormsResponse,
     summary="Pending forms of your audiences (look before you ask)",
     responses=_ERRORS,
     openapi_extra=access(Access.AGENT),
 )
-async def list_forms(request: Request, peer: PeerDep) -> dict[str, Any]:
-    return {"forms": [f.record() for f in await hub_of(request).forms.visible(peer)]}
+async def list_forms(request: Request, peer: PeerDep) -> FormList:
+    return FormList.of(await hub_of(request).forms.visible(peer))
 
 
 @router.get(
     "/decisions",
-    response_model=DecisionsResponse,
     summary="What was decided, newest first: broadcast decisions and your channels'",
     responses=_ERRORS,
     openapi_extra=access(Access.AGENT),
 )
-async def decisions(request: Request, peer: PeerDep, limit: Limit = 20) -> dict[str, Any]:
-    return {"decisions": await hub_of(request).decisions.visible(peer, limit)}
+async def decisions(request: Request, peer: PeerDep, limit: Limit = 20) -> DecisionList:
+    return DecisionList.of(await hub_of(request).decisions.visible(peer, limit))
 
 
 @router.get(
     "/operator/forms",
-    response_model=FormsResponse,
     summary="Forms by state: pending (the default, oldest first), answered, canceled or all",
     responses=_ERRORS,
     openapi_extra=access(Access.VIEWER),
@@ -80,69 +69,60 @@ async def operator_forms(
     request: Request,
     _: ViewerDep,
     state: Annotated[str, Query(description="pending | answered | canceled | all")] = "pending",
-) -> dict[str, Any]:
-    forms = await hub_of(request).forms.listing(_state(state))
-    return {"forms": [f.record() for f in forms]}
+) -> FormList:
+    return FormList.of(await hub_of(request).forms.listing(_state(state)))
 
 
 @router.get(
     "/operator/forms/{form_id}",
-    response_model=FormOut,
     summary="One form, in any state",
     responses=_ERRORS,
     openapi_extra=access(Access.VIEWER),
 )
-async def operator_form(form_id: str, request: Request, _: ViewerDep) -> dict[str, Any]:
-    return (await hub_of(request).forms.get(form_id)).record()
+async def operator_form(form_id: str, request: Request, _: ViewerDep) -> FormInfo:
+    return FormInfo.of(await hub_of(request).forms.get(form_id))
 
 
 @router.post(
     "/operator/forms/{form_id}/answer",
-    response_model=FormOut,
     summary="Answer a pending form: delivered to its audience and asker, and recorded",
     responses=_ERRORS,
     openapi_extra=access(Access.OPERATOR),
 )
-async def answer(
-    form_id: str, body: AnswerRequest, request: Request, _: OperatorDep
-) -> dict[str, Any]:
-    return (await hub_of(request).forms.answer(form_id, body.answers)).record()
+async def answer(form_id: str, body: AnswerRequest, request: Request, _: OperatorDep) -> FormInfo:
+    return FormInfo.of(await hub_of(request).forms.answer(form_id, body.answers))
 
 
 @router.post(
     "/operator/forms/{form_id}/cancel",
-    response_model=FormOut,
     summary="Cancel a pending form; the asker is told (with the reason, if given)",
     responses=_ERRORS,
     openapi_extra=access(Access.OPERATOR),
 )
 async def cancel(
     form_id: str, request: Request, _: OperatorDep, body: ReasonRequest | None = None
-) -> dict[str, Any]:
-    form = await hub_of(request).forms.cancel(form_id, body.reason if body else None)
-    return form.record()
+) -> FormInfo:
+    return FormInfo.of(await hub_of(request).forms.cancel(form_id, body.reason if body else None))
 
 
 @router.get(
     "/operator/decisions",
-    response_model=DecisionsResponse,
     summary="Every decision on the ledger, newest first",
     responses=_ERRORS,
     openapi_extra=access(Access.VIEWER),
 )
-async def operator_decisions(request: Request, _: ViewerDep, limit: Limit = 20) -> dict[str, Any]:
-    return {"decisions": await hub_of(request).decisions.recent(limit, None)}
+async def operator_decisions(request: Request, _: ViewerDep, limit: Limit = 20) -> DecisionList:
+    return DecisionList.of(await hub_of(request).decisions.recent(limit, None))
 
 
 @router.get(
     "/operator/ledger",
-    response_model=LedgerStatusResponse,
     summary="Whether the decision ledger verifies now",
     responses=_ERRORS,
     openapi_extra=access(Access.VIEWER),
 )
-async def ledger(request: Request, _: ViewerDep) -> dict[str, Any]:
-    return await hub_of(request).decisions.status()
+async def ledger(request: Request, _: ViewerDep) -> LedgerStatusInfo:
+    return LedgerStatusInfo.of(await hub_of(request).decisions.status())
 
 
 def _state(state: str) -> FormState | None:

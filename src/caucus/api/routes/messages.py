@@ -6,25 +6,18 @@ serves without FastAPI in front (ADR 0002).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from caucus.api.auth import PeerDep, access, bearer_token, hub_of
-from caucus.api.hotpath import REPLAYED_HEADER, dumps, receive_messages, send_message
-from caucus.api.schemas import (
-    AckRequest,
-    AckResponse,
-    AgentAnnounceRequest,
-    ErrorBody,
-    PeekResponse,
-    ReceiveResponse,
-    SendRequest,
-    SendResponse,
-)
+from caucus.api.auth import PeerDep, access, bearer_token
+from caucus.api.context import hub_of
+from caucus.api.hotpath import REPLAYED_HEADER, receive_messages, send_message
+from caucus.api.requests import AckRequest, AgentAnnounceRequest, SendRequest
 from caucus.services.roles import Access
+from caucus.web.errors import ErrorBody
+from caucus.web.messages import AckResult, Batch, PeekResult, SendResult
 
 router = APIRouter(tags=["messages"])
 
@@ -32,15 +25,6 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "missing, unknown or ended token"},
     422: {"model": ErrorBody, "description": "malformed input"},
 }
-
-
-def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    return Response(
-        json.dumps(body, separators=(",", ":")),
-        status_code=status,
-        media_type="application/json",
-        headers=headers,
-    )
 
 
 def _body_schema(model: type[SendRequest]) -> dict[str, Any]:
@@ -54,7 +38,7 @@ def _body_schema(model: type[SendRequest]) -> dict[str, Any]:
 
 @router.post(
     "/send",
-    response_model=SendResponse,
+    response_model=SendResult,
     summary="Send a message to a peer, 'all', or a #channel",
     responses={
         **_ERRORS,
@@ -74,7 +58,7 @@ async def send(request: Request) -> Response:
 
 @router.get(
     "/receive",
-    response_model=ReceiveResponse,
+    response_model=Batch,
     summary="Long-poll for pending messages (and acknowledge the previous batch)",
     responses=_ERRORS,
     openapi_extra=access(
@@ -110,30 +94,27 @@ async def receive(request: Request) -> Response:
 
 @router.post(
     "/ack",
-    response_model=AckResponse,
     summary="Acknowledge delivered messages by seq, or a batch through a seq",
     responses=_ERRORS,
     openapi_extra=access(Access.AGENT),
 )
-async def ack(body: AckRequest, request: Request, peer: PeerDep) -> Response:
+async def ack(body: AckRequest, request: Request, peer: PeerDep) -> AckResult:
     acked = await hub_of(request).delivery.ack(peer, seqs=body.seqs, through=body.through)
-    return _json({"acked": acked})
+    return AckResult(acked=acked)
 
 
 @router.get(
     "/peek",
-    response_model=PeekResponse,
     summary="How many messages wait, and a preview of the latest, without consuming any",
     responses=_ERRORS,
     openapi_extra=access(Access.AGENT),
 )
-async def peek(request: Request, peer: PeerDep) -> Response:
-    return _json(PeekResponse.dump(await hub_of(request).delivery.peek(peer)))
+async def peek(request: Request, peer: PeerDep) -> PeekResult:
+    return PeekResult.of(await hub_of(request).delivery.peek(peer))
 
 
 @router.post(
     "/announce",
-    response_model=SendResponse,
     summary="Hub-wide news from you to every peer (capped; newcomers catch up for 24 h)",
     responses={
         **_ERRORS,
@@ -142,6 +123,6 @@ async def peek(request: Request, peer: PeerDep) -> Response:
     },
     openapi_extra=access(Access.AGENT),
 )
-async def announce(body: AgentAnnounceRequest, request: Request, peer: PeerDep) -> Response:
+async def announce(body: AgentAnnounceRequest, request: Request, peer: PeerDep) -> SendResult:
     receipt = await hub_of(request).announcements.announce(peer, body.payload, subject=body.subject)
-    return Response(dumps(SendResponse.dump(receipt)), media_type="application/json")
+    return SendResult.of(receipt)

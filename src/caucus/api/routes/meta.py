@@ -1,23 +1,22 @@
-"""The protocol text and the hub's health."""
+"""The protocol text, the hub's limits and its health."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from fastapi import APIRouter, Query, Request
 
 from caucus import __version__
-from caucus.api.auth import access, hub_of
-from caucus.api.schemas import ErrorBody, HealthResponse, ProtocolResponse
+from caucus.api.auth import access
+from caucus.api.context import hub_of
 from caucus.protocol import PROTOCOL_VERSION, core_text, section, section_names
 from caucus.services.roles import Access
+from caucus.web.errors import ErrorBody
+from caucus.web.room import Health, Limits, ProtocolText
 
 router = APIRouter(tags=["meta"])
 
 
 @router.get(
     "/protocol",
-    response_model=ProtocolResponse,
     response_model_exclude_none=True,
     summary="The operating protocol agents read on join, or one on-demand section",
     responses={404: {"model": ErrorBody, "description": "unknown section; lists the real ones"}},
@@ -25,23 +24,29 @@ router = APIRouter(tags=["meta"])
 )
 async def protocol(
     section_name: str | None = Query(None, alias="section", description="a section name"),
-) -> dict[str, Any]:
+) -> ProtocolText:
     text = section(section_name) if section_name else core_text()
-    return {
-        "version": PROTOCOL_VERSION,
-        "text": text,
-        "sections": list(section_names()),
-        "section": section_name,
-    }
+    return ProtocolText(
+        version=PROTOCOL_VERSION, text=text, sections=list(section_names()), section=section_name
+    )
+
+
+@router.get(
+    "/limits",
+    summary="The limits an agent meets on this hub (content, long-poll, caps, send budget)",
+    openapi_extra=access(Access.PUBLIC),
+)
+async def limits(request: Request) -> Limits:
+    hub = hub_of(request)
+    return Limits.of(hub.settings, hub.control.state())
 
 
 @router.get(
     "/health",
-    response_model=HealthResponse,
     summary="Liveness of the hub itself",
     openapi_extra=access(Access.PUBLIC),
 )
-async def health(request: Request) -> dict[str, Any]:
+async def health(request: Request) -> Health:
     hub = hub_of(request)
     started = hub.started_at or hub.clock.now()
-    return {"ok": True, "version": __version__, "uptime": round(hub.clock.now() - started, 3)}
+    return Health(ok=True, version=__version__, uptime=round(hub.clock.now() - started, 3))

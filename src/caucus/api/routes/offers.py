@@ -6,16 +6,12 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from caucus.api.auth import PeerDep, access, hub_of
-from caucus.api.schemas import (
-    ClaimRequest,
-    ErrorBody,
-    OfferOut,
-    OfferRequest,
-    OffersResponse,
-    ResolveRequest,
-)
+from caucus.api.auth import PeerDep, access
+from caucus.api.context import hub_of
+from caucus.api.requests import ClaimRequest, OfferRequest, ResolveRequest
 from caucus.services.roles import Access
+from caucus.web.errors import ErrorBody
+from caucus.web.work import OfferInfo, OfferList
 
 router = APIRouter(prefix="/offers", tags=["job board"])
 
@@ -32,18 +28,14 @@ _AGENT = access(Access.AGENT)
 
 @router.post(
     "",
-    response_model=OfferOut,
     summary="Post work for whoever can take it (announced; at most 5 open per poster)",
     responses=_ERRORS,
     openapi_extra=_AGENT,
 )
-async def post_offer(body: OfferRequest, request: Request, peer: PeerDep) -> dict[str, Any]:
+async def post_offer(body: OfferRequest, request: Request, peer: PeerDep) -> OfferInfo:
     skills = None
     if body.required_skills is not None:
-        skills = [
-            s if isinstance(s, str) else s.model_dump(exclude_none=True)
-            for s in body.required_skills
-        ]
+        skills = [s if isinstance(s, str) else s.data() for s in body.required_skills]
     offer = await hub_of(request).offers.post(
         peer,
         body.payload,
@@ -51,12 +43,11 @@ async def post_offer(body: OfferRequest, request: Request, peer: PeerDep) -> dic
         required_skills=skills,
         ttl_seconds=body.ttl_seconds,
     )
-    return offer.record()
+    return OfferInfo.of(offer)
 
 
 @router.get(
     "",
-    response_model=OffersResponse,
     summary="Offers on the board, with their claims",
     responses=_ERRORS,
     openapi_extra=_AGENT,
@@ -68,36 +59,34 @@ async def list_offers(
     matching: Annotated[
         bool, Query(description="only offers whose required skills you have")
     ] = False,
-) -> dict[str, Any]:
+) -> OfferList:
     offers = await hub_of(request).offers.listing(status, matching=peer if matching else None)
-    return {"offers": [o.record() for o in offers]}
+    return OfferList.of(offers)
 
 
 @router.post(
     "/{offer_id}/claim",
-    response_model=OfferOut,
     summary="Claim an open offer (the poster is told)",
     responses=_ERRORS,
     openapi_extra=_AGENT,
 )
 async def claim_offer(
     offer_id: str, request: Request, peer: PeerDep, body: ClaimRequest | None = None
-) -> dict[str, Any]:
+) -> OfferInfo:
     offer = await hub_of(request).offers.claim(peer, offer_id, body.note if body else None)
-    return offer.record()
+    return OfferInfo.of(offer)
 
 
 @router.post(
     "/{offer_id}/resolve",
-    response_model=OfferOut,
     summary="The poster selects a claimant (who gets the work as a task) or withdraws",
     responses=_ERRORS,
     openapi_extra=_AGENT,
 )
 async def resolve_offer(
     offer_id: str, body: ResolveRequest, request: Request, peer: PeerDep
-) -> dict[str, Any]:
+) -> OfferInfo:
     offer = await hub_of(request).offers.resolve(
         peer, offer_id, select=body.select, withdraw=body.withdraw
     )
-    return offer.record()
+    return OfferInfo.of(offer)

@@ -6,19 +6,14 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from caucus.api.auth import OperatorDep, ViewerDep, access, hub_of
-from caucus.api.schemas import (
-    AnnounceRequest,
-    ClosedChannelResponse,
-    ErrorBody,
-    OperatorSayRequest,
-    PeerOut,
-    RateRequest,
-    ReasonRequest,
-    RoomStateResponse,
-    SendResponse,
-)
+from caucus.api.auth import OperatorDep, ViewerDep, access
+from caucus.api.context import hub_of
+from caucus.api.requests import AnnounceRequest, OperatorSayRequest, RateRequest, ReasonRequest
 from caucus.services.roles import Access
+from caucus.web.errors import ErrorBody
+from caucus.web.messages import SendResult
+from caucus.web.peers import PeerInfo
+from caucus.web.room import ClosedChannel, RoomState
 
 router = APIRouter(prefix="/operator", tags=["operator"])
 
@@ -33,179 +28,160 @@ _PEER_ERRORS = {**_ERRORS, 404: {"model": ErrorBody, "description": "no such pee
 
 @router.get(
     "/state",
-    response_model=RoomStateResponse,
     summary="The room's mode and send budget",
     responses=_ERRORS,
     openapi_extra=_VIEWER,
 )
-async def state(request: Request, _: ViewerDep) -> dict[str, Any]:
-    return hub_of(request).control.state()
+async def state(request: Request, _: ViewerDep) -> RoomState:
+    return RoomState.of(hub_of(request).control.state())
 
 
 @router.post(
     "/pause",
-    response_model=RoomStateResponse,
     summary="Hold chatter in inboxes; operator and control traffic still flow",
     responses=_ERRORS,
     openapi_extra=_OPERATOR,
 )
-async def pause(request: Request, _: OperatorDep) -> dict[str, Any]:
-    return await hub_of(request).control.pause()
+async def pause(request: Request, _: OperatorDep) -> RoomState:
+    return RoomState.of(await hub_of(request).control.pause())
 
 
 @router.post(
     "/resume",
-    response_model=RoomStateResponse,
     summary="Open the room again: held chatter is delivered in seq order",
     responses=_ERRORS,
     openapi_extra=_OPERATOR,
 )
-async def resume(request: Request, _: OperatorDep) -> dict[str, Any]:
-    return await hub_of(request).control.resume()
+async def resume(request: Request, _: OperatorDep) -> RoomState:
+    return RoomState.of(await hub_of(request).control.resume())
 
 
 @router.post(
     "/stop",
-    response_model=RoomStateResponse,
     summary="Tell every peer to stop; refuse new sends (409 room_stopped) until resumed",
     responses=_ERRORS,
     openapi_extra=_OPERATOR,
 )
-async def stop(
-    request: Request, _: OperatorDep, body: ReasonRequest | None = None
-) -> dict[str, Any]:
-    return await hub_of(request).control.stop(body.reason if body else None)
+async def stop(request: Request, _: OperatorDep, body: ReasonRequest | None = None) -> RoomState:
+    return RoomState.of(await hub_of(request).control.stop(body.reason if body else None))
 
 
 @router.post(
     "/reset",
-    response_model=RoomStateResponse,
     summary="Open the room, lift peer pauses, restore the send budget, tell every peer to reset",
     responses=_ERRORS,
     openapi_extra=_OPERATOR,
 )
-async def reset(
-    request: Request, _: OperatorDep, body: ReasonRequest | None = None
-) -> dict[str, Any]:
-    return await hub_of(request).control.reset(body.reason if body else None)
+async def reset(request: Request, _: OperatorDep, body: ReasonRequest | None = None) -> RoomState:
+    return RoomState.of(await hub_of(request).control.reset(body.reason if body else None))
 
 
 @router.post(
     "/say",
-    response_model=SendResponse,
     summary="Speak as 'operator' to a peer, 'all' or a #channel (pierces a pause)",
     responses={**_ERRORS, 404: {"model": ErrorBody, "description": "no such peer or channel"}},
     openapi_extra=_OPERATOR,
 )
-async def say(body: OperatorSayRequest, request: Request, _: OperatorDep) -> dict[str, Any]:
+async def say(body: OperatorSayRequest, request: Request, _: OperatorDep) -> SendResult:
     receipt = await hub_of(request).control.say(
         body.to, body.content, thread=body.thread, meta=body.meta
     )
-    return SendResponse.dump(receipt)
+    return SendResult.of(receipt)
 
 
 @router.post(
     "/announce",
-    response_model=SendResponse,
     summary="Operator news to every peer",
     responses=_ERRORS,
     openapi_extra=_OPERATOR,
 )
-async def announce(body: AnnounceRequest, request: Request, _: OperatorDep) -> dict[str, Any]:
+async def announce(body: AnnounceRequest, request: Request, _: OperatorDep) -> SendResult:
     receipt = await hub_of(request).control.announce(body.content, subject=body.subject)
-    return SendResponse.dump(receipt)
+    return SendResult.of(receipt)
 
 
 @router.post(
     "/rate",
-    response_model=RoomStateResponse,
     summary="Set the room-wide send budget every agent gets",
     responses=_ERRORS,
     openapi_extra=_OPERATOR,
 )
-async def rate(body: RateRequest, request: Request, _: OperatorDep) -> dict[str, Any]:
-    return await hub_of(request).control.set_rate(body.capacity, body.refill)
+async def rate(body: RateRequest, request: Request, _: OperatorDep) -> RoomState:
+    return RoomState.of(await hub_of(request).control.set_rate(body.capacity, body.refill))
 
 
 @router.post(
     "/peers/{name}/kick",
-    response_model=PeerOut,
     summary="Remove a peer for good: its token stops working",
     responses=_PEER_ERRORS,
     openapi_extra=_OPERATOR,
 )
-async def kick(name: str, request: Request, _: OperatorDep) -> dict[str, Any]:
-    return PeerOut.dump(await hub_of(request).control.kick(name))
+async def kick(name: str, request: Request, _: OperatorDep) -> PeerInfo:
+    return PeerInfo.of(await hub_of(request).control.kick(name))
 
 
 @router.post(
     "/peers/{name}/pause",
-    response_model=PeerOut,
     summary="Hold chatter for one peer (it keeps polling, is not reaped, gets control traffic)",
     responses=_PEER_ERRORS,
     openapi_extra=_OPERATOR,
 )
-async def pause_peer(name: str, request: Request, _: OperatorDep) -> dict[str, Any]:
-    return PeerOut.dump(await hub_of(request).control.pause_peer(name, True))
+async def pause_peer(name: str, request: Request, _: OperatorDep) -> PeerInfo:
+    return PeerInfo.of(await hub_of(request).control.pause_peer(name, True))
 
 
 @router.post(
     "/peers/{name}/resume",
-    response_model=PeerOut,
     summary="Release one peer's held chatter",
     responses=_PEER_ERRORS,
     openapi_extra=_OPERATOR,
 )
-async def resume_peer(name: str, request: Request, _: OperatorDep) -> dict[str, Any]:
-    return PeerOut.dump(await hub_of(request).control.pause_peer(name, False))
+async def resume_peer(name: str, request: Request, _: OperatorDep) -> PeerInfo:
+    return PeerInfo.of(await hub_of(request).control.pause_peer(name, False))
 
 
 @router.post(
     "/peers/{name}/interrupt",
-    response_model=SendResponse,
     summary="Tell a peer to stop what it is doing (priority lane; not replayed on reconnect)",
     responses=_PEER_ERRORS,
     openapi_extra=_OPERATOR,
 )
 async def interrupt(
     name: str, request: Request, _: OperatorDep, body: ReasonRequest | None = None
-) -> dict[str, Any]:
+) -> SendResult:
     receipt = await hub_of(request).control.interrupt(name, body.reason if body else None)
-    return SendResponse.dump(receipt)
+    return SendResult.of(receipt)
 
 
 @router.post(
     "/peers/{name}/reset",
-    response_model=SendResponse,
     summary="Tell a peer to start over (priority lane; not replayed on reconnect)",
     responses=_PEER_ERRORS,
     openapi_extra=_OPERATOR,
 )
 async def reset_peer(
     name: str, request: Request, _: OperatorDep, body: ReasonRequest | None = None
-) -> dict[str, Any]:
+) -> SendResult:
     receipt = await hub_of(request).control.reset_peer(name, body.reason if body else None)
-    return SendResponse.dump(receipt)
+    return SendResult.of(receipt)
 
 
 @router.get(
     "/peers/{name}/ping",
-    response_model=PeerOut,
     summary="The hub's view of one peer (the peer is not disturbed)",
     responses=_PEER_ERRORS,
     openapi_extra=_VIEWER,
 )
-async def ping(name: str, request: Request, _: ViewerDep) -> dict[str, Any]:
-    return PeerOut.dump(await hub_of(request).control.ping(name))
+async def ping(name: str, request: Request, _: ViewerDep) -> PeerInfo:
+    return PeerInfo.of(await hub_of(request).control.ping(name))
 
 
 @router.post(
     "/channels/{channel}/close",
-    response_model=ClosedChannelResponse,
     summary="Close a channel: members are told and removed; joins and sends are refused",
     responses={**_ERRORS, 404: {"model": ErrorBody, "description": "no such channel"}},
     openapi_extra=_OPERATOR,
 )
-async def close_channel(channel: str, request: Request, _: OperatorDep) -> dict[str, Any]:
+async def close_channel(channel: str, request: Request, _: OperatorDep) -> ClosedChannel:
     members = await hub_of(request).control.close_channel(channel)
-    return {"channel": "#" + channel.lstrip("#"), "members": members}
+    return ClosedChannel(channel="#" + channel.lstrip("#"), members=members)

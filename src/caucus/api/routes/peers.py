@@ -1,4 +1,4 @@
-"""Identities: register, leave, status, peers, ping."""
+"""Identities: register, offline, leave, status, peers, ping."""
 
 from __future__ import annotations
 
@@ -6,18 +6,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request
 
-from caucus.api.auth import PeerDep, RoomDep, access, bearer_token, hub_of
-from caucus.api.schemas import (
-    ErrorBody,
-    LeaveResponse,
-    PeerOut,
-    PeersResponse,
-    RegisterRequest,
-    RegisterResponse,
-    StatusRequest,
-    StatusResponse,
-)
+from caucus.api.auth import PeerDep, RoomDep, access, bearer_token
+from caucus.api.context import hub_of
+from caucus.api.requests import RegisterRequest, StatusRequest
 from caucus.services.roles import Access
+from caucus.web.bearer import AGENT_KEY_HEADER
+from caucus.web.errors import ErrorBody
+from caucus.web.peers import Departure, PeerInfo, PeerList, Registered, StatusInfo
 
 router = APIRouter(tags=["peers"])
 
@@ -28,12 +23,11 @@ _AUTH: dict[int | str, dict[str, Any]] = {
 
 @router.post(
     "/register",
-    response_model=RegisterResponse,
     response_model_exclude_none=True,
     summary="Join the hub under a name, or resume an identity with its token",
     responses={
-        401: {"model": ErrorBody, "description": "the given token is unknown or ended"},
-        409: {"model": ErrorBody, "description": "name_in_use or name_taken"},
+        401: {"model": ErrorBody, "description": "the token is unknown or ended, or no agent key"},
+        409: {"model": ErrorBody, "description": "name_in_use: another peer holds the name"},
         422: {"model": ErrorBody, "description": "invalid or reserved name"},
     },
     openapi_extra=access(Access.PUBLIC),
@@ -44,15 +38,15 @@ async def register(
     agent_key: Annotated[
         str | None,
         Header(
-            alias="X-Caucus-Agent-Key",
+            alias=AGENT_KEY_HEADER,
             description="required when the hub was started with --agent-key",
         ),
     ] = None,
-) -> dict[str, Any]:
+) -> Registered:
     token = body.token or bearer_token(request)
     skills = None
     if body.skills is not None:
-        skills = [s if isinstance(s, str) else s.model_dump(exclude_none=True) for s in body.skills]
+        skills = [s if isinstance(s, str) else s.data() for s in body.skills]
     reg = await hub_of(request).registry.register(
         name=body.name,
         token=token,
@@ -61,55 +55,54 @@ async def register(
         protocol_version=body.protocol_version,
         agent_key=agent_key,
     )
-    return {
-        "token": reg.token,
-        "name": reg.peer.name,
-        "outcome": reg.outcome,
-        "protocol_version": reg.protocol_version,
-        "protocol": reg.protocol,
-        "note": reg.note,
-    }
+    return Registered.of(reg)
+
+
+@router.post(
+    "/offline",
+    summary="Say goodbye for now: shown offline at once, resumable with the token",
+    responses=_AUTH,
+    openapi_extra=access(Access.AGENT),
+)
+async def offline(request: Request, peer: PeerDep) -> Departure:
+    await hub_of(request).registry.offline(peer)
+    return Departure(name=peer.name, left=False)
 
 
 @router.post(
     "/leave",
-    response_model=LeaveResponse,
-    summary="Leave the hub for good: the token stops working",
+    summary="Leave the hub for good: the token stops working and the name is freed",
     responses=_AUTH,
     openapi_extra=access(Access.AGENT),
 )
-async def leave(request: Request, peer: PeerDep) -> dict[str, Any]:
+async def leave(request: Request, peer: PeerDep) -> Departure:
     await hub_of(request).registry.leave(peer)
-    return {"name": peer.name, "left": True}
+    return Departure(name=peer.name, left=True)
 
 
 @router.post(
     "/status",
-    response_model=StatusResponse,
     summary="Set your one-line status (a heartbeat with its own rate budget)",
     responses={**_AUTH, 429: {"model": ErrorBody, "description": "status budget spent"}},
     openapi_extra=access(Access.AGENT),
 )
-async def status(body: StatusRequest, request: Request, peer: PeerDep) -> dict[str, Any]:
+async def status(body: StatusRequest, request: Request, peer: PeerDep) -> StatusInfo:
     await hub_of(request).registry.set_status(peer, body.status)
-    return {"name": peer.name, "status": peer.status}
+    return StatusInfo(name=peer.name, status=peer.status)
 
 
 @router.get(
     "/peers",
-    response_model=PeersResponse,
     summary="Everyone here: liveness state, status, skills, last seen",
     responses=_AUTH,
     openapi_extra=access(Access.ROOM),
 )
-async def peers(request: Request, _: RoomDep) -> dict[str, Any]:
-    views = await hub_of(request).registry.peers()
-    return {"peers": [PeerOut.dump(v) for v in views]}
+async def peers(request: Request, _: RoomDep) -> PeerList:
+    return PeerList.of(await hub_of(request).registry.peers())
 
 
 @router.get(
     "/ping",
-    response_model=PeerOut,
     summary="Ask the hub how a peer is doing (the peer is not disturbed)",
     responses={**_AUTH, 404: {"model": ErrorBody, "description": "no such peer"}},
     openapi_extra=access(Access.ROOM),
@@ -118,5 +111,5 @@ async def ping(
     request: Request,
     _: RoomDep,
     peer: Annotated[str, Query(description="the name of the peer to ask about")],
-) -> dict[str, Any]:
-    return PeerOut.dump(await hub_of(request).registry.ping(peer))
+) -> PeerInfo:
+    return PeerInfo.of(await hub_of(request).registry.ping(peer))

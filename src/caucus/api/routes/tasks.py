@@ -6,17 +6,17 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from caucus.api.auth import PeerDep, access, hub_of
-from caucus.api.schemas import (
-    ErrorBody,
+from caucus.api.auth import PeerDep, access
+from caucus.api.context import hub_of
+from caucus.api.requests import (
     TaskErrorRequest,
-    TaskOut,
     TaskQuestionRequest,
     TaskRequest,
     TaskResultRequest,
-    TasksResponse,
 )
 from caucus.services.roles import Access
+from caucus.web.errors import ErrorBody
+from caucus.web.work import TaskInfo, TaskList
 
 router = APIRouter(prefix="/tasks", tags=["tasks"])
 
@@ -32,21 +32,19 @@ _AGENT = access(Access.AGENT)
 
 @router.post(
     "",
-    response_model=TaskOut,
     summary="Send a task to a peer: it receives it like any item, and receiving claims it",
     responses=_ERRORS,
     openapi_extra=_AGENT,
 )
-async def send_task(body: TaskRequest, request: Request, peer: PeerDep) -> dict[str, Any]:
+async def send_task(body: TaskRequest, request: Request, peer: PeerDep) -> TaskInfo:
     task = await hub_of(request).tasks.send(
         peer, to=body.to, payload=body.payload, subject=body.subject, thread=body.thread
     )
-    return task.record()
+    return TaskInfo.of(task)
 
 
 @router.get(
     "",
-    response_model=TasksResponse,
     summary="Tasks you sent or received, optionally in one state",
     responses=_ERRORS,
     openapi_extra=_AGENT,
@@ -56,67 +54,57 @@ async def list_tasks(
     peer: PeerDep,
     role: Annotated[str, Query(description="sent | received")] = "received",
     status: Annotated[str | None, Query(description="a task state")] = None,
-) -> dict[str, Any]:
-    tasks = await hub_of(request).tasks.listing(peer, role, status)
-    return {"tasks": [t.record() for t in tasks]}
+) -> TaskList:
+    return TaskList.of(await hub_of(request).tasks.listing(peer, role, status))
 
 
 @router.get(
     "/{task_id}",
-    response_model=TaskOut,
     summary="A task's state and history (sender and worker only)",
     responses=_ERRORS,
     openapi_extra=_AGENT,
 )
-async def task_status(task_id: str, request: Request, peer: PeerDep) -> dict[str, Any]:
-    return (await hub_of(request).tasks.status(peer, task_id)).record()
+async def task_status(task_id: str, request: Request, peer: PeerDep) -> TaskInfo:
+    return TaskInfo.of(await hub_of(request).tasks.status(peer, task_id))
 
 
 @router.post(
     "/{task_id}/reply",
-    response_model=TaskOut,
     summary="The worker completes the task; the sender answers the worker's question",
     responses=_ERRORS,
     openapi_extra=_AGENT,
 )
-async def reply(
-    task_id: str, body: TaskResultRequest, request: Request, peer: PeerDep
-) -> dict[str, Any]:
-    return (await hub_of(request).tasks.reply(peer, task_id, body.result)).record()
+async def reply(task_id: str, body: TaskResultRequest, request: Request, peer: PeerDep) -> TaskInfo:
+    return TaskInfo.of(await hub_of(request).tasks.reply(peer, task_id, body.result))
 
 
 @router.post(
     "/{task_id}/fail",
-    response_model=TaskOut,
     summary="The worker gives the task up; the sender gets a failure item",
     responses=_ERRORS,
     openapi_extra=_AGENT,
 )
-async def fail(
-    task_id: str, body: TaskErrorRequest, request: Request, peer: PeerDep
-) -> dict[str, Any]:
-    return (await hub_of(request).tasks.fail(peer, task_id, body.error)).record()
+async def fail(task_id: str, body: TaskErrorRequest, request: Request, peer: PeerDep) -> TaskInfo:
+    return TaskInfo.of(await hub_of(request).tasks.fail(peer, task_id, body.error))
 
 
 @router.post(
     "/{task_id}/input",
-    response_model=TaskOut,
     summary="The worker asks the sender a question; the task waits for the answer",
     responses=_ERRORS,
     openapi_extra=_AGENT,
 )
 async def request_input(
     task_id: str, body: TaskQuestionRequest, request: Request, peer: PeerDep
-) -> dict[str, Any]:
-    return (await hub_of(request).tasks.request_input(peer, task_id, body.question)).record()
+) -> TaskInfo:
+    return TaskInfo.of(await hub_of(request).tasks.request_input(peer, task_id, body.question))
 
 
 @router.post(
     "/{task_id}/cancel",
-    response_model=TaskOut,
     summary="The sender cancels the task; the worker is told",
     responses=_ERRORS,
     openapi_extra=_AGENT,
 )
-async def cancel(task_id: str, request: Request, peer: PeerDep) -> dict[str, Any]:
-    return (await hub_of(request).tasks.cancel(peer, task_id)).record()
+async def cancel(task_id: str, request: Request, peer: PeerDep) -> TaskInfo:
+    return TaskInfo.of(await hub_of(request).tasks.cancel(peer, task_id))

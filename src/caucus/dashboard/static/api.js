@@ -6,7 +6,9 @@
 
 export class ApiError extends Error {
   constructor(status, body) {
-    super((body && body.detail) || `HTTP ${status}`);
+    // The detail says what went wrong; the hint (when there is one) what to do about it.
+    const said = body && body.detail ? [body.detail, body.hint].filter(Boolean).join("; ") : "";
+    super(said || `HTTP ${status}`);
     this.status = status;
     this.code = (body && body.error) || "http_error";
     this.field = body && body.field;

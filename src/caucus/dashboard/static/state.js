@@ -70,15 +70,16 @@ function peerEvent(state, data) {
         skills: [],
         description: "",
         messages: 0,
-        ...(data.how === "revived" || data.how === "reaffirmed" ? current : {}),
+        ...(data.how === "resumed" || data.how === "reaffirmed" ? current : {}),
       };
-      if (peers[data.name].state === "reaped") peers[data.name].state = "online";
+      if (["reaped", "offline"].includes(peers[data.name].state)) peers[data.name].state = "online";
       break;
     case "left":
       delete peers[data.name];
       break;
     case "reaped":
-      if (current) peers[data.name] = { ...current, state: "reaped", listening: false };
+    case "offline":
+      if (current) peers[data.name] = { ...current, state: data.change, listening: false };
       break;
     case "status":
       if (current) peers[data.name] = { ...current, status: data.status, status_age: 0 };

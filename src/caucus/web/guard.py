@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from caucus.api.errors import body_too_large, caucus_error_response
 from caucus.errors import Forbidden, MisdirectedRequest
+from caucus.web.errors import body_too_large, caucus_error_response
 
 
 class BodyLimit:

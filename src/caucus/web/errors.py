@@ -1,4 +1,9 @@
-"""The one mapping from the error tree to HTTP responses."""
+"""The one mapping from the error tree to HTTP responses.
+
+The body is `{"error": <code>, "detail": <sentence>, "next": <hint code>, "hint": <what to do
+over HTTP>, ...extra}`: `detail` is transport-neutral, `next` names the next step for any
+client, and `hint` says it as a route.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +14,29 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from pydantic import Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from caucus.errors import CaucusError, PayloadTooLarge, RateLimited
+from caucus.errors import CaucusError, Hint, PayloadTooLarge, RateLimited
+from caucus.web.fields import Wire, closed
 
 log = logging.getLogger(__name__)
+
+HTTP_HINTS: dict[Hint, str] = {
+    Hint.REGISTER: "POST /register for a token",
+    Hint.RESUME: "POST /register with that peer's token (as 'token' or Bearer) resumes it",
+    Hint.AGENT_KEY: "send the hub's agent key in the X-Caucus-Agent-Key header",
+    Hint.LIST_PEERS: "GET /peers lists who is here",
+    Hint.LIST_CHANNELS: "GET /channels lists the channels and their members",
+    Hint.JOIN_CHANNEL: "POST /channels/join joins (and creates) it",
+    Hint.RAISE_HAND: "POST /floor with action 'raise' queues you for it",
+    Hint.LIST_TASKS: "GET /tasks lists yours",
+    Hint.LIST_OFFERS: "GET /offers lists the board",
+    Hint.LIST_FORMS: "GET /forms lists the pending ones",
+    Hint.PROTOCOL: "GET /protocol lists the sections",
+    Hint.RETRY_LATER: "wait Retry-After seconds, then retry",
+}
 
 _HTTP_CODES = {
     400: "bad_request",
@@ -26,6 +48,22 @@ _HTTP_CODES = {
     413: "payload_too_large",
     415: "unsupported_media_type",
 }
+
+
+class ErrorBody(Wire):
+    error: str = Field(description="a stable machine-readable code")
+    detail: str = Field(description="what went wrong")
+    next: str | None = closed(
+        Hint, "what to do next, as a stable code", nullable=True, default=None
+    )
+    hint: str | None = Field(None, description="what to do next, over HTTP")
+
+
+def error_body(exc: CaucusError) -> dict[str, Any]:
+    body = exc.to_dict()
+    if exc.hint is not None:
+        body["hint"] = HTTP_HINTS[exc.hint]
+    return body
 
 
 def error_response(
@@ -42,7 +80,7 @@ def caucus_error_response(
     headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in extra_headers or ()}
     if isinstance(exc, RateLimited):
         headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
-    return error_response(exc.status, exc.to_dict(), headers or None)
+    return error_response(exc.status, error_body(exc), headers or None)
 
 
 def unexpected_error_body() -> dict[str, str]:
@@ -55,16 +93,22 @@ def body_too_large(limit: int) -> PayloadTooLarge:
     )
 
 
-def describe_validation(errors: list[Any]) -> str:
+def describe_validation(errors: list[Any], *, skip: tuple[str, ...] = ("body", "query")) -> str:
+    """One plain sentence for a list of pydantic errors: where, and what is wrong."""
     parts = []
     for err in errors[:5]:
-        loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query")]
+        loc = [str(p) for p in err.get("loc", ()) if p not in skip]
         where = ".".join(loc) or "body"
-        msg = err.get("msg", "invalid")
-        if err.get("type") == "extra_forbidden":
+        kind = err.get("type", "")
+        msg = str(err.get("msg", "invalid"))
+        if kind == "extra_forbidden":
             msg = "unknown field"
             if where == "sender":
                 msg = "unknown field: the sender comes from your token"
+        elif kind == "missing":
+            msg = "is required"
+        elif kind == "json_invalid":
+            where, msg = "body", "is not valid JSON"
         parts.append(f"{where}: {msg}")
     return "; ".join(parts) or "invalid request"
 

@@ -4,7 +4,11 @@ It is fed from the database, not from memory: after each routed message (and eve
 writer appends whatever storage holds beyond the last line it wrote. A slow or failing disk only
 delays the file, never drops a record, and never slows a sender; a hub killed mid-way catches up
 on its next start. A torn last line (a crash in the middle of a write) is removed, reported in
-the log and in the file, and its record is written again from the database.
+the log and in the file, and its record is written again from the database. Each line is the
+wire model of a routed message (`RoutedMessage`), as the console and exports show it.
+
+The composition root (`caucus.server.open_hub`) attaches it to the hub when a transcript file
+is configured.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from caucus.clock import Clock
 from caucus.domain.events import Event, MessageRouted
 from caucus.services.notifier import Notifier
 from caucus.storage.base import Store
+from caucus.web.messages import RoutedMessage
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +119,7 @@ class TranscriptWriter:
                 page = await self._store.messages_after(self.last_seq, BATCH)
                 if not page:
                     return written
-                lines = [_line(m.record(with_recipients=True)) for m in page]
+                lines = [_line(RoutedMessage.of(m).model_dump(mode="json")) for m in page]
                 await asyncio.to_thread(self._append, lines)
                 self.last_seq = page[-1].seq
                 written += len(page)

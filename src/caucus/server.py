@@ -1,0 +1,180 @@
+"""The one composition root: a hub with its parts, and the whole ASGI app that serves it.
+
+From the outside in, every request meets:
+1. `Guard`: the Host and Origin checks and the security headers, before anything else;
+2. `_Served`: puts the hub and the console feed into the request's scope, which is the only
+   way the routes find them (an app assembled from the routers any other way refuses every
+   request);
+3. `FastLane`: `POST /send` and `GET /receive` without FastAPI (ADR 0002);
+4. `McpFront`: `/mcp` to the MCP endpoint (`mcp/http.py`);
+5. FastAPI, behind the body limit: the API, the operator's routes and the console.
+
+`build_app(hub)` is the only public way to get something servable; `caucus hub` and
+`caucus.testing.serve` both use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from caucus import __version__
+from caucus.api.context import SCOPE_KEY, Served
+from caucus.api.hotpath import FastLane
+from caucus.api.routes import (
+    channels,
+    floors,
+    forms,
+    messages,
+    meta,
+    offers,
+    operator,
+    peers,
+    tasks,
+)
+from caucus.clock import Clock
+from caucus.config import Settings
+from caucus.dashboard import console, oversight
+from caucus.dashboard import routes as dashboard_routes
+from caucus.dashboard.feed import Feed
+from caucus.dashboard.transcript import TranscriptWriter
+from caucus.errors import StorageError
+from caucus.mcp.http import MCP_PATH, McpEndpoint
+from caucus.services.hub import Hub
+from caucus.web.errors import caucus_error_response, install_error_handlers
+from caucus.web.guard import SECURITY_HEADERS, BodyLimit, Guard
+
+DESCRIPTION = """\
+Caucus hub HTTP API. Authenticate with `Authorization: Bearer <token>` from `POST /register`.
+Every error is JSON `{"error": <code>, "detail": <sentence>}`, with `next` (what to do next, as
+a stable code) and `hint` (the same, as a route) where there is a next step.
+"""
+
+
+def open_hub(
+    settings: Settings, *, clock: Clock | None = None, run_maintenance: bool = True
+) -> Hub:
+    """A hub with every part its settings ask for (the transcript file), not yet started."""
+    hub = Hub(settings, clock=clock, run_maintenance=run_maintenance)
+    if settings.transcript:
+        hub.attach(
+            TranscriptWriter(
+                hub.store,
+                hub.notifier,
+                hub.clock,
+                Path(settings.transcript).expanduser(),
+                max_bytes=settings.transcript_max_bytes,
+                keep=settings.transcript_keep,
+            )
+        )
+    return hub
+
+
+class McpFront:
+    """`/mcp` to the MCP endpoint, everything else on."""
+
+    def __init__(self, app: ASGIApp, mcp: ASGIApp) -> None:
+        self.app = app
+        self.mcp = mcp
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].rstrip("/") == MCP_PATH:
+            await self.mcp(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+class _Served:
+    """Hands every request what it is served with, once the app has started."""
+
+    def __init__(self, app: ASGIApp, root: CaucusApp) -> None:
+        self.app = app
+        self.root = root
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            served = self.root.served
+            if served is None:
+                refusal = StorageError("the hub is starting; retry in a moment")
+                await caucus_error_response(refusal, SECURITY_HEADERS)(scope, receive, send)
+                return
+            scope[SCOPE_KEY] = served
+        await self.app(scope, receive, send)
+
+
+class CaucusApp:
+    """The hub as one ASGI app (see the module docstring for its layers).
+
+    The caller owns the hub's lifecycle (start it before serving, stop it after); the app's
+    own lifespan runs the console feed and the MCP session manager."""
+
+    def __init__(self, hub: Hub) -> None:
+        self.hub = hub
+        self.served: Served | None = None
+        self.mcp = McpEndpoint(hub)
+        self._api = self._fastapi()
+        settings = hub.settings
+        inner = FastLane(
+            McpFront(self._api, self.mcp),
+            max_body_bytes=settings.max_body_bytes,
+            headers=list(SECURITY_HEADERS),
+        )
+        self._app = Guard(
+            _Served(inner, self),
+            allowed_hosts=settings.allowed_hosts,
+            allowed_origins=settings.allowed_origins,
+            adds_own_headers=FastLane.ROUTES,
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._app(scope, receive, send)
+
+    def openapi(self) -> dict[str, Any]:
+        """The API's OpenAPI document (what `/openapi.json` serves)."""
+        return self._api.openapi()
+
+    @property
+    def api_routes(self) -> list[Any]:
+        """The FastAPI routes, for tools that walk them (the route-coverage tests)."""
+        return list(self._api.routes)
+
+    @asynccontextmanager
+    async def _lifespan(self, _: FastAPI) -> AsyncIterator[None]:
+        feed = Feed(self.hub)
+        try:
+            async with self.mcp.running():
+                self.served = Served(self.hub, feed)
+                yield
+        finally:
+            self.served = None
+            feed.close()
+
+    def _fastapi(self) -> FastAPI:
+        app = FastAPI(
+            title="Caucus hub",
+            version=__version__,
+            description=DESCRIPTION,
+            lifespan=self._lifespan,
+            # The interactive explorers load scripts from a CDN, which the CSP (and an offline
+            # machine) forbids; /openapi.json is the reference.
+            docs_url=None,
+            redoc_url=None,
+        )
+        install_error_handlers(app)
+        for module in (peers, messages, channels, floors, forms, tasks, offers, operator, meta):
+            app.include_router(module.router)
+        app.include_router(dashboard_routes.router)
+        app.include_router(oversight.router)
+        app.include_router(console.router)
+        app.add_middleware(BodyLimit, max_bytes=self.hub.settings.max_body_bytes)
+        return app
+
+
+def build_app(hub: Hub) -> CaucusApp:
+    """The servable app for `hub`: everything behind the Host/Origin guard."""
+    return CaucusApp(hub)

@@ -1,0 +1,46 @@
+"""What the operator's console reads: the feed's snapshot and health ticks."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from caucus.domain.peers import PeerView
+from caucus.web.fields import Wire
+from caucus.web.forms import FormInfo
+from caucus.web.messages import RoutedMessage
+from caucus.web.peers import PeerInfo
+from caucus.web.room import ChannelInfo, FloorInfo, RoomState
+
+
+class ConsolePeer(PeerInfo):
+    """A peer as the console's roster shows it: with how many messages it sent."""
+
+    messages: int = Field(description="chat messages it sent")
+
+    @classmethod
+    def counted(cls, view: PeerView, messages: int) -> ConsolePeer:
+        return cls.model_construct(**dict(PeerInfo.of(view)), messages=messages)
+
+
+class FeedHealth(Wire):
+    uptime: float
+    peers: int
+    listening: int
+    messages_per_minute: int
+    queue_depth: int
+    rss_bytes: int
+
+
+class Snapshot(RoomState):
+    """What the live feed starts with."""
+
+    peers: list[ConsolePeer]
+    channels: list[ChannelInfo]
+    messages: list[RoutedMessage] = Field(description="the most recent, oldest first")
+    floors: list[FloorInfo]
+    forms: list[FormInfo] = Field(description="pending forms")
+    health: FeedHealth
+
+
+class SnapshotAt(Snapshot):
+    event_id: str = Field(description="resume the live feed after it with Last-Event-ID")

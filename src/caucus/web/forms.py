@@ -1,0 +1,131 @@
+"""The operator's forms on the wire, and the decisions and ledger they feed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ConfigDict, Field
+
+from caucus.domain.decisions import Decision, LedgerStatus
+from caucus.domain.forms import FieldType, Form, FormField, FormState
+from caucus.web.fields import Wire, closed
+
+
+class FormFieldInfo(Wire):
+    key: str
+    label: str
+    type: str = closed(FieldType)
+    options: list[str]
+    required: bool
+    allow_other: bool
+
+    @classmethod
+    def of(cls, f: FormField) -> FormFieldInfo:
+        return cls.model_construct(
+            key=f.key,
+            label=f.label,
+            type=f.type,
+            options=list(f.options),
+            required=f.required,
+            allow_other=f.allow_other,
+        )
+
+
+class FormInfo(Wire):
+    form_id: str
+    asker: str
+    to: str = Field(description="who gets the answer: 'all' or '#channel'")
+    title: str
+    fields: list[FormFieldInfo]
+    state: str = closed(FormState)
+    created_at: float
+    updated_at: float
+    answer: dict[str, str | list[str]] | None
+    reason: str | None = Field(description="why the operator canceled it")
+    decision_hash: str | None = Field(description="its answer's ledger record, once written")
+
+    @classmethod
+    def of(cls, form: Form) -> FormInfo:
+        return cls.model_construct(
+            form_id=form.id,
+            asker=form.asker,
+            to=form.audience,
+            title=form.title,
+            fields=[FormFieldInfo.of(f) for f in form.fields],
+            state=form.state.value,
+            created_at=form.created_at,
+            updated_at=form.updated_at,
+            answer=form.answer,
+            reason=form.reason,
+            decision_hash=form.decision_hash,
+        )
+
+
+class FormList(Wire):
+    forms: list[FormInfo]
+
+    @classmethod
+    def of(cls, forms: list[Form]) -> FormList:
+        return cls.model_construct(forms=[FormInfo.of(f) for f in forms])
+
+
+class DecisionRecord(Wire):
+    """A ledger record in the caucus decision record format; other fields it carries (the
+    format allows them, the hash covers them) come along as they are."""
+
+    model_config = ConfigDict(extra="allow")
+
+    schema_version: str
+    timestamp: str
+    subject: str
+    decision: str
+    confidence: float
+    positions: list[dict[str, Any]]
+    dissent: list[dict[str, Any]]
+    evidence: list[dict[str, Any]]
+    prev_hash: str
+    hash: str
+
+    @classmethod
+    def of(cls, decision: Decision) -> DecisionRecord:
+        return cls.model_construct(**decision.record)
+
+
+class DecisionList(Wire):
+    decisions: list[DecisionRecord] = Field(description="newest first")
+
+    @classmethod
+    def of(cls, decisions: list[Decision]) -> DecisionList:
+        return cls.model_construct(decisions=[DecisionRecord.of(d) for d in decisions])
+
+
+class LedgerBreakInfo(Wire):
+    index: int
+    reason: str
+
+
+class LedgerStatusInfo(Wire):
+    path: str
+    records: int = Field(description="records verified (before the break, if there is one)")
+    intact: bool
+    anchored: bool = Field(description="a head checkpoint matches (tail truncation is caught)")
+    head_hash: str
+    broken: LedgerBreakInfo | None = None
+    unrecorded_error: str | None = Field(
+        description="why the last answers could not be recorded, if they could not"
+    )
+
+    @classmethod
+    def of(cls, s: LedgerStatus) -> LedgerStatusInfo:
+        broken = None
+        if s.broken is not None:
+            broken = LedgerBreakInfo.model_construct(index=s.broken.index, reason=s.broken.reason)
+        return cls.model_construct(
+            path=s.path,
+            records=s.records,
+            intact=s.intact,
+            anchored=s.anchored,
+            head_hash=s.head_hash,
+            broken=broken,
+            unrecorded_error=s.unrecorded_error,
+        )
