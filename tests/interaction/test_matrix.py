@@ -1,14 +1,14 @@
-"""One scenario, four paths: in-process services, the HTTP API, MCP over HTTP, the stdio bridge.
+"""One scenario, five paths: in-process services, the HTTP API, MCP over HTTP in both protocol
+eras (handshake sessions, and 2026-07-28 through the state handle), and the stdio bridge.
 
-Each path's adapter turns its own answers (return values, JSON, tool text) into the same plain
-values, and the scenario asserts one expected outcome for all of them.
+Each path's adapter turns its own answers (return values, wire models, structured tool results,
+never sentences) into the same plain values, and the scenario asserts one expected outcome for
+all of them.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -23,7 +23,7 @@ from caucus.errors import CaucusError
 from caucus.mcp.ports import HubPort, LocalPort, RemotePort
 from caucus.services.hub import Hub
 from caucus.testing import make_hub, serve
-from tests.injection import read_envelope
+from tests.mcptools import Session, ToolFailed
 
 Seen = tuple[str, str, str, str]  # sender, to (as addressed), kind, content
 
@@ -49,10 +49,13 @@ class PortAgent:
         self.port = port
 
     async def join(self, name: str) -> str:
-        return (await self.port.join(name, None, None)).name
+        joined = await self.port.join(
+            name, None, None, protocol_version=None, handle=None, agent_key=None
+        )
+        return joined.name
 
     async def say(self, to: str, content: str) -> list[str]:
-        return (await self.port.say(to, content, None)).delivered_to
+        return (await self.port.say(to, content, None, None)).delivered_to
 
     async def listen(self) -> list[Seen]:
         me = self.port.name
@@ -80,7 +83,7 @@ class PortAgent:
         return [f.title for f in await self.port.forms()]
 
     async def decisions(self) -> list[str]:
-        return [d["subject"] for d in await self.port.decisions(20)]
+        return [d.subject for d in await self.port.decisions(20)]
 
     async def error(self, action: Callable[[], Awaitable[Any]]) -> str:
         try:
@@ -91,62 +94,55 @@ class PortAgent:
 
 
 class McpAgent:
-    """The tool catalog through the official MCP SDK client (over HTTP or stdio)."""
+    """The tool catalog through the official MCP SDK client (over HTTP or stdio), read only
+    through its structured results; `Session` carries the state handle where the client keeps
+    no session (2026-07-28)."""
 
     def __init__(self, client: Client) -> None:
-        self.client = client
+        self.session = Session(client)
 
-    async def _tool(self, tool: str, /, **args: object) -> str:
-        result = await self.client.call_tool(tool, dict(args))
-        body = str(result.content[0].text)  # type: ignore[union-attr]
-        if result.is_error:
-            raise _ToolFailed(re.search(r"\[(\w+)\]", body)[1])  # type: ignore[index]
-        return body
+    async def _tool(self, tool: str, /, **args: object) -> dict[str, Any]:
+        try:
+            return await self.session.call(tool, **args)
+        except ToolFailed as failed:
+            raise _ToolFailed(failed.code) from None
 
     async def join(self, name: str) -> str:
-        return (await self._tool("join", name=name)).split()[2]
+        return str((await self._tool("join", name=name))["name"])
 
     async def say(self, to: str, content: str) -> list[str]:
-        text = await self._tool("say", to=to, content=content)
-        delivered = text.split("delivered to ", 1)[1].split(" (")[0].rstrip(".")
-        return [] if delivered == "nobody" else delivered.split(", ")
+        return list((await self._tool("say", to=to, content=content))["delivered_to"])
 
     async def listen(self) -> list[Seen]:
+        me = (await self._tool("whoami"))["name"]
+        heard = (await self._tool("listen", timeout=2))["messages"]
         return [
-            (i.sender, i.to, i.kind, i.body)
-            for i in read_envelope(await self._tool("listen", timeout=2))
+            (m["sender"], "you" if m["to"] == me else m["to"], m["kind"], m["content"])
+            for m in heard
         ]
 
     async def peek(self) -> int:
-        text = await self._tool("peek")
-        return 0 if text.startswith("no messages") else int(text.split()[0])
+        return int((await self._tool("whoami"))["pending"])
 
     async def join_channel(self, channel: str) -> list[str]:
-        return (
-            (await self._tool("join_channel", channel=channel))
-            .split(" with ")[1]
-            .rstrip(".")
-            .split(", ")
-        )
+        joined = await self._tool("channel", action="join", channel=channel)
+        return list(joined["channels"][0]["members"])
 
     async def peers(self) -> list[str]:
-        lines = (await self._tool("list_peers")).splitlines()
-        return sorted(line.split(":")[0].removesuffix(" (you)") for line in lines)
+        return sorted(p["name"] for p in (await self._tool("peers"))["peers"])
 
     async def leave(self) -> None:
         await self._tool("leave")
 
     async def ask(self, title: str, fields: list[dict[str, Any]], to: str) -> str:
-        text = await self._tool("ask_operator", title=title, fields=fields, to=to)
-        return text.split("(answer goes to ", 1)[1].split(")")[0]
+        asked = await self._tool("ask_operator", title=title, fields=fields, to=to)
+        return str(asked["forms"][0]["to"])
 
     async def forms(self) -> list[str]:
-        text = await self._tool("list_forms")
-        return [] if text.startswith("no forms") else _quoted_after(": ", text)
+        return [f["title"] for f in (await self._tool("ask_operator"))["forms"]]
 
     async def decisions(self) -> list[str]:
-        text = await self._tool("decisions")
-        return [] if text.startswith("no decisions") else _quoted_after(": ", text)
+        return [d["subject"] for d in (await self._tool("decisions"))["decisions"]]
 
     async def error(self, action: Callable[[], Awaitable[Any]]) -> str:
         try:
@@ -160,18 +156,16 @@ class _ToolFailed(Exception):
     pass
 
 
-def _quoted_after(marker: str, text: str) -> list[str]:
-    """The first JSON-quoted string after `marker` on each line."""
-    decoder = json.JSONDecoder()
-    return [decoder.raw_decode(line.split(marker, 1)[1])[0] for line in text.splitlines()]
-
-
 Factory = Callable[[AsyncExitStack], Awaitable[Agent]]
 
 
 @asynccontextmanager
 async def path_for(kind: str, tmp_path: Path) -> AsyncIterator[tuple[Factory, Hub]]:
     async with make_hub(tmp_path, send_rate_capacity=1000) as hub, serve(hub) as url:
+
+        async def mcp_http_modern(stack: AsyncExitStack) -> Agent:
+            client = await stack.enter_async_context(Client(f"{url}/mcp"))  # the SDK's default
+            return McpAgent(client)
 
         async def in_process(stack: AsyncExitStack) -> Agent:
             return PortAgent(LocalPort(hub))
@@ -185,7 +179,12 @@ async def path_for(kind: str, tmp_path: Path) -> AsyncIterator[tuple[Factory, Hu
             return McpAgent(client)
 
         async def mcp_stdio(stack: AsyncExitStack) -> Agent:
-            env = {**os.environ, "CAUCUS_HUB": url, "XDG_RUNTIME_DIR": str(tmp_path / "run")}
+            env = {
+                **os.environ,
+                "CAUCUS_HUB": url,
+                "XDG_RUNTIME_DIR": str(tmp_path / "run"),
+                "XDG_STATE_HOME": str(tmp_path / "state"),
+            }
             params = StdioServerParameters(
                 command=sys.executable, args=["-m", "caucus", "bridge"], env=env
             )
@@ -197,13 +196,16 @@ async def path_for(kind: str, tmp_path: Path) -> AsyncIterator[tuple[Factory, Hu
                 "in-process": in_process,
                 "http-api": http_api,
                 "mcp-http": mcp_http,
+                "mcp-http-2026": mcp_http_modern,
                 "mcp-stdio": mcp_stdio,
             }[kind],
             hub,
         )
 
 
-@pytest.mark.parametrize("kind", ["in-process", "http-api", "mcp-http", "mcp-stdio"])
+@pytest.mark.parametrize(
+    "kind", ["in-process", "http-api", "mcp-http", "mcp-http-2026", "mcp-stdio"]
+)
 async def test_the_same_scenario_gives_the_same_results_on_every_path(
     kind: str, tmp_path: Path
 ) -> None:

@@ -1,16 +1,24 @@
-"""`/mcp` on the hub, driven by the official MCP SDK client over Streamable HTTP."""
+"""`/mcp` on the hub, driven by the official MCP SDK client over Streamable HTTP, on both
+protocol eras: handshake sessions (`mode="legacy"`) and 2026-07-28 without sessions (the
+client's default), where the state handle `join` returns carries the identity."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import httpx2
 import pytest
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
-from tests.conftest import ClientFactory
+from caucus.client import HubClient
+from caucus.errors import NameInUse
+from caucus.services.hub import Hub
+from caucus.testing import make_hub, serve
+from tests.conftest import ClientFactory, eventually
 from tests.injection import CORPUS, holds
-from tests.interaction.test_mcp_bridge import error, text
+from tests.mcptools import Session, call, fail, text_of
 
 
 async def test_two_agents_talk_over_mcp_http_sessions(url: str) -> None:
@@ -18,19 +26,94 @@ async def test_two_agents_talk_over_mcp_http_sessions(url: str) -> None:
         Client(f"{url}/mcp", mode="legacy") as alice,
         Client(f"{url}/mcp", mode="legacy") as bob,
     ):
-        assert "not joined" in await text(alice, "whoami")
-        assert "join first" in await error(alice, "listen")
-        assert "give a name" in await error(alice, "join")  # /mcp has no default name
-        assert (await text(alice, "join", name="alice")).startswith("joined as alice (created)")
-        assert (await text(bob, "join", name="bob")).startswith("joined as bob (created)")
-        assert "you are alice" in await text(alice, "whoami")  # the session keeps its identity
-        sent = await text(alice, "say", to="all", content="hello <<<all>>>")
-        seq = int(sent.split("#")[1].split(" ")[0])
+        assert (await call(alice, "whoami"))["joined"] is False
+        assert (await fail(alice, "listen"))[0] == "not_joined"
+        names = {t.name for t in (await alice.list_tools()).tools}
+        assert "watch_command" not in names  # no watcher on /mcp: no tool that cannot work
+        joined = await call(alice, "join", name="alice")
+        assert (joined["name"], joined["outcome"]) == ("alice", "created")
+        assert joined["handle"].startswith("h_")
+        await call(bob, "join", name="bob")
+        assert (await call(alice, "whoami"))["name"] == "alice"  # the session keeps it
+        sent = await call(alice, "say", to="all", content="hello <<<all>>>")
         holds(
-            await text(bob, "listen", timeout=5), [(seq, "alice", "all", "chat", "hello <<<all>>>")]
+            await text_of(bob, "listen", timeout=5),
+            [(sent["seq"], "alice", "all", "chat", "hello <<<all>>>")],
         )
-        assert "[already_joined]" in await error(bob, "join", name="alice")
-        assert "[unsupported]" in await error(bob, "watch_command")
+        assert (await fail(bob, "join", name="alice"))[0] == "invalid_request"
+
+
+async def test_join_without_a_name_takes_the_clients_own(url: str) -> None:
+    async with Client(f"{url}/mcp", mode="legacy") as legacy, Client(f"{url}/mcp") as modern:
+        assert (await call(legacy, "whoami"))["default_name"] == "mcp"
+        assert (await call(legacy, "join"))["name"] == "mcp"
+        code, text = await fail(modern, "join")  # the same client name, held by the first
+        assert code == "name_in_use"
+        assert "Next: call join with the handle" in text
+
+
+async def test_a_modern_client_joins_without_any_header_and_keeps_its_identity_by_handle(
+    url: str, connect: ClientFactory
+) -> None:
+    alice = await connect("alice")
+    async with Client(f"{url}/mcp") as client:  # 2026-07-28: no session
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert "handle" in tools["say"].input_schema["properties"]
+        bob = Session(client)
+        joined = await bob.call("join", name="bob")
+        assert joined["protocol"]
+        assert joined["handle"]
+        sent = await alice.send("bob", "to bob, who has no session")
+        heard = await bob.call("listen", timeout=5)
+        assert [m["seq"] for m in heard["messages"]] == [sent.seq]
+        assert (await bob.call("listen", timeout=0))["messages"] == []  # acknowledged
+        assert (await bob.call("whoami"))["name"] == "bob"
+        assert (await call(client, "whoami"))["joined"] is False  # no handle: nobody yet
+        assert (await fail(client, "say", to="alice", content="hi"))[0] == "not_joined"
+        assert (await bob.call("join"))["protocol"] is None  # read once is enough
+        assert (await bob.call("join", force_protocol=True))["protocol"]
+
+
+async def test_a_handle_survives_a_hub_restart(tmp_path: Path) -> None:
+    async with make_hub(tmp_path) as hub, serve(hub) as url, Client(f"{url}/mcp") as client:
+        carol = Session(client)
+        await carol.call("join", name="carol")
+    async with make_hub(tmp_path) as hub, serve(hub) as url, Client(f"{url}/mcp") as client:
+        again = Session(client)
+        again.handle = carol.handle
+        assert (await again.call("whoami"))["name"] == "carol"
+        assert (await again.call("join", name="carol"))["outcome"] == "reaffirmed"
+
+
+async def test_a_deleted_session_shows_offline_and_its_handle_resumes_it_in_a_new_one(
+    url: str, live_hub: Hub, connect: ClientFactory
+) -> None:
+    alice = await connect("alice")
+    async with Client(f"{url}/mcp", mode="legacy") as first:
+        joined = await call(first, "join", name="dave")
+        await alice.send("dave", "before")
+        assert [m["content"] for m in (await call(first, "listen", timeout=5))["messages"]] == [
+            "before"
+        ]
+    # Leaving the block deletes the MCP session: the hub hears it at once.
+
+    async def offline() -> bool:
+        return (await alice.ping("dave")).state == "offline"
+
+    await eventually(offline, within=10, what="dave offline once its session was deleted")
+    async with HubClient(url) as stranger:
+        with pytest.raises(NameInUse):  # no takeover without the handle or the token
+            await stranger.register("dave")
+    for n in range(2):
+        await alice.send("dave", f"while away {n}")
+    async with Client(f"{url}/mcp", mode="legacy") as second:
+        back = await call(second, "join", name="dave", handle=joined["handle"])
+        assert back["outcome"] == "resumed"
+        seen = []
+        while batch := (await call(second, "listen", timeout=1))["messages"]:
+            seen += [(m["content"], m["redelivered"]) for m in batch]
+    assert seen == [("before", True), ("while away 0", False), ("while away 1", False)]
+    assert [p.name for p in await alice.peers()] == ["alice", "dave"]
 
 
 async def test_a_client_can_act_as_an_agent_with_its_bearer_token(
@@ -39,18 +122,45 @@ async def test_a_client_can_act_as_an_agent_with_its_bearer_token(
     alice = await connect("alice")
     bob = await connect("bob")
     assert bob.token is not None
-    transport_headers = {"Authorization": f"Bearer {bob.token}"}
-    from mcp.client.streamable_http import streamable_http_client
-
-    http = httpx2.AsyncClient(headers=transport_headers)
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {bob.token}"})
     try:
         async with Client(streamable_http_client(f"{url}/mcp", http_client=http)) as mcp_bob:
-            assert "you are bob" in await text(mcp_bob, "whoami")
+            tools = {t.name: t for t in (await mcp_bob.list_tools()).tools}
+            assert "handle" not in tools["say"].input_schema["properties"]  # it needs none
+            assert (await call(mcp_bob, "whoami"))["name"] == "bob"
             await alice.send("bob", "to bob over plain HTTP")
-            got = await text(mcp_bob, "listen", timeout=5)
-            assert "to bob over plain HTTP" in got
+            heard = await call(mcp_bob, "listen", timeout=5)
+            assert [m["content"] for m in heard["messages"]] == ["to bob over plain HTTP"]
     finally:
         await http.aclose()
+
+
+async def test_an_unknown_bearer_token_is_refused_and_remembered_nowhere(
+    url: str, live_hub: Hub
+) -> None:
+    http = httpx2.AsyncClient(headers={"Authorization": "Bearer cau_nobody"})
+    try:
+        async with Client(streamable_http_client(f"{url}/mcp", http_client=http)) as stranger:
+            assert (await fail(stranger, "whoami"))[0] == "unauthorized"
+    finally:
+        await http.aclose()
+
+
+async def test_an_agent_joins_a_hub_that_requires_an_agent_key(tmp_path: Path) -> None:
+    async with make_hub(tmp_path, agent_key="sesame") as hub, serve(hub) as url:
+        async with Client(f"{url}/mcp", mode="legacy") as keyless:
+            code, text = await fail(keyless, "join", name="keyless")
+            assert code == "unauthorized"
+            assert "X-Caucus-Agent-Key" in text
+        http = httpx2.AsyncClient(headers={"X-Caucus-Agent-Key": "sesame"})
+        try:
+            async with Client(streamable_http_client(f"{url}/mcp", http_client=http)) as keyed:
+                assert [p["name"] for p in (await call(keyed, "peers"))["peers"]] == []
+                agent = Session(keyed)
+                assert (await agent.call("join", name="keyed"))["outcome"] == "created"
+                assert (await agent.call("whoami"))["name"] == "keyed"
+        finally:
+            await http.aclose()
 
 
 @pytest.mark.parametrize(
@@ -70,29 +180,27 @@ async def test_mcp_refuses_foreign_origins_and_hosts(
     assert response.status_code == status
 
 
-async def test_a_stateless_client_is_told_how_to_keep_an_identity(url: str) -> None:
-    async with Client(f"{url}/mcp") as modern:  # 2026-07-28: no session
-        assert "Caucus operating protocol" in await text(modern, "protocol_section")
-        message = await error(modern, "join", name="drifter")
-        assert "[stateless]" in message
-        assert "Authorization: Bearer" in message
-
-
 async def test_the_injection_corpus_holds_through_mcp_say_and_listen(url: str) -> None:
     async with (
         Client(f"{url}/mcp", mode="legacy") as mallory,
         Client(f"{url}/mcp", mode="legacy") as bob,
     ):
-        await text(mallory, "join", name="mallory")
-        await text(bob, "join", name="bob")
+        await call(mallory, "join", name="mallory")
+        await call(bob, "join", name="bob")
         expected = []
         for content in CORPUS:
             if not content:
                 continue
-            sent = await text(mallory, "say", to="bob", content=content)
-            seq = int(sent.split("#")[1].split(" ")[0])
-            expected.append((seq, "mallory", "you", "chat", content))
-        holds(await text(bob, "listen", timeout=5), expected)
+            sent = await call(mallory, "say", to="bob", content=content)
+            expected.append((sent["seq"], "mallory", "you", "chat", content))
+        result = await bob.call_tool("listen", {"timeout": 5})
+        holds(str(result.content[0].text), expected)  # type: ignore[union-attr]
+        structured = result.structured_content
+        assert structured is not None
+        assert structured["untrusted"]
+        for message in structured["messages"]:
+            # Structured content is what several hosts hand the model: nothing invisible rides it.
+            assert all(ch in "\n\t" or ch.isprintable() for ch in message["content"])
 
 
 @pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])

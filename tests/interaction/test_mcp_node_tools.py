@@ -49,7 +49,9 @@ async def test_the_inspector_lists_and_calls_tools_on_mcp(url: str, tmp_path: Pa
     env = {"MCP_CATALOG_PATH": str(tmp_path / "catalog.json")}
     listed = json_of(await run(inspector, "--cli", f"{url}/mcp", "--method", "tools/list", env=env))
     names = {t["name"] for t in listed["tools"]}  # type: ignore[attr-defined]
-    assert {"join", "say", "listen", "watch_command", "protocol_section"} <= names
+    assert {"join", "say", "listen", "protocol"} <= names
+    for listed_tool in listed["tools"]:  # type: ignore[attr-defined]
+        assert listed_tool["outputSchema"]["type"] == "object", listed_tool["name"]
     called = json_of(
         await run(
             inspector,
@@ -58,14 +60,14 @@ async def test_the_inspector_lists_and_calls_tools_on_mcp(url: str, tmp_path: Pa
             "--method",
             "tools/call",
             "--tool-name",
-            "protocol_section",
+            "protocol",
             "--tool-arg",
-            "name=delivery",
+            "section=delivery",
             env=env,
         )
     )
     assert called["isError"] is False
-    assert "Delivery guarantees" in called["content"][0]["text"]  # type: ignore[index]
+    assert "Delivery guarantees" in called["structuredContent"]["text"]  # type: ignore[index]
 
 
 async def test_the_inspector_lists_and_calls_tools_on_the_bridge(url: str, tmp_path: Path) -> None:

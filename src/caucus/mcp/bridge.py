@@ -1,27 +1,44 @@
 """`caucus bridge`: the tool catalog as a stdio MCP server, for hosts that spawn one per session.
 
-Dormant until `join`. Talks to the hub over HTTP with `HubClient`. The session's token lives in
-memory and, for `caucus watch`, in a 0600 session file (never on a command line); the file is
-removed on leave and when the bridge exits. Nothing but JSON-RPC goes to stdout.
+Dormant until `join`. Talks to the hub over HTTP with `HubClient` (sending `CAUCUS_AGENT_KEY`
+to a hub that requires one). Its token is kept per (hub, name) in the user's state directory
+(`mcp/identity.py`), so a restarted host resumes the same peer with the same inbox; for
+`caucus watch` it is also written to a 0600 session file (never a command line), removed on
+leave and exit. When the host closes stdin or stops the bridge (SIGTERM, SIGINT), the bridge
+tells the hub before it exits: the peer shows offline at once and stays resumable. Nothing but
+JSON-RPC goes to stdout.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 import os
-import re
 import secrets
 import shlex
+import signal
 import sys
 from pathlib import Path
+from typing import Any
+
+from mcp.server.stdio import stdio_server
 
 from caucus.client import HubClient
-from caucus.config import user_data_dir
-from caucus.domain.names import RESERVED_NAMES
+from caucus.config import Settings, user_data_dir
+from caucus.domain.names import name_from
+from caucus.errors import CaucusError
+from caucus.mcp.identity import IdentityStore
 from caucus.mcp.ports import HubPort, RemotePort
-from caucus.mcp.tools import Catalog
+from caucus.mcp.server import Context, ToolServer
+from caucus.mcp.tools import Call, Catalog
 from caucus.mcp.watch import Session, write_session
+from caucus.web.room import Limits
 
-_INVALID = re.compile(r"[^A-Za-z0-9._-]+")
+log = logging.getLogger(__name__)
+
+GOODBYE_TIMEOUT = 5.0  # seconds to tell the hub this session ended
+MAX_LINE = 16 * 1024 * 1024  # one JSON-RPC message on stdin, at most
 
 
 def default_name(cwd: Path | None = None) -> str | None:
@@ -29,10 +46,7 @@ def default_name(cwd: Path | None = None) -> str | None:
     configured = os.environ.get("CAUCUS_NAME")
     if configured:
         return configured
-    base = _INVALID.sub("-", (cwd or Path.cwd()).name).strip("-.")[:64]
-    if not base or base.lower() in RESERVED_NAMES:
-        return None
-    return base
+    return name_from((cwd or Path.cwd()).name)
 
 
 def session_dir() -> Path:
@@ -41,39 +55,140 @@ def session_dir() -> Path:
 
 
 class Bridge:
-    def __init__(self, hub_url: str, *, name: str | None = None) -> None:
+    def __init__(
+        self,
+        hub_url: str,
+        *,
+        name: str | None = None,
+        agent_key: str | None = None,
+        identities: IdentityStore | None = None,
+    ) -> None:
         self.hub_url = hub_url.rstrip("/")
-        self.client = HubClient(self.hub_url)
-        self.port = RemotePort(self.client)
+        key = agent_key or os.environ.get("CAUCUS_AGENT_KEY") or None
+        self.client = HubClient(self.hub_url, agent_key=key)
+        self.identities = identities or IdentityStore(self.hub_url)
+        self.port = RemotePort(self.client, self.identities)
         self.name = name
         self.session_file = session_dir() / f"{secrets.token_hex(8)}.session"
+        self._background: set[asyncio.Future[None]] = set()
+        self._said_goodbye = False
 
     def _default_name(self) -> str | None:
         return self.name or default_name()
 
-    def watch_command(self, port: HubPort) -> str:
+    def watch_command(self, port: HubPort) -> str | None:
+        if port.name is None:
+            return None
         return shlex.join(
             [sys.executable, "-m", "caucus", "watch", "--session", str(self.session_file)]
         )
 
     async def _joined(self, port: HubPort) -> None:
         assert port.name is not None
-        assert port.token is not None
-        write_session(self.session_file, Session(self.hub_url, port.name, port.token))
+        assert self.client.token is not None
+        write_session(self.session_file, Session(self.hub_url, port.name, self.client.token))
 
     async def _left(self, port: HubPort) -> None:
         self.session_file.unlink(missing_ok=True)
 
-    async def run(self) -> None:
-        catalog = Catalog(
-            lambda _ctx: self.port,
-            default_name=self._default_name,
-            watch_command=self.watch_command,
-            on_join=self._joined,
-            on_leave=self._left,
-        )
+    async def _limits(self, _: Context) -> Limits:
         try:
-            await catalog.build().run_stdio_async()
+            return await self.port.limits()
+        except CaucusError:  # the hub is not up yet: describe the defaults
+            return Limits.of(Settings())
+
+    def tools(self) -> ToolServer:
+        catalog = Catalog(
+            watch_command=self.watch_command, on_join=self._joined, on_leave=self._left
+        )
+
+        async def call_for(_: Context, __: str | None) -> Call:
+            return Call(self.port, default_name=self._default_name())
+
+        return ToolServer(
+            catalog,
+            call_for=call_for,
+            limits_for=self._limits,
+            default_name=lambda _: self._default_name(),
+        )
+
+    async def run(self) -> None:
+        server = self.tools().server
+        loop = asyncio.get_running_loop()
+        this = asyncio.current_task()
+        stopping = False
+
+        def stop(*_: Any) -> None:
+            nonlocal stopping
+            if not stopping and this is not None:
+                stopping = True
+                this.cancel()
+                self._background.add(asyncio.ensure_future(self._stop_anyway()))
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop)
+        try:
+            async with stdio_server(stdin=await _stdin_lines()) as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+        except asyncio.CancelledError:
+            if not stopping or this is None:
+                raise
+            this.uncancel()  # our own stop: end normally
         finally:
-            self.session_file.unlink(missing_ok=True)
+            await self._goodbye()
+
+    async def _stop_anyway(self) -> None:
+        """A stdin that is not a pipe is read in a thread nothing can interrupt: if the stop
+        does not get through it in time, say goodbye here and end the process."""
+        await asyncio.sleep(GOODBYE_TIMEOUT + 1)
+        await self._goodbye()
+        os._exit(0)
+
+    async def _goodbye(self) -> None:
+        """The session is over: the hub hears it now, not after the TTL."""
+        if self._said_goodbye:
+            return
+        self._said_goodbye = True
+        self.session_file.unlink(missing_ok=True)
+        try:
+            async with asyncio.timeout(GOODBYE_TIMEOUT):
+                await self.port.offline()
+        except (CaucusError, TimeoutError) as exc:
+            log.warning("could not tell the hub this session ended: %s", exc)
+        finally:
+            self.identities.close()
             await self.client.aclose()
+
+
+class _Lines:
+    """stdin as the async line iterator `stdio_server` reads, on a pipe the event loop
+    watches, so a stop interrupts it (the SDK's own reads it in a worker thread)."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+
+    def __aiter__(self) -> _Lines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._reader.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+
+async def _stdin_lines() -> Any:
+    """A `_Lines` over stdin, or None (the SDK's reader) where stdin is not a pipe."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_LINE)
+    try:
+        pipe = os.fdopen(os.dup(0), "rb", 0)
+    except OSError:  # no stdin at all
+        return None
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
+    except (ValueError, OSError):  # a regular file: the SDK's reader handles it
+        pipe.close()
+        return None
+    return _Lines(reader)

@@ -64,6 +64,19 @@ class Cleaned:
     defanged: int  # marker look-alikes neutralised
 
 
+def visible(text: str) -> str:
+    """`text` without the invisible characters `clean` removes (nothing else changes): for
+    peer-written strings handed to a model as structured data, where no marker can be forged
+    but hidden text could still be read."""
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(
+        ch
+        for ch in text.replace("\r\n", "\n").replace("\r", "\n")
+        if ch in _KEEP or unicodedata.category(ch) not in ("Cc", "Cf", "Co", "Cs")
+    )
+
+
 def clean(text: str) -> Cleaned:
     removed = 0
     kept: list[str] = []

@@ -1,80 +1,182 @@
-"""`/mcp`: the tool catalog over Streamable HTTP, in the hub process, with the official SDK.
+"""`/mcp`: the tool catalog over Streamable HTTP, in the hub process, on both protocol eras.
 
-Identity is the hub token a session obtains with `join`, never the MCP session id: each stateful
-MCP session (handshake-era protocols) gets its own `LocalPort`, which holds the token `join`
-returned. A request that carries `Authorization: Bearer <agent token>` acts as that agent
-instead, whatever the protocol (that is how a client of the stateless 2026-07-28 protocol, which
-has no session, keeps an identity across calls).
+Who a call acts as, in this order:
+- `Authorization: Bearer <agent token>`: that agent, under any protocol (a client configured
+  with a token);
+- the `Mcp-Session-Id` of a handshake-era session (2025-06-18, 2025-11-25): the identity its
+  `join` obtained, kept by the session's port;
+- a `handle` argument (2026-07-28, which has no session): the identity the state handle that
+  `join` minted stands for. `join` always returns one, so a client whose session was lost
+  can come back as the same peer with `join(handle=...)`.
+
+A session that ends (the client deletes it, or it idles past `mcp_session_idle`) tells the hub
+at once: its peer shows offline and stays resumable for the grace period.
 """
 
 from __future__ import annotations
 
+import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
-from mcp.server.mcpserver import Context
+import anyio
+from mcp.server.streamable_http import StreamableHTTPServerTransport
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
-from caucus.mcp.ports import LocalPort
-from caucus.mcp.tools import Catalog
+from caucus.api.context import NotComposed, served
+from caucus.domain.names import name_from
+from caucus.ids import hash_token
+from caucus.mcp.ports import HubPort, LocalPort
+from caucus.mcp.server import Context, ToolServer, is_modern
+from caucus.mcp.tools import Call, Catalog
 from caucus.services.hub import Hub
+from caucus.web.bearer import AGENT_KEY_HEADER, parse_bearer
+from caucus.web.errors import error_response, unexpected_error_body
+from caucus.web.room import Limits
+
+log = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
-MAX_PORTS = 10_000  # sessions remembered; the least recently used is forgotten first
+MAX_PORTS = 10_000  # identities remembered by token or handle; the least recently used go
+OFFLINE_TIMEOUT = 5.0  # seconds to tell the hub a session ended, even while shutting down
+
+
+class _Sessions(StreamableHTTPSessionManager):
+    """The SDK's session manager, saying when a session ends, however it ends."""
+
+    def __init__(self, *args: Any, on_end: Callable[[str], Any], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._on_end = on_end
+
+    async def _discard_session(
+        self, session_id: str, transport: StreamableHTTPServerTransport
+    ) -> None:
+        known = session_id in self._server_instances
+        await super()._discard_session(session_id, transport)
+        if known:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(OFFLINE_TIMEOUT):
+                await self._on_end(session_id)
 
 
 class McpEndpoint:
-    """The ASGI app behind `/mcp` and the per-session ports it serves."""
+    """The ASGI app behind `/mcp`, and the ports of the identities it serves."""
 
     def __init__(self, hub: Hub) -> None:
         self.hub = hub
-        self._ports: OrderedDict[str, LocalPort] = OrderedDict()
-        self.server = Catalog(self.port_for).build()
+        self._sessions: dict[str, LocalPort] = {}
+        self._keyed: OrderedDict[bytes, LocalPort] = OrderedDict()
+        catalog = Catalog(on_join=self._joined, on_leave=self._left)
+        self.tools = ToolServer(
+            catalog,
+            call_for=self._call_for,
+            limits_for=self._limits,
+            default_name=client_name,
+            sessionless=lambda ctx: is_modern(ctx) and _bearer(ctx) is None,
+        )
         settings = hub.settings
         hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]"]
         hosts += [h if ":" in h else f"{h}:*" for h in settings.allowed_hosts]
         origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
         origins += list(settings.allowed_origins)
-        # The SDK's own app for mounting in another application (stateful sessions).
-        self._app = self.server.streamable_http_app(
-            streamable_http_path=MCP_PATH,
-            transport_security=TransportSecuritySettings(
+        self._manager = _Sessions(
+            app=self.tools.server,
+            security_settings=TransportSecuritySettings(
                 enable_dns_rebinding_protection=True,
                 allowed_hosts=hosts,
                 allowed_origins=origins,
             ),
+            session_idle_timeout=settings.mcp_session_idle,
+            max_request_body_size=settings.max_body_bytes,
+            on_end=self._ended,
         )
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        async with self.server.session_manager.run():
+        async with self._manager.run():
             yield
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self._app(scope, receive, send)
+        try:
+            served(scope)
+        except NotComposed:  # only behind the composition root's guard
+            log.error("/mcp was reached without caucus.server.build_app; refused")
+            await error_response(500, unexpected_error_body())(scope, receive, send)
+            return
+        await self._manager.handle_request(scope, receive, send)
 
-    def port_for(self, ctx: Context) -> LocalPort:
-        request = ctx.request_context.request
-        headers = request.headers if request is not None else {}
-        auth = headers.get("authorization", "")
-        scheme, _, token = auth.partition(" ")
-        if scheme.lower() == "bearer" and token.strip():
-            key = "token:" + token.strip()
+    # --- who a call is ------------------------------------------------------------------------
+    async def _call_for(self, ctx: Context, handle: str | None) -> Call:
+        headers = _headers(ctx)
+        token = parse_bearer(headers.get("authorization"))
+        session_id = headers.get("mcp-session-id")
+        if token is not None:
+            port = await self._known(b"t" + hash_token(token), LocalPort(self.hub, token=token))
+        elif session_id is not None:
+            port = self._sessions.get(session_id) or LocalPort(self.hub)
+            self._sessions[session_id] = port
+        elif handle is not None:
+            port = await self._known(b"h" + hash_token(handle), LocalPort(self.hub, handle=handle))
         else:
-            session_id = headers.get("mcp-session-id")
-            key = "session:" + session_id if session_id else ""
-        if not key:
-            return LocalPort(self.hub, persistent=False)  # no session, no token
-        port = self._ports.get(key)
+            port = LocalPort(self.hub)  # a session-less newcomer: `join` gives it a handle
+        port.offer_agent_key(headers.get(AGENT_KEY_HEADER.lower()))
+        return Call(port, default_name=client_name(ctx), agent_key=port.agent_key)
+
+    async def _known(self, key: bytes, fresh: LocalPort) -> LocalPort:
+        """The port remembered under `key`; a new one only once its credential is proven, so
+        unknown tokens or handles cannot crowd out the real ones."""
+        port = self._keyed.get(key)
+        if port is not None:
+            self._keyed.move_to_end(key)
+            return port
+        await fresh.identify()
+        self._remember(key, fresh)
+        return fresh
+
+    def _remember(self, key: bytes, port: LocalPort) -> None:
+        self._keyed[key] = port
+        if len(self._keyed) > MAX_PORTS:
+            self._keyed.popitem(last=False)
+
+    async def _joined(self, port: HubPort) -> None:
+        if isinstance(port, LocalPort) and port.handle is not None:
+            key = b"h" + hash_token(port.handle)
+            if key not in self._keyed:
+                self._remember(key, port)
+
+    async def _left(self, port: HubPort) -> None:
+        for key in [k for k, p in self._keyed.items() if p is port]:
+            del self._keyed[key]
+
+    async def _ended(self, session_id: str) -> None:
+        port = self._sessions.pop(session_id, None)
         if port is None:
-            port = LocalPort(self.hub)
-            if key.startswith("token:"):
-                port.adopt(key.removeprefix("token:"))
-            self._ports[key] = port
-            if len(self._ports) > MAX_PORTS:
-                self._ports.popitem(last=False)
-        else:
-            self._ports.move_to_end(key)
-        return port
+            return
+        try:
+            await port.offline()
+        except Exception:  # the hub may be stopping: the reaper covers what is missed here
+            log.warning("could not mark the peer of an ended MCP session offline", exc_info=True)
+
+    async def _limits(self, _: Context) -> Limits:
+        return Limits.of(self.hub.settings, self.hub.control.state())
+
+
+def _headers(ctx: Context) -> Any:
+    request = ctx.request
+    return getattr(request, "headers", None) or {}
+
+
+def _bearer(ctx: Context) -> str | None:
+    header = _headers(ctx).get("authorization")
+    return header if header else None
+
+
+def client_name(ctx: Context) -> str | None:
+    """The name a client gave itself (`clientInfo.name`), as a peer name: join's default."""
+    params = ctx.session.client_params
+    if params is None or not params.client_info.name:
+        return None
+    return name_from(params.client_info.name)

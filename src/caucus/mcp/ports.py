@@ -1,36 +1,44 @@
 """The small interface the MCP tool catalog is written against, and its two implementations.
 
-`RemotePort` talks to a hub over HTTP with `HubClient` (the stdio bridge); `LocalPort` calls the
-hub's services in-process (the `/mcp` endpoint). Both return the client's result types, so the
-catalog formats the same answer whichever path a call took, and both go through the same
-services, so the same policies apply.
+`RemotePort` is a hub over HTTP, through `HubClient` (the stdio bridge); `LocalPort` calls the
+hub's services in-process (`/mcp`). Both answer with the same wire models (`caucus.web`), built
+by the same constructors, and both go through the same services, so the same policies apply
+and the catalog formats the same answer whichever path a call took.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-from caucus.client import (
-    ChannelInfo,
-    FormInfo,
-    HubClient,
-    InboundMessage,
-    LastPreview,
-    OfferInfo,
-    PeekResult,
-    PeerInfo,
-    Registered,
-    SendResult,
-    TaskInfo,
-    pick_fields,
-)
-from caucus.domain.messages import preview
+from caucus.client import HubClient
 from caucus.domain.peers import Peer
-from caucus.domain.tasks import Task
 from caucus.errors import Unauthorized
-from caucus.protocol import core_text, section
+from caucus.protocol import PROTOCOL_VERSION, core_text, section, section_names
 from caucus.services.hub import Hub
-from caucus.services.registry import PeerView
+from caucus.services.registry import Registration
+from caucus.web.forms import DecisionRecord, FormInfo
+from caucus.web.messages import InboundMessage, PeekResult, SendResult
+from caucus.web.peers import Departure, PeerInfo, Registered, StatusInfo
+from caucus.web.room import ChannelInfo, ChannelJoin, FloorInfo, Limits, ProtocolText
+from caucus.web.work import OfferInfo, TaskInfo
+
+
+@dataclass(frozen=True, slots=True)
+class Joined:
+    """What a port's join did. The token stays in the port: a model never sees it."""
+
+    name: str
+    outcome: str
+    protocol_version: int
+    protocol: str | None
+    note: str | None
+    handle: str | None  # a state handle that brings this identity back (on /mcp)
+
+    @classmethod
+    def of(cls, reg: Registered | Registration, handle: str | None) -> Joined:
+        name = reg.name if isinstance(reg, Registered) else reg.peer.name
+        return cls(name, reg.outcome, reg.protocol_version, reg.protocol, reg.note, handle)
 
 
 class HubPort(Protocol):
@@ -40,36 +48,48 @@ class HubPort(Protocol):
     def name(self) -> str | None: ...
 
     @property
-    def token(self) -> str | None: ...
-
-    @property
-    def persistent(self) -> bool:
-        """Whether what `join` sets up outlives this call (False for a stateless request)."""
+    def handle(self) -> str | None:
+        """A state handle for this identity, where the transport mints them (/mcp)."""
         ...
 
     async def identify(self) -> None:
-        """Make `name` current when the port holds a token it has not used yet."""
+        """Make `name` current when the port holds a credential it has not used yet."""
         ...
 
     async def join(
-        self, name: str, skills: list[str] | None, description: str | None
-    ) -> Registered: ...
+        self,
+        name: str,
+        skills: list[str] | None,
+        description: str | None,
+        *,
+        protocol_version: int | None,
+        handle: str | None,
+        agent_key: str | None,
+    ) -> Joined: ...
 
-    async def leave(self) -> None: ...
+    async def leave(self) -> Departure: ...
+
+    async def offline(self) -> None:
+        """The session ended: tell the hub, keeping the identity resumable."""
+        ...
+
+    async def limits(self) -> Limits: ...
 
     async def peers(self) -> list[PeerInfo]: ...
 
     async def ping(self, peer: str) -> PeerInfo: ...
 
-    async def set_status(self, status: str) -> None: ...
+    async def set_status(self, status: str) -> StatusInfo: ...
 
-    async def say(self, to: str, content: str, thread: str | None) -> SendResult: ...
+    async def say(
+        self, to: str, content: str, thread: str | None, reply_to: str | None
+    ) -> SendResult: ...
 
     async def listen(self, timeout: float) -> list[InboundMessage]: ...
 
     async def peek(self) -> PeekResult: ...
 
-    async def join_channel(self, channel: str) -> ChannelInfo: ...
+    async def join_channel(self, channel: str) -> ChannelJoin: ...
 
     async def leave_channel(self, channel: str) -> None: ...
 
@@ -77,7 +97,7 @@ class HubPort(Protocol):
 
     async def set_topic(self, channel: str, topic: str) -> ChannelInfo: ...
 
-    async def protocol(self, name: str | None) -> str: ...
+    async def protocol(self, name: str | None) -> ProtocolText: ...
 
     async def send_task(
         self, to: str, payload: str, subject: str | None, thread: str | None
@@ -97,17 +117,11 @@ class HubPort(Protocol):
 
     async def announce(self, payload: str, subject: str | None) -> SendResult: ...
 
-    async def floor(self, action: str, scope: str, reason: str | None) -> dict[str, Any]: ...
+    async def floor(self, action: str, scope: str, reason: str | None) -> FloorInfo: ...
 
     async def post_offer(
         self, payload: str, subject: str | None, skills: list[str] | None, ttl: float | None
     ) -> OfferInfo: ...
-
-    async def ask_operator(self, title: str, fields: list[dict[str, Any]], to: str) -> FormInfo: ...
-
-    async def forms(self) -> list[FormInfo]: ...
-
-    async def decisions(self, limit: int) -> list[dict[str, Any]]: ...
 
     async def claim_offer(self, offer_id: str, note: str | None) -> OfferInfo: ...
 
@@ -117,38 +131,81 @@ class HubPort(Protocol):
 
     async def list_offers(self, status: str | None, matching: bool) -> list[OfferInfo]: ...
 
+    async def ask_operator(self, title: str, fields: list[dict[str, Any]], to: str) -> FormInfo: ...
+
+    async def forms(self) -> list[FormInfo]: ...
+
+    async def decisions(self, limit: int) -> list[DecisionRecord]: ...
+
 
 class RemotePort:
-    """A hub over HTTP, through `HubClient` (which acknowledges each batch on the next listen)."""
+    """A hub over HTTP, through `HubClient` (which acknowledges each batch on the next listen).
 
-    def __init__(self, client: HubClient) -> None:
+    `credentials` is where the bridge keeps its token per (hub, name), so a restarted host
+    resumes its identity instead of losing it."""
+
+    def __init__(self, client: HubClient, credentials: Credentials | None = None) -> None:
         self.client = client
+        self.credentials = credentials
+        self._limits: Limits | None = None
 
     @property
     def name(self) -> str | None:
         return self.client.name if self.client.token else None
 
     @property
-    def token(self) -> str | None:
-        return self.client.token
-
-    @property
-    def persistent(self) -> bool:
-        return True
+    def handle(self) -> str | None:
+        return None
 
     async def identify(self) -> None:
         return None
 
     async def join(
-        self, name: str, skills: list[str] | None, description: str | None
-    ) -> Registered:
-        return await self.client.register(
-            name, skills=list(skills) if skills is not None else None, description=description
-        )
+        self,
+        name: str,
+        skills: list[str] | None,
+        description: str | None,
+        *,
+        protocol_version: int | None,
+        handle: str | None,
+        agent_key: str | None,
+    ) -> Joined:
+        client = self.client
+        if client.token is None and self.credentials is not None:
+            client.token = self.credentials.token_for(name)
+        wanted: list[str | dict[str, Any]] | None = list(skills) if skills is not None else None
+        try:
+            reg = await client.register(
+                name, skills=wanted, description=description, protocol_version=protocol_version
+            )
+        except Unauthorized:
+            if client.token is None:
+                raise
+            # The kept token ended (left, kicked, forgotten): the name is free again.
+            client.token = None
+            reg = await client.register(
+                name, skills=wanted, description=description, protocol_version=protocol_version
+            )
+        if self.credentials is not None:
+            self.credentials.keep(reg.name, reg.token)
+        return Joined.of(reg, None)
 
-    async def leave(self) -> None:
-        await self.client.leave()
+    async def leave(self) -> Departure:
+        name = self.client.name
+        left = await self.client.leave()
         self.client.name = None
+        if self.credentials is not None and name is not None:
+            self.credentials.forget(name)
+        return left
+
+    async def offline(self) -> None:
+        if self.client.token is not None:
+            await self.client.offline()
+
+    async def limits(self) -> Limits:
+        if self._limits is None:
+            self._limits = await self.client.limits()
+        return self._limits
 
     async def peers(self) -> list[PeerInfo]:
         return await self.client.peers()
@@ -156,11 +213,13 @@ class RemotePort:
     async def ping(self, peer: str) -> PeerInfo:
         return await self.client.ping(peer)
 
-    async def set_status(self, status: str) -> None:
-        await self.client.set_status(status)
+    async def set_status(self, status: str) -> StatusInfo:
+        return await self.client.set_status(status)
 
-    async def say(self, to: str, content: str, thread: str | None) -> SendResult:
-        return await self.client.send(to, content, thread=thread)
+    async def say(
+        self, to: str, content: str, thread: str | None, reply_to: str | None
+    ) -> SendResult:
+        return await self.client.send(to, content, thread=thread, reply_to=reply_to)
 
     async def listen(self, timeout: float) -> list[InboundMessage]:
         return (await self.client.receive(timeout=timeout)).messages
@@ -168,7 +227,7 @@ class RemotePort:
     async def peek(self) -> PeekResult:
         return await self.client.peek()
 
-    async def join_channel(self, channel: str) -> ChannelInfo:
+    async def join_channel(self, channel: str) -> ChannelJoin:
         return await self.client.join_channel(channel)
 
     async def leave_channel(self, channel: str) -> None:
@@ -180,8 +239,8 @@ class RemotePort:
     async def set_topic(self, channel: str, topic: str) -> ChannelInfo:
         return await self.client.set_topic(channel, topic)
 
-    async def protocol(self, name: str | None) -> str:
-        return (await self.client.protocol(name)).text
+    async def protocol(self, name: str | None) -> ProtocolText:
+        return await self.client.protocol(name)
 
     async def send_task(
         self, to: str, payload: str, subject: str | None, thread: str | None
@@ -209,7 +268,7 @@ class RemotePort:
     async def announce(self, payload: str, subject: str | None) -> SendResult:
         return await self.client.announce(payload, subject=subject)
 
-    async def floor(self, action: str, scope: str, reason: str | None) -> dict[str, Any]:
+    async def floor(self, action: str, scope: str, reason: str | None) -> FloorInfo:
         return await self.client.floor(action, scope, reason)
 
     async def post_offer(
@@ -223,165 +282,190 @@ class RemotePort:
     async def claim_offer(self, offer_id: str, note: str | None) -> OfferInfo:
         return await self.client.claim_offer(offer_id, note)
 
-    async def ask_operator(self, title: str, fields: list[dict[str, Any]], to: str) -> FormInfo:
-        return await self.client.ask_operator(title, fields, to=to)
-
-    async def forms(self) -> list[FormInfo]:
-        return await self.client.forms()
-
-    async def decisions(self, limit: int) -> list[dict[str, Any]]:
-        return await self.client.decisions(limit)
-
     async def resolve_offer(self, offer_id: str, select: str | None, withdraw: bool) -> OfferInfo:
         return await self.client.resolve_offer(offer_id, select=select, withdraw=withdraw)
 
     async def list_offers(self, status: str | None, matching: bool) -> list[OfferInfo]:
         return await self.client.list_offers(status, matching=matching)
 
+    async def ask_operator(self, title: str, fields: list[dict[str, Any]], to: str) -> FormInfo:
+        return await self.client.ask_operator(title, fields, to=to)
 
-def _peer_info(view: PeerView) -> PeerInfo:
-    return PeerInfo(
-        name=view.name,
-        state=view.state.value,
-        status=view.status,
-        status_age=view.status_age,
-        skills=view.skills,
-        description=view.description,
-        last_seen_age=view.last_seen_age,
-        listening=view.listening,
-        paused=view.paused,
-        uptime=view.uptime,
-    )
+    async def forms(self) -> list[FormInfo]:
+        return await self.client.forms()
+
+    async def decisions(self, limit: int) -> list[DecisionRecord]:
+        return await self.client.decisions(limit)
 
 
-def _channel_info(channel: Any, joined: bool | None = None) -> ChannelInfo:
-    return ChannelInfo(
-        name=channel.name,
-        topic=channel.topic,
-        topic_by=channel.topic_by,
-        members=list(channel.members),
-        created_at=channel.created_at,
-        joined=joined,
-    )
+class Credentials(Protocol):
+    """Where a port keeps the token of each name it joined as (the bridge's identity file)."""
+
+    def token_for(self, name: str) -> str | None: ...
+
+    def keep(self, name: str, token: str) -> None: ...
+
+    def forget(self, name: str) -> None: ...
 
 
 class LocalPort:
-    """The hub's services in-process, for one MCP session. Holds that session's token."""
+    """The hub's services in-process, for one MCP session (or one state handle).
 
-    def __init__(self, hub: Hub, *, persistent: bool = True) -> None:
+    It acts with a token (what `join` registered, or what the client sent as Bearer) or with a
+    state handle (a 2026-07-28 client that keeps no session), and remembers the last batch
+    `listen` handed out, to acknowledge it on the next listen."""
+
+    def __init__(self, hub: Hub, *, token: str | None = None, handle: str | None = None) -> None:
         self.hub = hub
-        self._persistent = persistent
-        self._token: str | None = None
+        self._token = token
+        self._handle = handle
         self._name: str | None = None
-        self._cursor: int | None = None  # the last batch listen handed out, acknowledged next
+        self._cursor: int | None = None
+        self._agent_key: str | None = None
 
     @property
     def name(self) -> str | None:
         return self._name
 
     @property
+    def handle(self) -> str | None:
+        return self._handle
+
+    @property
     def token(self) -> str | None:
         return self._token
 
     @property
-    def persistent(self) -> bool:
-        return self._persistent
+    def agent_key(self) -> str | None:
+        return self._agent_key
 
-    def adopt(self, token: str) -> None:
-        """Act as the agent `token` belongs to (a client that sends its own Bearer token)."""
-        self._token = token
+    def offer_agent_key(self, key: str | None) -> None:
+        """The agent key this connection presented (a header): for registering, and for
+        reading who is here before joining a hub that requires one."""
+        self._agent_key = key
 
     async def identify(self) -> None:
-        if self._token is not None and self._name is None:
-            await self._me()
+        if (self._token is not None or self._handle is not None) and self._name is None:
+            peer = await self.hub.principals.holder(token=self._token, handle=self._handle)
+            self._name = peer.name
 
     async def _me(self) -> Peer:
-        if self._token is None:
-            raise Unauthorized("not joined: call join first")
-        peer = await self.hub.registry.authenticate(self._token)
+        principals = self.hub.principals
+        if self._token is not None:
+            peer = await principals.agent(self._token)
+        elif self._handle is not None:
+            peer = await principals.agent_by_handle(self._handle)
+        else:
+            raise Unauthorized("not joined yet")
         self._name = peer.name
         return peer
 
     async def _room(self) -> None:
         """Who is here may be read before joining, as over HTTP (`Access.ROOM`)."""
-        if self._token is not None:
+        if self._token is not None or self._handle is not None:
             await self._me()
-        elif self.hub.settings.agent_key:
-            raise Unauthorized("this hub requires an agent key: join first")
+        else:
+            await self.hub.principals.room(None, self._agent_key)
 
     async def join(
-        self, name: str, skills: list[str] | None, description: str | None
-    ) -> Registered:
-        reg = await self.hub.registry.register(
-            name=name, token=self._token, skills=skills, description=description
-        )
-        self._token, self._name, self._cursor = reg.token, reg.peer.name, None
-        return Registered(
-            reg.token, reg.peer.name, reg.outcome, reg.protocol_version, reg.protocol, reg.note
-        )
+        self,
+        name: str,
+        skills: list[str] | None,
+        description: str | None,
+        *,
+        protocol_version: int | None,
+        handle: str | None,
+        agent_key: str | None,
+    ) -> Joined:
+        registry = self.hub.registry
+        if handle is not None and self._token is None:
+            peer = await self.hub.principals.holder(handle=handle)
+            reg = await registry.resume(None, peer, name, skills, description)
+            reg = registry.with_protocol(reg, protocol_version)
+            self._handle = handle
+        else:
+            reg = await registry.register(
+                name=name,
+                token=self._token,
+                skills=skills,
+                description=description,
+                protocol_version=protocol_version,
+                agent_key=agent_key,
+            )
+            self._token = reg.token
+            if self._handle is None:
+                self._handle = await registry.mint_handle(reg.peer)
+        self._name, self._cursor = reg.peer.name, None
+        return Joined.of(reg, self._handle)
 
-    async def leave(self) -> None:
-        await self.hub.registry.leave(await self._me())
-        self._token = self._name = None
+    async def leave(self) -> Departure:
+        peer = await self._me()
+        await self.hub.registry.leave(peer)
+        self._token = self._handle = self._name = None
+        return Departure(name=peer.name, left=True)
+
+    async def offline(self) -> None:
+        if self._token is None and self._handle is None:
+            return
+        try:
+            peer = await self._me()
+        except Unauthorized:
+            return  # it left or was removed meanwhile: nothing to tell
+        await self.hub.registry.offline(peer)
+
+    async def limits(self) -> Limits:
+        return Limits.of(self.hub.settings, self.hub.control.state())
 
     async def peers(self) -> list[PeerInfo]:
         await self._room()
-        return [_peer_info(v) for v in await self.hub.registry.peers()]
+        return [PeerInfo.of(v) for v in await self.hub.registry.peers()]
 
     async def ping(self, peer: str) -> PeerInfo:
         await self._room()
-        return _peer_info(await self.hub.registry.ping(peer))
+        return PeerInfo.of(await self.hub.registry.ping(peer))
 
-    async def set_status(self, status: str) -> None:
-        await self.hub.registry.set_status(await self._me(), status)
+    async def set_status(self, status: str) -> StatusInfo:
+        peer = await self._me()
+        await self.hub.registry.set_status(peer, status)
+        return StatusInfo(name=peer.name, status=peer.status)
 
-    async def say(self, to: str, content: str, thread: str | None) -> SendResult:
+    async def say(
+        self, to: str, content: str, thread: str | None, reply_to: str | None
+    ) -> SendResult:
         receipt = await self.hub.delivery.send(
-            await self._me(), to=to, content=content, thread=thread
+            await self._me(), to=to, content=content, thread=thread, reply_to=reply_to
         )
-        return SendResult(
-            receipt.message_id, receipt.seq, receipt.delivered_to, receipt.missed, receipt.duplicate
-        )
+        return SendResult.of(receipt)
 
     async def listen(self, timeout: float) -> list[InboundMessage]:
         result = await self.hub.delivery.receive(
             await self._me(), wait=timeout, ack_through=self._cursor
         )
         self._cursor = result.deliveries[-1].message.seq if result.deliveries else None
-        return [
-            InboundMessage(
-                **pick_fields(InboundMessage, d.message.record()),
-                redelivered=d.redelivered,
-                delivery_count=d.delivery_count,
-            )
-            for d in result.deliveries
-        ]
+        return [InboundMessage.of(d) for d in result.deliveries]
 
     async def peek(self) -> PeekResult:
-        peeked = await self.hub.delivery.peek(await self._me())
-        last = None
-        if peeked.last is not None:
-            text, cut = preview(peeked.last.content)
-            m = peeked.last
-            last = LastPreview(m.seq, m.sender, m.to, text, cut, len(m.content))
-        return PeekResult(peeked.pending, last)
+        return PeekResult.of(await self.hub.delivery.peek(await self._me()))
 
-    async def join_channel(self, channel: str) -> ChannelInfo:
+    async def join_channel(self, channel: str) -> ChannelJoin:
         found, joined = await self.hub.channels.join(await self._me(), channel)
-        return _channel_info(found, joined)
+        return ChannelJoin.joining(found, joined)
 
     async def leave_channel(self, channel: str) -> None:
         await self.hub.channels.leave(await self._me(), channel)
 
     async def channels(self) -> list[ChannelInfo]:
         await self._room()
-        return [_channel_info(c) for c in await self.hub.channels.all()]
+        return [ChannelInfo.of(c) for c in await self.hub.channels.all()]
 
     async def set_topic(self, channel: str, topic: str) -> ChannelInfo:
-        return _channel_info(await self.hub.channels.set_topic(await self._me(), channel, topic))
+        return ChannelInfo.of(await self.hub.channels.set_topic(await self._me(), channel, topic))
 
-    async def protocol(self, name: str | None) -> str:
-        return section(name) if name else core_text()
+    async def protocol(self, name: str | None) -> ProtocolText:
+        text = section(name) if name else core_text()
+        return ProtocolText(
+            version=PROTOCOL_VERSION, text=text, sections=list(section_names()), section=name
+        )
 
     async def send_task(
         self, to: str, payload: str, subject: str | None, thread: str | None
@@ -389,32 +473,34 @@ class LocalPort:
         task = await self.hub.tasks.send(
             await self._me(), to=to, payload=payload, subject=subject, thread=thread
         )
-        return _task_info(task)
+        return TaskInfo.of(task)
 
     async def task_status(self, task_id: str) -> TaskInfo:
-        return _task_info(await self.hub.tasks.status(await self._me(), task_id))
+        return TaskInfo.of(await self.hub.tasks.status(await self._me(), task_id))
 
     async def list_tasks(self, role: str, status: str | None) -> list[TaskInfo]:
-        return [_task_info(t) for t in await self.hub.tasks.listing(await self._me(), role, status)]
+        found = await self.hub.tasks.listing(await self._me(), role, status)
+        return [TaskInfo.of(t) for t in found]
 
     async def reply_task(self, task_id: str, result: str) -> TaskInfo:
-        return _task_info(await self.hub.tasks.reply(await self._me(), task_id, result))
+        return TaskInfo.of(await self.hub.tasks.reply(await self._me(), task_id, result))
 
     async def fail_task(self, task_id: str, error: str) -> TaskInfo:
-        return _task_info(await self.hub.tasks.fail(await self._me(), task_id, error))
+        return TaskInfo.of(await self.hub.tasks.fail(await self._me(), task_id, error))
 
     async def request_input(self, task_id: str, question: str) -> TaskInfo:
-        return _task_info(await self.hub.tasks.request_input(await self._me(), task_id, question))
+        task = await self.hub.tasks.request_input(await self._me(), task_id, question)
+        return TaskInfo.of(task)
 
     async def cancel_task(self, task_id: str) -> TaskInfo:
-        return _task_info(await self.hub.tasks.cancel(await self._me(), task_id))
+        return TaskInfo.of(await self.hub.tasks.cancel(await self._me(), task_id))
 
     async def announce(self, payload: str, subject: str | None) -> SendResult:
         receipt = await self.hub.announcements.announce(await self._me(), payload, subject=subject)
-        return SendResult(receipt.message_id, receipt.seq, receipt.delivered_to, receipt.missed)
+        return SendResult.of(receipt)
 
-    async def floor(self, action: str, scope: str, reason: str | None) -> dict[str, Any]:
-        return await self.hub.floors.act(await self._me(), action, scope, reason)
+    async def floor(self, action: str, scope: str, reason: str | None) -> FloorInfo:
+        return FloorInfo.of(await self.hub.floors.act(await self._me(), action, scope, reason))
 
     async def post_offer(
         self, payload: str, subject: str | None, skills: list[str] | None, ttl: float | None
@@ -422,36 +508,28 @@ class LocalPort:
         offer = await self.hub.offers.post(
             await self._me(), payload, subject=subject, required_skills=skills, ttl_seconds=ttl
         )
-        return OfferInfo(**pick_fields(OfferInfo, offer.record()))
+        return OfferInfo.of(offer)
 
     async def claim_offer(self, offer_id: str, note: str | None) -> OfferInfo:
-        offer = await self.hub.offers.claim(await self._me(), offer_id, note)
-        return OfferInfo(**pick_fields(OfferInfo, offer.record()))
-
-    async def ask_operator(self, title: str, fields: list[dict[str, Any]], to: str) -> FormInfo:
-        form = await self.hub.forms.ask(await self._me(), title, fields, to)
-        return FormInfo(**pick_fields(FormInfo, form.record()))
-
-    async def forms(self) -> list[FormInfo]:
-        forms = await self.hub.forms.visible(await self._me())
-        return [FormInfo(**pick_fields(FormInfo, f.record())) for f in forms]
-
-    async def decisions(self, limit: int) -> list[dict[str, Any]]:
-        return await self.hub.decisions.visible(await self._me(), limit)
+        return OfferInfo.of(await self.hub.offers.claim(await self._me(), offer_id, note))
 
     async def resolve_offer(self, offer_id: str, select: str | None, withdraw: bool) -> OfferInfo:
         offer = await self.hub.offers.resolve(
             await self._me(), offer_id, select=select, withdraw=withdraw
         )
-        return OfferInfo(**pick_fields(OfferInfo, offer.record()))
+        return OfferInfo.of(offer)
 
     async def list_offers(self, status: str | None, matching: bool) -> list[OfferInfo]:
         me = await self._me()
-        return [
-            OfferInfo(**pick_fields(OfferInfo, o.record()))
-            for o in await self.hub.offers.listing(status, matching=me if matching else None)
-        ]
+        found = await self.hub.offers.listing(status, matching=me if matching else None)
+        return [OfferInfo.of(o) for o in found]
 
+    async def ask_operator(self, title: str, fields: list[dict[str, Any]], to: str) -> FormInfo:
+        return FormInfo.of(await self.hub.forms.ask(await self._me(), title, fields, to))
 
-def _task_info(task: Task) -> TaskInfo:
-    return TaskInfo(**pick_fields(TaskInfo, task.record()))
+    async def forms(self) -> list[FormInfo]:
+        return [FormInfo.of(f) for f in await self.hub.forms.visible(await self._me())]
+
+    async def decisions(self, limit: int) -> list[DecisionRecord]:
+        found = await self.hub.decisions.visible(await self._me(), limit)
+        return [DecisionRecord.of(d) for d in found]

@@ -1,0 +1,155 @@
+"""The arguments of every tool, written for the model that fills them in.
+
+Every argument has a description; closed sets are enums. `{...}` in a description is filled
+from the hub's `Limits` when the catalog is listed, so the numbers a model reads are the ones
+this hub enforces.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from caucus.domain.floors import FloorAction
+from caucus.domain.forms import FieldType
+from caucus.domain.offers import OfferState
+from caucus.domain.tasks import TaskState
+from caucus.protocol import section_names
+
+
+class Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class NoArgs(Args):
+    pass
+
+
+class JoinArgs(Args):
+    name: str | None = Field(None, description="letters, digits, . _ -; default: {default_name}")
+    skills: list[str] | None = Field(None, description="what you can do")
+    description: str | None = Field(None, description="a line about you")
+    handle: str | None = Field(None, description="an earlier join's: come back as that peer")
+    protocol_version: int | None = Field(None, description="the one you read; newer is sent")
+    force_protocol: bool = Field(False, description="send the protocol text anyway")
+
+
+class PeersArgs(Args):
+    name: str | None = Field(None, description="only this peer")
+    channel: str | None = Field(None, description="only this #channel's members")
+
+
+class StatusArgs(Args):
+    status: str = Field(description="one line, at most {status_chars} characters")
+
+
+class SayArgs(Args):
+    to: str = Field(description="a peer, 'all', or '#channel' (sending joins it)")
+    content: str = Field(description="at most {content_chars} characters")
+    thread: str | None = Field(None, description="keeps a conversation together")
+    reply_to: str | None = Field(None, description="id of the message you answer")
+
+
+class ListenArgs(Args):
+    timeout: float = Field(25.0, ge=0, description="seconds to wait, at most {listen_seconds}")
+
+
+class ProtocolArgs(Args):
+    section: str | None = Field(
+        None, description="omitted: the core text", json_schema_extra={"enum": [*section_names()]}
+    )
+
+
+class ChannelAction(StrEnum):
+    JOIN = "join"
+    LEAVE = "leave"
+    TOPIC = "topic"
+    LIST = "list"
+
+
+class ChannelArgs(Args):
+    action: ChannelAction = Field(description="join creates it if new")
+    channel: str | None = Field(None, description="'#name' (not for list)")
+    topic: str | None = Field(None, description="topic: at most {topic_chars} characters")
+
+
+class AnnounceArgs(Args):
+    payload: str = Field(description="at most {announce_bytes} bytes")
+    subject: str | None = Field(None, description="at most {announce_subject_chars} characters")
+
+
+class FloorArgs(Args):
+    action: FloorAction = Field(description="pass: to the next raised hand")
+    scope: str = Field("all", description="'all' or a '#channel' you are in")
+    reason: str | None = Field(None, description="why you want it")
+
+
+class TaskAction(StrEnum):
+    SEND = "send"
+    REPLY = "reply"
+    FAIL = "fail"
+    ASK = "ask"
+    CANCEL = "cancel"
+    STATUS = "status"
+    LIST = "list"
+
+
+class TaskRole(StrEnum):
+    RECEIVED = "received"
+    SENT = "sent"
+
+
+class TaskArgs(Args):
+    action: TaskAction = Field(
+        description="worker: reply completes, fail, ask asks the sender; sender: reply "
+        "answers that, cancel"
+    )
+    task_id: str | None = Field(None, description="not for send, list")
+    to: str | None = Field(None, description="send: the worker")
+    text: str | None = Field(None, description="send: the work; reply, fail, ask: your words")
+    subject: str | None = Field(None, description="send: a short title")
+    role: TaskRole = Field(TaskRole.RECEIVED, description="list")
+    state: TaskState | None = Field(None, description="list: only these")
+
+
+class OfferAction(StrEnum):
+    POST = "post"
+    CLAIM = "claim"
+    SELECT = "select"
+    WITHDRAW = "withdraw"
+    LIST = "list"
+
+
+class OfferArgs(Args):
+    action: OfferAction = Field(description="select (poster): that claimant gets a task")
+    offer_id: str | None = Field(None, description="not for post, list")
+    text: str | None = Field(
+        None, description="post: the work, at most {announce_bytes} bytes; claim: why you"
+    )
+    subject: str | None = Field(None, description="post: a short title")
+    skills: list[str] | None = Field(None, description="post: skills a claimant needs")
+    claimant: str | None = Field(None, description="select")
+    state: OfferState | None = Field(None, description="list: only these")
+    matching: bool = Field(False, description="list: only offers your skills fit")
+
+
+class FormFieldArgs(Args):
+    key: str = Field(description="letters, digits, _ -; unique")
+    label: str | None = Field(None, description="default: the key")
+    type: FieldType = Field(description="radio: one option; checkbox: any")
+    options: list[str] | None = Field(None, description="radio, checkbox")
+    required: bool = Field(False, description="must be answered")
+    allow_other: bool = Field(False, description="allow an unlisted choice")
+
+
+class AskArgs(Args):
+    title: str | None = Field(None, description="the question; omitted: list the waiting ones")
+    fields: list[FormFieldArgs] | None = Field(
+        None, min_length=1, max_length=20, description="1-20, to ask"
+    )
+    to: str = Field("all", description="who gets the answer: 'all' or your #channel")
+
+
+class DecisionsArgs(Args):
+    limit: int = Field(20, ge=1, le=200, description="how many, newest first")
