@@ -223,3 +223,49 @@ async def test_handshake_era_protocol_versions_are_served(url: str, version: str
         payload = json.loads(body[body.index("{") : body.rindex("}") + 1])
         assert payload["result"]["protocolVersion"] == version
         assert response.headers.get("mcp-session-id")
+
+
+async def test_a_session_idle_past_its_timeout_shows_its_peer_offline(tmp_path: Path) -> None:
+    async with (
+        make_hub(tmp_path, mcp_session_idle=0.5) as hub,
+        serve(hub) as url,
+        httpx2.AsyncClient(base_url=url, headers=JSON_RPC) as http,
+        HubClient(url) as alice,
+    ):
+        await alice.register("alice")
+        opened = await http.post("/mcp", json=rpc(1, "initialize", INIT))
+        session = {"mcp-session-id": opened.headers["mcp-session-id"]}
+        await http.post(
+            "/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session
+        )
+        joined = await http.post(
+            "/mcp",
+            json=rpc(2, "tools/call", {"name": "join", "arguments": {"name": "idle"}}),
+            headers=session,
+        )
+        assert '"outcome":"created"' in joined.text.replace(" ", "")
+
+        async def offline() -> bool:
+            return (await alice.ping("idle")).state == "offline"
+
+        # Nothing more arrives on the session: the SDK ends it, and the hub hears of it.
+        await eventually(offline, within=20, what="the idle session's peer shown offline")
+
+
+async def test_a_stale_protocol_version_gets_the_text_again(url: str) -> None:
+    async with Client(f"{url}/mcp", mode="legacy") as client:
+        assert (await call(client, "join", name="eve"))["protocol"]
+        assert (await call(client, "join"))["protocol"] is None
+        assert (await call(client, "join", protocol_version=1))["protocol"]
+
+
+JSON_RPC = {"Accept": "application/json, text/event-stream"}
+INIT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "clientInfo": {"name": "raw-test", "version": "1"},
+}
+
+
+def rpc(number: int, method: str, params: dict[str, object]) -> dict[str, object]:
+    return {"jsonrpc": "2.0", "id": number, "method": method, "params": params}

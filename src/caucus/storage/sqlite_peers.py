@@ -8,10 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from caucus.domain.peers import Peer, PeerState
-from caucus.errors import (
-    NameInUse,
-    NameTaken,
-)
+from caucus.errors import Hint, NameInUse, NameTaken
 from caucus.storage.sqlite_base import (
     _PEER_COLS,
     _PEER_FIELDS,
@@ -157,10 +154,12 @@ class PeerOps(SqliteOps):
                 )
             except sqlite3.IntegrityError:
                 name = conn.execute("SELECT name FROM peers WHERE id = ?", (peer_id,)).fetchone()
+                # Unreachable while names are held through the grace period; kept so that a
+                # database in an unexpected state answers clearly rather than with a 500.
                 raise NameTaken(
-                    f"while this session was away, another peer registered the name "
-                    f"{name[0]!r}; call register with your token and a new name to keep your "
-                    "inbox",
+                    f"while this session was away, another peer took the name {name[0]!r}; "
+                    "come back with your credentials and a new name to keep your inbox",
+                    hint=Hint.RESUME,
                     name=name[0],
                 ) from None
 
