@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import IO
 
 
 def create_private(path: Path, data: bytes) -> None:
@@ -32,3 +33,18 @@ def replace_atomically(
             os.fsync(directory)
         finally:
             os.close(directory)
+
+
+def try_lock(handle: IO[str]) -> bool:
+    """Take an exclusive advisory lock on an open file without waiting: False if another
+    process holds it. The operating system releases it when the holder exits, however it
+    exits. Where there are no advisory locks it always succeeds."""
+    try:
+        import fcntl
+    except ImportError:
+        return True
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True

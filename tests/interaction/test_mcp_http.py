@@ -269,3 +269,10 @@ INIT = {
 
 def rpc(number: int, method: str, params: dict[str, object]) -> dict[str, object]:
     return {"jsonrpc": "2.0", "id": number, "method": method, "params": params}
+
+
+async def test_mcp_bodies_are_bounded_like_every_route(url: str) -> None:
+    big = {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "x" * 70_000}}
+    async with httpx2.AsyncClient(base_url=url, headers=JSON_RPC) as http:
+        response = await http.post("/mcp", json=big)
+    assert response.status_code == 413

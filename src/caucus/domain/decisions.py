@@ -27,14 +27,6 @@ class Decision:
 
     record: Mapping[str, Any]
 
-    @property
-    def subject(self) -> str:
-        return str(self.record.get("subject", ""))
-
-    @property
-    def hash(self) -> str:
-        return str(self.record.get("hash", ""))
-
 
 @dataclass(frozen=True, slots=True)
 class LedgerBreak:

@@ -64,20 +64,9 @@ class Cleaned:
     defanged: int  # marker look-alikes neutralised
 
 
-def visible(text: str) -> str:
-    """`text` without the invisible characters `clean` removes (nothing else changes): for
-    peer-written strings handed to a model as structured data, where no marker can be forged
-    but hidden text could still be read."""
-    if text.isascii() and text.isprintable():
-        return text
-    return "".join(
-        ch
-        for ch in text.replace("\r\n", "\n").replace("\r", "\n")
-        if ch in _KEEP or unicodedata.category(ch) not in ("Cc", "Cf", "Co", "Cs")
-    )
-
-
-def clean(text: str) -> Cleaned:
+def _strip(text: str) -> tuple[str, int]:
+    """`text` without invisible and control characters (newlines normalized), and how many
+    were removed."""
     removed = 0
     kept: list[str] = []
     for ch in text.replace("\r\n", "\n").replace("\r", "\n"):
@@ -85,7 +74,21 @@ def clean(text: str) -> Cleaned:
             removed += 1
             continue
         kept.append(ch)
-    text, defanged = _defang("".join(kept))
+    return "".join(kept), removed
+
+
+def visible(text: str) -> str:
+    """`text` without the invisible characters `clean` removes (nothing else changes): for
+    peer-written strings handed to a model as structured data, where no marker can be forged
+    but hidden text could still be read."""
+    if text.isascii() and text.isprintable():
+        return text
+    return _strip(text)[0]
+
+
+def clean(text: str) -> Cleaned:
+    kept, removed = _strip(text)
+    text, defanged = _defang(kept)
     return Cleaned(text, removed, defanged)
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO
 
 from caucus.config import user_state_dir
-from caucus.files import replace_atomically
+from caucus.files import replace_atomically, try_lock
 
 
 class IdentityStore:
@@ -69,16 +69,9 @@ class IdentityStore:
         lock_path = self.path_for(name).with_suffix(".lock")
         descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         handle = os.fdopen(descriptor, "r+", encoding="utf-8")
-        try:
-            import fcntl
-
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                handle.close()
-                return False
-        except ImportError:  # no advisory locks here: one bridge per name is on the user
-            pass
+        if not try_lock(handle):
+            handle.close()
+            return False
         self._locks[name] = handle
         return True
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO
 
 from caucus.errors import StorageError
+from caucus.files import try_lock
 from caucus.storage.migrate import migrate_sqlite
 from caucus.storage.sqlite_channels import ChannelOps
 from caucus.storage.sqlite_forms import FormOps
@@ -58,21 +59,14 @@ class SqliteStore(PeerOps, FormOps, ChannelOps):
     def _take_lock(self) -> None:
         lock_path = self.path.with_name(self.path.name + ".lock")
         handle = open(lock_path, "a+", encoding="utf-8")  # noqa: SIM115 - held until close()
-        try:
-            import fcntl
-
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                handle.seek(0)
-                holder = handle.read().strip() or "another process"
-                handle.close()
-                raise StorageError(
-                    f"{self.path} is in use by another hub (pid {holder}); stop it or use --db "
-                    "to choose another file"
-                ) from None
-        except ImportError:  # no advisory locks on this platform; SQLite still guards the file
-            pass
+        if not try_lock(handle):  # without advisory locks, SQLite still guards the file
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            handle.close()
+            raise StorageError(
+                f"{self.path} is in use by another hub (pid {holder}); stop it or use --db "
+                "to choose another file"
+            )
         handle.seek(0)
         handle.truncate()
         handle.write(str(os.getpid()))
