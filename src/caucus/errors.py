@@ -59,6 +59,18 @@ class InvalidRequest(CaucusError):
     status = 422
 
 
+class MalformedBody(CaucusError):
+    """The request body is not JSON the hub can keep (`web/body.py` says which way)."""
+
+    code = "malformed_body"
+    status = 400
+
+
+class UnsupportedMediaType(CaucusError):
+    code = "unsupported_media_type"
+    status = 415
+
+
 class Unauthorized(CaucusError):
     code = "unauthorized"
     status = 401
@@ -145,6 +157,28 @@ class CapOpenForms(CapExceeded):
     code = "cap_open_forms"
 
 
+class CapPeers(CapExceeded):
+    """The room holds as many peers as it may (`peers_max`)."""
+
+    code = "cap_peers"
+    status = 503
+
+
+class CapChannels(CapExceeded):
+    code = "cap_channels"
+
+
+class CapHands(CapExceeded):
+    code = "cap_hands"
+
+
+class CapSessions(CapExceeded):
+    """Too many MCP sessions that have not joined (`mcp_unjoined_max`)."""
+
+    code = "cap_sessions"
+    status = 503
+
+
 class MisdirectedRequest(CaucusError):
     """The Host header names a host this hub does not serve (DNS rebinding defence)."""
 
@@ -196,6 +230,8 @@ ERRORS_BY_CODE: dict[str, type[CaucusError]] = {
     for cls in (
         CaucusError,
         InvalidRequest,
+        MalformedBody,
+        UnsupportedMediaType,
         Unauthorized,
         NotJoined,
         Forbidden,
@@ -214,6 +250,10 @@ ERRORS_BY_CODE: dict[str, type[CaucusError]] = {
         CapHourly,
         CapOpenOffers,
         CapOpenForms,
+        CapPeers,
+        CapChannels,
+        CapHands,
+        CapSessions,
         PayloadTooLarge,
         RateLimited,
         StorageFull,

@@ -436,3 +436,41 @@ async def test_room_controls_announce_set_the_budget_stop_reset_and_export(
     await page.locator("[data-tab=health]").click()
     await expect(page.locator("[data-stat=mpm]")).not_to_have_text("—")
     await expect(page.locator(".chart polyline")).to_have_attribute("points", re.compile(r"\d"))
+
+
+# Names the hub accepts that look like path syntax; `..` is one an older hub let through.
+ODD_NAMES = [".x", "x.", "a..b", "-", "_", "Q-1"]
+
+
+async def test_per_peer_controls_act_on_that_peer_whatever_its_name(
+    open_console: PageFactory, live_hub: Hub, connect: ClientFactory
+) -> None:
+    for name in ODD_NAMES:
+        await connect(name)
+    legacy = await live_hub.store.create_peer(
+        name="..", token_hash=b"\x00" * 32, skills=[], description="", now=live_hub.clock.now()
+    )
+    page = await open_console(live_hub.operator.token)
+    room = page.locator("[data-mode]")
+    for name in ODD_NAMES:
+        row = peer_row(page, name)
+        await row.get_by_role("button", name="Pause").click()
+        await expect(row.get_by_role("button", name="Resume")).to_be_visible()
+        assert (await live_hub.registry.find(name)).delivery_paused
+        await row.get_by_role("button", name="Resume").click()
+        await expect(row.get_by_role("button", name="Pause")).to_be_visible()
+        for control in ("Interrupt", "Reset", "Ping"):
+            await row.get_by_role("button", name=control).click()
+            await expect(page.locator(".toast.ok").last).to_contain_text(name)
+        await expect(room).to_have_text("room open")
+    for control in ("Pause", "Reset"):
+        await peer_row(page, "..").get_by_role("button", name=control).click()
+        await expect(page.locator(".toast.error").last).to_contain_text('cannot address ".."')
+    await expect(room).to_have_text("room open")
+    assert live_hub.control.state().mode.value == "open"
+    assert not (await live_hub.store.peer_by_name("..") or legacy).delivery_paused
+    for name in ODD_NAMES:  # kicked from the console, each one alone
+        await peer_row(page, name).get_by_role("button", name="Kick").click()
+        await peer_row(page, name).get_by_role("button", name="Confirm kick").click()
+        await expect(peer_row(page, name)).to_have_count(0)
+    await expect(peer_row(page, "..")).to_have_count(1)

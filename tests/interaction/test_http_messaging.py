@@ -203,7 +203,7 @@ async def test_send_errors_have_their_status_and_code(url: str, connect: ClientF
     headers = {"Authorization": f"Bearer {alice.token}"}
     async with httpx2.AsyncClient(base_url=url, headers=headers) as http:
         cases = [
-            (b"{not json", 422, "invalid_request"),
+            (b"{not json", 400, "malformed_body"),
             (b'{"content": "no recipient"}', 422, "invalid_request"),
             (b'{"to": "bob", "content": "x", "sender": "bob"}', 422, "invalid_request"),
             (b'{"to": 5, "content": "x"}', 422, "invalid_request"),

@@ -196,3 +196,25 @@ async def test_reaping_and_revival_over_http_with_a_short_ttl(tmp_path: Path) ->
         assert await bob_state() in ("online", "quiet")
         got = await bob.receive(timeout=5)
         assert [m.content for m in got.messages] == ["are you there?"]
+
+
+async def test_a_name_that_differs_from_a_held_one_only_by_case_is_refused(
+    hub: Hub, clock: FakeClock
+) -> None:
+    alice = await hub.registry.register(name="alice")
+    bob = await hub.registry.register(name="bob")
+    for twin in ("Alice", "ALICE", "aLiCe"):
+        with pytest.raises(NameInUse) as caught:
+            await hub.registry.register(name=twin)
+        assert caught.value.extra["name"] == "alice"
+        assert "only by case" in caught.value.detail
+        with pytest.raises(NameInUse):  # nor by renaming into it
+            await hub.registry.register(name=twin, token=bob.token)
+    clock.advance(301)
+    await hub.maintain()  # reaped, so held for alice still
+    with pytest.raises(NameInUse):
+        await hub.registry.register(name="ALICE")
+    renamed = await hub.registry.register(name="Alice", token=alice.token)  # her own, recased
+    assert (renamed.peer.name, renamed.outcome) == ("Alice", "resumed")
+    await hub.registry.leave(renamed.peer)
+    assert (await hub.registry.register(name="alice")).outcome == "created"

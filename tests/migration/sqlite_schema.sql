@@ -9,6 +9,7 @@ CREATE INDEX mcp_handles_peer ON mcp_handles (peer_id, created_at);
 CREATE INDEX offers_open ON offers (state, expires_at);
 CREATE INDEX offers_poster ON offers (poster_id, state);
 CREATE UNIQUE INDEX peers_held_name ON peers (name) WHERE state IN ('active', 'reaped');
+CREATE INDEX peers_held_name_nocase ON peers (name COLLATE NOCASE) WHERE state IN ('active', 'reaped');
 CREATE INDEX peers_name ON peers (name);
 CREATE INDEX peers_state ON peers (state, last_seen);
 CREATE INDEX tasks_open ON tasks (state, expires_at) WHERE state IN ('pending', 'in_progress', 'input_required');
@@ -20,6 +21,7 @@ CREATE TABLE channels ( name TEXT PRIMARY KEY, topic TEXT NOT NULL DEFAULT '', t
 CREATE TABLE deliveries ( peer_id INTEGER NOT NULL, seq INTEGER NOT NULL, delivery_count INTEGER NOT NULL DEFAULT 0, visible_at REAL NOT NULL DEFAULT 0, lease INTEGER NOT NULL DEFAULT 0, lane INTEGER NOT NULL DEFAULT 1, ephemeral INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (peer_id, seq) ) WITHOUT ROWID;
 CREATE TABLE forms ( id TEXT PRIMARY KEY, asker_id INTEGER NOT NULL, asker TEXT NOT NULL, audience TEXT NOT NULL, -- 'all' or '#channel' title TEXT NOT NULL, fields TEXT NOT NULL, -- JSON list of {key, label, type, options, required, allow_other} state TEXT NOT NULL CHECK (state IN ('pending', 'answered', 'canceled')), created_at REAL NOT NULL, updated_at REAL NOT NULL, answer TEXT, -- JSON object of field key to answer reason TEXT, decision_hash TEXT ) WITHOUT ROWID;
 CREATE TABLE idempotency ( sender_id INTEGER NOT NULL, key TEXT NOT NULL, created_at REAL NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (sender_id, key) ) WITHOUT ROWID;
+CREATE TABLE ledger_intents ( hash TEXT PRIMARY KEY, created_at REAL NOT NULL ) WITHOUT ROWID;
 CREATE TABLE mcp_handles ( handle_hash BLOB PRIMARY KEY, peer_id INTEGER NOT NULL, created_at REAL NOT NULL ) WITHOUT ROWID;
 CREATE TABLE messages ( seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, ts REAL NOT NULL, sender_id INTEGER, sender TEXT NOT NULL, target TEXT NOT NULL, kind TEXT NOT NULL, content TEXT NOT NULL, meta TEXT, thread TEXT, reply_to TEXT, delivered_to TEXT NOT NULL DEFAULT '[]', missed TEXT NOT NULL DEFAULT '[]' );
 CREATE TABLE offer_claims ( offer_id TEXT NOT NULL, claimant_id INTEGER NOT NULL, claimant TEXT NOT NULL, note TEXT, ts REAL NOT NULL, state TEXT NOT NULL CHECK (state IN ('pending', 'selected', 'rejected', 'withdrawn')), PRIMARY KEY (offer_id, claimant_id) ) WITHOUT ROWID;

@@ -9,7 +9,9 @@ def test_valid_peer_names_are_accepted(name: str) -> None:
     assert check_peer_name(name) == name
 
 
-@pytest.mark.parametrize("name", ["", "x" * 65, "has space", "emoji🙂", "a/b", "#chan", "a:b"])
+@pytest.mark.parametrize(
+    "name", ["", "x" * 65, "has space", "emoji🙂", "a/b", "#chan", "a:b", ".", "..", "..."]
+)
 def test_malformed_peer_names_are_rejected(name: str) -> None:
     with pytest.raises(InvalidRequest):
         check_peer_name(name)
@@ -28,6 +30,9 @@ def test_channel_names_are_canonicalised_with_a_hash() -> None:
         check_channel_name("#")
     with pytest.raises(InvalidRequest):
         check_channel_name("#no spaces")
+    for dots in ("#.", "..", "#..."):
+        with pytest.raises(InvalidRequest):
+            check_channel_name(dots)
 
 
 def test_targets_are_peer_all_or_channel() -> None:

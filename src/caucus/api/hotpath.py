@@ -25,12 +25,13 @@ from caucus.api.requests import SendRequest
 from caucus.errors import CaucusError, InvalidRequest
 from caucus.services.hub import Hub
 from caucus.web.bearer import bearer_from_scope
+from caucus.web.body import check_content_type, parse_json, read_body
 from caucus.web.errors import (
-    body_too_large,
     caucus_error_response,
     describe_validation,
     unexpected_error_body,
 )
+from caucus.web.fields import MAX_INT
 from caucus.web.messages import Batch, InboundMessage, SendResult
 
 log = logging.getLogger(__name__)
@@ -52,7 +53,7 @@ async def send_message(hub: Hub, token: str | None, raw: bytes) -> tuple[bytes, 
     """POST /send. Returns the JSON body and whether it replays an idempotent earlier send."""
     peer = await hub.principals.agent(token)
     try:
-        body = SendRequest.model_validate_json(raw)
+        body = SendRequest.model_validate(parse_json(raw))
     except ValidationError as exc:
         raise InvalidRequest(describe_validation(list(exc.errors()))) from None
     receipt = await hub.delivery.send(
@@ -73,9 +74,14 @@ def _int_param(query: Mapping[str, str], name: str) -> int | None:
     if raw is None or raw == "":
         return None
     try:
-        return int(raw)
+        value = int(raw) if len(raw) <= 20 else None
     except ValueError:
-        raise InvalidRequest(f"{name}: must be an integer", field=name) from None
+        value = None
+    if value is None or not 0 <= value <= MAX_INT:
+        raise InvalidRequest(
+            f"{name}: must be a whole number from 0 to {MAX_INT}", field=name
+        ) from None
+    return value
 
 
 async def receive_messages(
@@ -167,7 +173,8 @@ class FastLane:
             await _respond(send, 500, dumps(unexpected_error_body()), self.headers)
 
     async def _send(self, scope: Scope, receive: Receive, send: Send) -> None:
-        raw = await self._read_body(scope, receive)
+        raw = await read_body(receive, self.max_body_bytes, scope["headers"])
+        check_content_type(scope["headers"])
         hub = served(scope).hub
         body, replayed = await send_message(hub, bearer_from_scope(scope["headers"]), raw)
         extra = [(REPLAYED_HEADER.lower().encode(), b"true")] if replayed else []
@@ -205,28 +212,6 @@ class FastLane:
             if watcher is not None:
                 watcher.cancel()
         await _respond(send, 200, body, self.headers)
-
-    async def _read_body(self, scope: Scope, receive: Receive) -> bytes:
-        limit = self.max_body_bytes
-        for name, value in scope["headers"]:
-            if name == b"content-length" and value.isdigit() and int(value) > limit:
-                raise body_too_large(limit)
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise InvalidRequest("the client disconnected before sending its body")
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                raise body_too_large(limit)
-            if not message.get("more_body", False):
-                if not chunks:  # the usual case: the whole body in one piece
-                    return bytes(chunk)
-                chunks.append(chunk)
-                return b"".join(chunks)
-            chunks.append(chunk)
 
 
 async def _wait_disconnect(receive: Receive) -> None:

@@ -3,13 +3,23 @@ answers is in `caucus.web`: one wire model per noun."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.config import JsonDict
 
 from caucus.domain.floors import FloorAction
 from caucus.domain.forms import FieldType
-from caucus.web.fields import closed
+from caucus.web.fields import MAX_INT, closed
+
+Seq = Annotated[int, Field(ge=0, le=MAX_INT)]
+# What the hub enforces, documented in the schema only: the domain checks it and says why in
+# its own words (and a length limit from the settings would not be fixed here anyway).
+NAME: JsonDict = {"pattern": "^[A-Za-z0-9._-]{1,64}$"}
+TARGET: JsonDict = {"pattern": "^#?[A-Za-z0-9._-]{1,64}$"}
+LINE: JsonDict = {"maxLength": 280}
+REASON: JsonDict = {"maxLength": 500}
+SUBJECT: JsonDict = {"maxLength": 120}
 
 
 class _In(BaseModel):
@@ -27,19 +37,29 @@ class SkillIn(_In):
 
 
 class RegisterRequest(_In):
-    name: str = Field(description="1-64 letters, digits, '.', '_' or '-'")
+    name: str = Field(
+        description="1-64 letters, digits, '.', '_' or '-', not only dots; not reserved",
+        json_schema_extra=NAME,
+    )
     token: str | None = Field(
         None, description="your existing token, to resume that identity (or send it as Bearer)"
     )
-    skills: list[str | SkillIn] | None = Field(None, description="kept when omitted")
-    description: str | None = Field(None, description="kept when omitted")
+    skills: list[str | SkillIn] | None = Field(
+        None, description="kept when omitted", json_schema_extra={"maxItems": 32}
+    )
+    description: str | None = Field(
+        None, description="kept when omitted", json_schema_extra={"maxLength": 1000}
+    )
     protocol_version: int | None = Field(
-        None, description="the protocol version you know; the text is returned if it is behind"
+        None,
+        ge=0,
+        le=MAX_INT,
+        description="the protocol version you know; the text is returned if it is behind",
     )
 
 
 class SendRequest(_In):
-    to: str = Field(description="a peer name, 'all', or '#channel'")
+    to: str = Field(description="a peer name, 'all', or '#channel'", json_schema_extra=TARGET)
     content: str
     thread: str | None = None
     reply_to: str | None = Field(None, description="id of the message this answers")
@@ -50,27 +70,27 @@ class SendRequest(_In):
 
 
 class AckRequest(_In):
-    seqs: list[int] | None = None
-    through: int | None = Field(
+    seqs: list[Seq] | None = Field(None, max_length=10_000)
+    through: Seq | None = Field(
         None, description="acknowledge the batch holding this seq, up to and including it"
     )
 
 
 class StatusRequest(_In):
-    status: str = Field(description="one line, at most 280 characters")
+    status: str = Field(description="one line, at most 280 characters", json_schema_extra=LINE)
 
 
 class ChannelRequest(_In):
-    channel: str = Field(description="'#name' (the '#' may be omitted)")
+    channel: str = Field(description="'#name' (the '#' may be omitted)", json_schema_extra=TARGET)
 
 
 class TopicRequest(_In):
-    channel: str
-    topic: str = Field(description="one line, at most 280 characters")
+    channel: str = Field(json_schema_extra=TARGET)
+    topic: str = Field(description="one line, at most 280 characters", json_schema_extra=LINE)
 
 
 class OperatorSayRequest(_In):
-    to: str = Field(description="a peer name, 'all', or '#channel'")
+    to: str = Field(description="a peer name, 'all', or '#channel'", json_schema_extra=TARGET)
     content: str
     thread: str | None = None
     meta: dict[str, Any] | None = None
@@ -82,18 +102,33 @@ class AnnounceRequest(_In):
 
 
 class ReasonRequest(_In):
-    reason: str | None = Field(None, description="told to the peers, at most 500 characters")
+    reason: str | None = Field(
+        None, description="told to the peers, at most 500 characters", json_schema_extra=REASON
+    )
+
+
+class PurgeRequest(_In):
+    before: str | float | None = Field(
+        None,
+        description="epoch seconds or ISO 8601; finished items older than this go "
+        "(default: the retention age)",
+    )
+    dry_run: bool = Field(False, description="only say what would go")
 
 
 class RateRequest(_In):
-    capacity: float = Field(description="sends an agent may make at once")
-    refill: float = Field(description="sends per second added back to each agent's budget")
+    capacity: float = Field(ge=0, le=1e9, description="sends an agent may make at once")
+    refill: float = Field(
+        ge=0, le=1e9, description="sends per second added back to each agent's budget"
+    )
 
 
 class TaskRequest(_In):
-    to: str = Field(description="the worker: one peer, by name")
+    to: str = Field(description="the worker: one peer, by name", json_schema_extra=NAME)
     payload: str = Field(description="what to do")
-    subject: str | None = Field(None, description="a short title, at most 120 characters")
+    subject: str | None = Field(
+        None, description="a short title, at most 120 characters", json_schema_extra=SUBJECT
+    )
     thread: str | None = Field(None, description="defaults to the task id")
 
 
@@ -111,18 +146,26 @@ class TaskQuestionRequest(_In):
 
 class AgentAnnounceRequest(_In):
     payload: str = Field(description="the news, at most 4 KB")
-    subject: str | None = Field(None, description="at most 120 characters")
+    subject: str | None = Field(
+        None, description="at most 120 characters", json_schema_extra=SUBJECT
+    )
 
 
 class OfferRequest(_In):
     payload: str = Field(description="the work, at most 4 KB (it is announced)")
-    subject: str | None = Field(None, description="at most 120 characters")
+    subject: str | None = Field(
+        None, description="at most 120 characters", json_schema_extra=SUBJECT
+    )
     required_skills: list[str | SkillIn] | None = None
-    ttl_seconds: float | None = Field(None, description="60 s to 72 h; default 24 h")
+    ttl_seconds: float | None = Field(
+        None, ge=60, le=72 * 3600, description="60 s to 72 h; default 24 h"
+    )
 
 
 class ClaimRequest(_In):
-    note: str | None = Field(None, description="why you, in at most 500 characters")
+    note: str | None = Field(
+        None, description="why you, in at most 500 characters", json_schema_extra=REASON
+    )
 
 
 class ResolveRequest(_In):
@@ -132,25 +175,42 @@ class ResolveRequest(_In):
 
 class FloorRequest(_In):
     action: str = closed(FloorAction)
-    scope: str = Field(description="'all' or '#channel'")
+    scope: str = Field(description="'all' or '#channel'", json_schema_extra=TARGET)
     reason: str | None = Field(None, description="why you want the floor")
 
 
 class FormFieldIn(_In):
-    key: str = Field(description="1-40 letters, digits, '_' or '-'; unique in the form")
-    label: str | None = Field(None, description="what the operator reads; defaults to the key")
+    key: str = Field(
+        description="1-40 letters, digits, '_' or '-'; unique in the form",
+        json_schema_extra={"pattern": "^[A-Za-z0-9_-]{1,40}$"},
+    )
+    label: str | None = Field(
+        None,
+        description="what the operator reads; defaults to the key",
+        json_schema_extra={"maxLength": 200},
+    )
     type: str = closed(FieldType)
     options: list[str] | None = Field(
-        None, description="radio and checkbox only: 1-20 choices of at most 100 characters"
+        None,
+        description="radio and checkbox only: 1-20 choices of at most 100 characters",
+        json_schema_extra={"maxItems": 20, "items": {"type": "string", "maxLength": 100}},
     )
     required: bool = False
     allow_other: bool = Field(False, description="choice fields: accept an answer not listed")
 
 
 class AskRequest(_In):
-    title: str = Field(description="the question, at most 200 characters")
-    fields: list[FormFieldIn] = Field(description="1-20 fields")
-    to: str = Field("all", description="who gets the answer: 'all' or a #channel you are in")
+    title: str = Field(
+        description="the question, at most 200 characters", json_schema_extra={"maxLength": 200}
+    )
+    fields: list[FormFieldIn] = Field(
+        description="1-20 fields", json_schema_extra={"minItems": 1, "maxItems": 20}
+    )
+    to: str = Field(
+        "all",
+        description="who gets the answer: 'all' or a #channel you are in",
+        json_schema_extra=TARGET,
+    )
 
 
 class AnswerRequest(_In):

@@ -11,7 +11,8 @@ from caucus.api.auth import ViewerDep, access
 from caucus.api.context import hub_of
 from caucus.services.roles import Access
 from caucus.web.errors import ErrorBody
-from caucus.web.messages import History, RoutedMessage
+from caucus.web.fields import MAX_INT
+from caucus.web.messages import DroppedInfo, History, RoutedMessage
 from caucus.web.room import SessionInfo
 from caucus.web.work import OfferList, TaskList
 
@@ -44,8 +45,10 @@ async def session(_request: Request, role: ViewerDep) -> SessionInfo:
 async def messages(
     request: Request,
     _: ViewerDep,
-    before: Annotated[int | None, Query(description="only messages with a lower seq")] = None,
-    limit: Annotated[int, Query(description="1-500")] = 200,
+    before: Annotated[
+        int | None, Query(ge=0, le=MAX_INT, description="only messages with a lower seq")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=500, description="1-500")] = 200,
     peer: Annotated[str | None, Query(description="from, to or delivered to this peer")] = None,
     channel: Annotated[str | None, Query(description="sent to this #channel")] = None,
     kind: Annotated[str | None, Query(description="chat, operator, system, task, ...")] = None,
@@ -54,7 +57,16 @@ async def messages(
     page, more = await hub_of(request).delivery.history(
         before=before, limit=limit, peer=peer, channel=channel, kind=kind, text=q
     )
-    return History(messages=[RoutedMessage.of(m) for m in page], more=more)
+    hub = hub_of(request)
+    gone = await hub.retention.dropped()
+    dropped = (
+        DroppedInfo(
+            messages=gone.messages, through_seq=gone.through_seq, through_ts=gone.through_ts
+        )
+        if gone.messages
+        else None
+    )
+    return History(messages=[RoutedMessage.of(m) for m in page], more=more, dropped=dropped)
 
 
 @router.get(
@@ -67,7 +79,7 @@ async def tasks(
     request: Request,
     _: ViewerDep,
     status: Annotated[str | None, Query(description="a task state")] = None,
-    limit: Annotated[int, Query(description="1-500")] = 200,
+    limit: Annotated[int, Query(ge=1, le=500, description="1-500")] = 200,
 ) -> TaskList:
     return TaskList.of(await hub_of(request).tasks.all(status, limit))
 

@@ -20,6 +20,7 @@ from caucus.errors import InvalidRequest
 from caucus.services.roles import Access
 from caucus.web.console import SnapshotAt
 from caucus.web.errors import ErrorBody
+from caucus.web.fields import parse_time
 
 router = APIRouter(tags=["operator"])
 
@@ -102,26 +103,6 @@ async def snapshot(request: Request, _: ViewerDep) -> SnapshotAt:
     return SnapshotAt.model_construct(event_id=event_id, **dict(await feed.snapshot()))
 
 
-def parse_time(value: str | None, name: str) -> float | None:
-    """Epoch seconds, or an ISO 8601 date/time (UTC unless it says otherwise)."""
-    if value is None or value == "":
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        raise InvalidRequest(
-            f"{name}: give epoch seconds or an ISO 8601 time like 2026-11-30T09:00:00Z",
-            field=name,
-        ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
-
-
 @router.get(
     "/export",
     summary="Download the transcript as JSON, Markdown or text, optionally for a time range",
@@ -146,7 +127,9 @@ async def export(
     stamp = datetime.fromtimestamp(hub.clock.now(), UTC).strftime("%Y%m%dT%H%M%SZ")
     extension = {"json": "json", "markdown": "md", "text": "txt"}[format]
     return StreamingResponse(
-        export_chunks(hub.store, format, start, end, hub.clock.now()),
+        export_chunks(
+            hub.store, format, start, end, hub.clock.now(), await hub.retention.dropped()
+        ),
         media_type=EXPORT_TYPES[format],
         headers={
             "Content-Disposition": f'attachment; filename="caucus-transcript-{stamp}.{extension}"'

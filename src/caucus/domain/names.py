@@ -25,10 +25,16 @@ def name_from(text: str) -> str | None:
     return base
 
 
+def _only_dots(name: str) -> bool:
+    # '.' and '..' are path segments to every URL resolver; a peer named so would turn
+    # /operator/peers/{name}/pause into a room-wide route. Any all-dot name reads as one.
+    return not name.strip(".")
+
+
 def check_peer_name(name: str) -> str:
-    if not NAME_RE.fullmatch(name):
+    if not NAME_RE.fullmatch(name) or _only_dots(name):
         raise InvalidRequest(
-            f"invalid name {name!r}: use 1-64 letters, digits, '.', '_' or '-'",
+            f"invalid name {name!r}: use 1-64 letters, digits, '.', '_' or '-', not only dots",
             field="name",
         )
     if name.lower() in RESERVED_NAMES:
@@ -43,7 +49,7 @@ def check_peer_name(name: str) -> str:
 def check_channel_name(channel: str) -> str:
     """Return the canonical `#name` form; a missing leading '#' is accepted."""
     bare = channel[1:] if channel.startswith("#") else channel
-    if not NAME_RE.fullmatch(bare):
+    if not NAME_RE.fullmatch(bare) or _only_dots(bare):
         raise InvalidRequest(
             f"invalid channel {channel!r}: use '#' then 1-64 letters, digits, '.', '_' or '-'",
             field="channel",

@@ -15,6 +15,26 @@ from caucus.storage.sqlite_runners import GroupCommitWriter, ReaderThread
 
 T = TypeVar("T")
 
+
+def stored_json(text: str) -> Any:
+    """A JSON column as written. A lone UTF-16 surrogate (which the hub refuses now, but an
+    older one stored) is read back as U+FFFD, so no value once stored can break a read."""
+    value = json.loads(text)
+    if "\\ud" in text or "\\uD" in text:
+        value = _repaired(value)
+    return value
+
+
+def _repaired(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [_repaired(v) for v in value]
+    if isinstance(value, dict):
+        return {_repaired(k): _repaired(v) for k, v in value.items()}
+    return value
+
+
 _PEER_COLS = (
     "id, name, token_hash, state, skills, description, status, status_at, created_at, "
     "last_seen, reaped_at, delivery_paused, offline_at"
@@ -52,7 +72,7 @@ def _peer(row: sqlite3.Row | tuple[Any, ...]) -> Peer:
         name=row[1],
         token_hash=bytes(row[2]),
         state=PeerState(row[3]),
-        skills=json.loads(row[4]),
+        skills=stored_json(row[4]),
         description=row[5],
         status=row[6],
         status_at=row[7],
@@ -74,7 +94,7 @@ def _message(row: sqlite3.Row | tuple[Any, ...], offset: int = 0) -> Message:
         to=r[4],
         kind=r[5],
         content=r[6],
-        meta=json.loads(r[7]) if r[7] is not None else None,
+        meta=stored_json(r[7]) if r[7] is not None else None,
         thread=r[8],
         reply_to=r[9],
     )

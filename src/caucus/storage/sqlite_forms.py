@@ -13,6 +13,7 @@ from caucus.domain.forms import Form, FormField, FormState, Reach
 from caucus.domain.messages import AppendOutcome, NewMessage
 from caucus.domain.names import BROADCAST, Target
 from caucus.errors import CapOpenForms, Conflict, Hint, NotFound
+from caucus.storage.sqlite_base import stored_json
 from caucus.storage.sqlite_offers import OfferOps
 
 _FORM_COLS = (
@@ -40,12 +41,12 @@ def _form(row: tuple[Any, ...]) -> Form:
                 f["required"],
                 f["allow_other"],
             )
-            for f in json.loads(row[4])
+            for f in stored_json(row[4])
         ],
         state=FormState(row[5]),
         created_at=row[6],
         updated_at=row[7],
-        answer=json.loads(row[8]) if row[8] is not None else None,
+        answer=stored_json(row[8]) if row[8] is not None else None,
         reason=row[9],
         decision_hash=row[10],
     )
@@ -186,6 +187,27 @@ class FormOps(OfferOps):
             return [_form(r) for r in rows.fetchall()]
 
         return await self._read(op)
+
+    async def note_ledger_intents(self, hashes: list[str], now: float) -> None:
+        def op(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                "INSERT OR IGNORE INTO ledger_intents (hash, created_at) VALUES (?, ?)",
+                [(h, now) for h in hashes],
+            )
+
+        await self._write(op)
+
+    async def ledger_intents(self) -> set[str]:
+        def op(conn: sqlite3.Connection) -> set[str]:
+            return {r[0] for r in conn.execute("SELECT hash FROM ledger_intents")}
+
+        return await self._read(op)
+
+    async def clear_ledger_intents(self) -> None:
+        def op(conn: sqlite3.Connection) -> None:
+            conn.execute("DELETE FROM ledger_intents")
+
+        await self._write(op)
 
     async def mark_forms_recorded(self, hashes: dict[str, str]) -> None:
         def op(conn: sqlite3.Connection) -> None:

@@ -33,6 +33,7 @@ from caucus.storage.sqlite_base import (
     SqliteOps,
     _message,
     _names_json,
+    stored_json,
 )
 
 
@@ -276,7 +277,7 @@ class MessageOps(SqliteOps):
             out = []
             for r in rows:
                 message = _message(r)
-                message.delivered_to = json.loads(r[10])
+                message.delivered_to = stored_json(r[10])
                 out.append(message)
             return out
 
@@ -315,7 +316,7 @@ class MessageOps(SqliteOps):
             out = []
             for r in reversed(rows):
                 message = _message(r)
-                message.delivered_to = json.loads(r[10])
+                message.delivered_to = stored_json(r[10])
                 out.append(message)
             return out
 
@@ -348,7 +349,7 @@ class MessageOps(SqliteOps):
     async def room_state(self) -> dict[str, Any]:
         def op(conn: sqlite3.Connection) -> dict[str, Any]:
             rows = conn.execute("SELECT key, value FROM room_state").fetchall()
-            return {r[0]: json.loads(r[1]) for r in rows}
+            return {r[0]: stored_json(r[1]) for r in rows}
 
         return await self._read(op)
 
@@ -430,6 +431,6 @@ def _replay(conn: sqlite3.Connection, seq: int) -> AppendOutcome:
     ).fetchone()
     message = _message(row)
     receipt = SendReceipt(
-        message.id, message.seq, json.loads(row[10]), json.loads(row[11]), duplicate=True
+        message.id, message.seq, stored_json(row[10]), stored_json(row[11]), duplicate=True
     )
     return AppendOutcome(receipt, message, [], False)

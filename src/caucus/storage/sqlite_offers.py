@@ -12,6 +12,7 @@ from caucus.domain.messages import AppendOutcome, NewMessage
 from caucus.domain.names import Target, TargetKind
 from caucus.domain.offers import Claim, Offer, Resolution
 from caucus.errors import CapOpenOffers, Conflict, Forbidden, Hint, NotFound
+from caucus.storage.sqlite_base import stored_json
 from caucus.storage.sqlite_tasks import TaskOps
 
 _OFFER_COLS = (
@@ -26,7 +27,7 @@ def _offer(conn: sqlite3.Connection, row: tuple[Any, ...]) -> Offer:
         row[1],
         row[2],
         row[3],
-        json.loads(row[4]),
+        stored_json(row[4]),
         row[5],
         row[6],
         row[7],

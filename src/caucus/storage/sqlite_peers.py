@@ -8,13 +8,30 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from caucus.domain.peers import Peer, PeerState
-from caucus.errors import Hint, NameInUse, NameTaken
+from caucus.errors import CapPeers, Hint, NameInUse, NameTaken
 from caucus.storage.sqlite_base import (
     _PEER_COLS,
     _PEER_FIELDS,
     SqliteOps,
     _peer,
 )
+
+_HOLDER = f"SELECT {_PEER_COLS} FROM peers WHERE name = ? AND state IN ('active', 'reaped')"
+# Names are ASCII, which NOCASE folds; an exact holder sorts first.
+_HOLDER_ANY_CASE = (
+    f"SELECT {_PEER_COLS} FROM peers WHERE name = ? COLLATE NOCASE"
+    " AND state IN ('active', 'reaped') LIMIT 1"
+)
+
+
+def _case_twin(conn: sqlite3.Connection, name: str, peer_id: int | None) -> None:
+    row = conn.execute(
+        "SELECT name FROM peers WHERE name = ? COLLATE NOCASE AND state IN ('active', 'reaped')"
+        " AND id IS NOT ? LIMIT 1",
+        (name, peer_id),
+    ).fetchone()
+    if row is not None:
+        raise NameInUse(f"the name {name!r} is held by another peer as {row[0]!r}", name=row[0])
 
 
 class PeerOps(SqliteOps):
@@ -27,9 +44,22 @@ class PeerOps(SqliteOps):
         description: str,
         now: float,
         announcements_since: float | None = None,
+        max_peers: int | None = None,
     ) -> Peer:
         def op(conn: sqlite3.Connection) -> Peer:
             self._recipients.clear()
+            _case_twin(conn, name, None)
+            if max_peers is not None:
+                (held,) = conn.execute(
+                    "SELECT COUNT(*) FROM peers WHERE state IN ('active', 'reaped')"
+                ).fetchone()
+                if held >= max_peers:
+                    raise CapPeers(
+                        f"the room holds {held} peers, its limit (peers_max); retry once "
+                        "some leave, or ask the operator to raise it",
+                        cap="peers_max",
+                        limit=max_peers,
+                    )
             try:
                 cur = conn.execute(
                     "INSERT INTO peers (name, token_hash, state, skills, description, created_at,"
@@ -61,12 +91,9 @@ class PeerOps(SqliteOps):
 
         return await self._read(op)
 
-    async def peer_by_name(self, name: str) -> Peer | None:
+    async def peer_by_name(self, name: str, *, any_case: bool = False) -> Peer | None:
         def op(conn: sqlite3.Connection) -> Peer | None:
-            row = conn.execute(
-                f"SELECT {_PEER_COLS} FROM peers WHERE name = ? AND state IN ('active', 'reaped')",
-                (name,),
-            ).fetchone()
+            row = conn.execute(_HOLDER_ANY_CASE if any_case else _HOLDER, (name,)).fetchone()
             return _peer(row) if row else None
 
         return await self._read(op)
@@ -134,6 +161,7 @@ class PeerOps(SqliteOps):
         def op(conn: sqlite3.Connection) -> None:
             if "name" in fields:
                 self._recipients.clear()
+                _case_twin(conn, fields["name"], peer_id)
             try:
                 conn.execute(f"UPDATE peers SET {assignments} WHERE id = ?", (*values, peer_id))
             except sqlite3.IntegrityError:

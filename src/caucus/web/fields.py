@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from caucus.errors import InvalidRequest
+
+# The largest integer the hub keeps (SQLite's INTEGER); anything past it is refused, not stored.
+MAX_INT = 2**63 - 1
+# Where a moment is given as epoch seconds: year 1 to year 9999, so every one can be printed.
+EPOCH_MIN, EPOCH_MAX = -62135596800.0, 253402300799.0
 
 
 class Wire(BaseModel):
@@ -26,3 +34,33 @@ def closed(
     if nullable:
         values.append(None)
     return Field(description=description, json_schema_extra={"enum": values}, **kw)
+
+
+def parse_time(value: str | None, name: str) -> float | None:
+    """Epoch seconds, or an ISO 8601 date/time (UTC unless it says otherwise)."""
+    if value is None or value == "":
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        pass
+    else:
+        if not EPOCH_MIN <= seconds <= EPOCH_MAX:  # nan and inf fail this too
+            raise InvalidRequest(
+                f"{name}: epoch seconds must be a finite time between year 1 and 9999",
+                field=name,
+            )
+        return seconds
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise InvalidRequest(
+            f"{name}: give epoch seconds or an ISO 8601 time like 2026-11-30T09:00:00Z",
+            field=name,
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    try:
+        return moment.timestamp()
+    except (OverflowError, ValueError):  # 0001-01-01 with a positive offset
+        raise InvalidRequest(f"{name}: that time is out of range", field=name) from None

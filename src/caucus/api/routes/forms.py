@@ -25,7 +25,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     422: {"model": ErrorBody, "description": "a field or answer that does not fit the form"},
     429: {"model": ErrorBody, "description": "cap_open_forms: too many of your forms pending"},
 }
-Limit = Annotated[int, Query(description="how many, newest first (1-200)")]
+Limit = Annotated[int, Query(ge=1, le=200, description="how many, newest first (1-200)")]
 
 
 @router.post(

@@ -15,6 +15,22 @@ export class ApiError extends Error {
   }
 }
 
+// Every route with a name or id in it is built here, one encoded segment per value, never by
+// pasting strings: a name like "a/b" or "?x" then stays one segment. "." and ".." are dot
+// segments to every URL parser even when percent-encoded, so no encoding makes them safe; the
+// hub refuses such names, and a segment that is one anyway is refused here rather than sent.
+export function route(strings, ...values) {
+  let out = strings[0];
+  values.forEach((value, i) => {
+    const segment = String(value);
+    if (segment === "" || !segment.replace(/\./g, "")) {
+      throw new Error(`cannot address ${JSON.stringify(segment)} in a URL`);
+    }
+    out += encodeURIComponent(segment) + strings[i + 1];
+  });
+  return out;
+}
+
 export class Api {
   constructor(token) {
     this.token = token;

@@ -1,6 +1,6 @@
 // The Caucus operator console: sign in, follow the feed, act on the room.
 
-import { Api, follow } from "./api.js";
+import { Api, follow, route } from "./api.js";
 import { Composer, Roster, Transcript } from "./panels.js";
 import { Channels, Controls, Decisions, Health, Work } from "./side.js";
 import { initial, reduce } from "./state.js";
@@ -143,27 +143,27 @@ function Console({ api, role, onSignOut }) {
 
   async function act(action, name, extra) {
     const paths = {
-      pause: `/operator/peers/${name}/pause`,
-      resume: `/operator/peers/${name}/resume`,
-      interrupt: `/operator/peers/${name}/interrupt`,
-      reset: `/operator/peers/${name}/reset`,
-      kick: `/operator/peers/${name}/kick`,
-      clearFloor: `/operator/floors/${encodeURIComponent(String(name).replace(/^#/, ""))}/clear`,
-      closeChannel: `/operator/channels/${encodeURIComponent(String(name).replace(/^#/, ""))}/close`,
+      pause: () => route`/operator/peers/${name}/pause`,
+      resume: () => route`/operator/peers/${name}/resume`,
+      interrupt: () => route`/operator/peers/${name}/interrupt`,
+      reset: () => route`/operator/peers/${name}/reset`,
+      kick: () => route`/operator/peers/${name}/kick`,
+      clearFloor: () => route`/operator/floors/${String(name).replace(/^#/, "")}/clear`,
+      closeChannel: () => route`/operator/channels/${String(name).replace(/^#/, "")}/close`,
     };
     try {
       if (action === "ping") {
-        const peer = await api.get(`/operator/peers/${name}/ping`);
+        const peer = await api.get(route`/operator/peers/${name}/ping`);
         notify(`${peer.name}: ${peer.state}, last seen ${Math.round(peer.last_seen_age)} s ago${peer.listening ? ", listening" : ""}`);
         return;
       }
       if (action === "room") {
         const body = extra ? { reason: extra } : {};
-        const state = await api.post(`/operator/${name}`, ["stop", "reset"].includes(name) ? body : undefined);
+        const state = await api.post(route`/operator/${name}`, ["stop", "reset"].includes(name) ? body : undefined);
         notify(`room ${state.mode}`);
         return;
       }
-      await api.post(paths[action]);
+      await api.post(paths[action]());
       notify(`${action === "clearFloor" ? "cleared the floor of" : action} ${name}`);
       pollPeers();
     } catch (error) {

@@ -2,6 +2,7 @@
 // (required fields, the "other" answer where a field allows one, text lengths), then a recap
 // of every answer before anything is sent.
 
+import { route } from "./api.js";
 import { clock } from "./format.js";
 import { html, useEffect, useRef, useState } from "./ui.js";
 
@@ -52,7 +53,7 @@ function CancelForm({ api, form, observer, notify }) {
   }
   async function cancel() {
     try {
-      await api.post(`/operator/forms/${form.form_id}/cancel`, reason ? { reason } : {});
+      await api.post(route`/operator/forms/${form.form_id}/cancel`, reason ? { reason } : {});
       notify(`canceled "${form.title}"`, "ok");
     } catch (error) {
       notify(error.message, "error");
@@ -133,7 +134,7 @@ function Wizard({ api, form, notify, onClose }) {
     }
     setSending(true);
     try {
-      await api.post(`/operator/forms/${form.form_id}/answer`, { answers: body });
+      await api.post(route`/operator/forms/${form.form_id}/answer`, { answers: body });
       notify(`answered "${form.title}"`, "ok");
       onClose();
     } catch (err) {
