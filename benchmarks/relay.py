@@ -46,7 +46,7 @@ def serve_trivial() -> None:
         return JSONResponse({"ok": True, "to": body.get("to")})
 
     app = Starlette(routes=[Route("/echo", echo, methods=["POST"])])
-    sock = socket.socket()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # NODELAY
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(2048)

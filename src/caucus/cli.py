@@ -8,7 +8,6 @@ import gc
 import ipaddress
 import json
 import logging
-import re
 import signal
 import socket
 import sys
@@ -22,8 +21,9 @@ import uvicorn
 from pydantic import ValidationError
 from rich.console import Console
 
-from caucus import __version__
+from caucus import __version__, logs
 from caucus.config import Settings, load_settings
+from caucus.db_cli import db_app
 from caucus.errors import CaucusError
 from caucus.services.hub import Hub
 
@@ -48,7 +48,10 @@ def _fail(message: str, hint: str | None = None) -> None:
 
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and
+    # without it every response whose head and body go out as two writes waits ~40 ms for
+    # the client's delayed ACK (Nagle).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
@@ -109,13 +112,28 @@ def hub(
     log_level: Annotated[str | None, typer.Option(help="debug, info, warning, error")] = None,
     operator_token: Annotated[
         str | None,
-        typer.Option(help="the operator's token (default: generated once, kept in the data dir)"),
+        typer.Option(
+            help="the operator's token (default: generated once, kept in the data dir); "
+            "visible to `ps`: prefer --operator-token-file or CAUCUS_OPERATOR_TOKEN"
+        ),
+    ] = None,
+    operator_token_file: Annotated[
+        Path | None, typer.Option(help="read the operator's token from this file")
     ] = None,
     observer_token: Annotated[
-        str | None, typer.Option(help="a token for a read-only observer")
+        str | None, typer.Option(help="a token for a read-only observer (visible to `ps`)")
+    ] = None,
+    observer_token_file: Annotated[
+        Path | None, typer.Option(help="read the observer's token from this file")
     ] = None,
     agent_key: Annotated[
-        str | None, typer.Option(help="a key agents must send (X-Caucus-Agent-Key) to register")
+        str | None,
+        typer.Option(
+            help="a key agents must send (X-Caucus-Agent-Key) to register (visible to `ps`)"
+        ),
+    ] = None,
+    agent_key_file: Annotated[
+        Path | None, typer.Option(help="read the agent key from this file")
     ] = None,
     allowed_hosts: Annotated[
         str | None, typer.Option(help="extra Host names to answer to, comma-separated (proxies)")
@@ -134,6 +152,9 @@ def hub(
     ] = False,
 ) -> None:
     """Run the hub: HTTP API on 127.0.0.1:8765, SQLite database in the user data directory."""
+    operator_token = _secret(operator_token, operator_token_file, "--operator-token")
+    observer_token = _secret(observer_token, observer_token_file, "--observer-token")
+    agent_key = _secret(agent_key, agent_key_file, "--agent-key")
     try:
         settings = load_settings(
             config,
@@ -163,11 +184,10 @@ def hub(
             "(--agent-key or CAUCUS_AGENT_KEY); also list the names clients use to reach this "
             "hub in --allowed-hosts. Or keep the default --host 127.0.0.1.",
         )
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(levelname)s:     %(name)s: %(message)s"
+    logs.configure(
+        settings.log_level,
+        secrets=[settings.operator_token, settings.observer_token or "", settings.agent_key or ""],
     )
-    if access_log:
-        logging.getLogger("uvicorn.access").addFilter(RedactSecrets())
     sock = _bind(settings.host, settings.port)
     try:
         code = _run_loop(_serve(settings, sock, access_log=access_log, json_output=json_output))
@@ -187,18 +207,20 @@ def exposed(host: str) -> bool:
         return True  # a name: it may resolve to anything
 
 
-class RedactSecrets(logging.Filter):
-    """Access-log lines never show a credential, even one a client wrongly put in a URL."""
-
-    _secret = re.compile(r"((?:token|key|secret|password|auth)[^=&\s]*=)[^&\s\"]*", re.I)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.args, tuple):
-            record.args = tuple(
-                self._secret.sub(r"\1[redacted]", a) if isinstance(a, str) else a
-                for a in record.args
-            )
-        return True
+def _secret(value: str | None, file: Path | None, flag: str) -> str | None:
+    """A credential from its flag or, kept out of `ps`, from the file its -file flag names."""
+    if file is None:
+        return value
+    if value is not None:
+        _fail(f"give {flag} or {flag}-file, not both")
+    try:
+        text = file.expanduser().read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        _fail(f"cannot read {flag}-file {file}: {exc.strerror}")
+        return None
+    if not text:
+        _fail(f"{flag}-file {file} is empty")
+    return text
 
 
 def tune_gc() -> None:
@@ -226,6 +248,7 @@ async def _serve(
     settings: Settings, sock: socket.socket, *, access_log: bool, json_output: bool
 ) -> int:
     from caucus.server import build_app, open_hub
+    from caucus.web.patience import uvicorn_config
 
     hub = open_hub(settings)
     tune_gc()
@@ -254,22 +277,27 @@ async def _serve(
             out = Console(soft_wrap=True, highlight=False)
             out.print(f"[bold]Caucus hub {__version__}[/] listening on [cyan]{url}[/]")
             out.print(f"database: {db_path}")
-            # Like Jupyter: the operator's URL carries the token, in the fragment, which
-            # browsers never send to a server.
-            out.print(f"operator: [cyan]{url}/#token={hub.operator.token}[/]")
-            if token_file is not None:
-                made = "generated, " if hub.operator.created else ""
-                out.print(f"[dim]({made}kept in {token_file})[/]")
+            where = (
+                f"{'generated, ' if hub.operator.created else ''}kept in {token_file}"
+                if token_file is not None
+                else "the one you configured"
+            )
+            if sys.stdout.isatty():
+                # Like Jupyter: the operator's URL carries the token, in the fragment, which
+                # browsers never send to a server. Only to a terminal: never into a log file.
+                out.print(f"operator: [cyan]{url}/#token={hub.operator.token}[/]")
+                out.print(f"[dim](the token: {where})[/]")
+            else:
+                out.print(f"operator: {url}/ (sign in with the operator token: {where})")
             out.print(f"[dim]Ctrl-C stops the hub; API reference at {url}/openapi.json[/]")
             sys.stdout.flush()
         server = HubServer(
-            uvicorn.Config(
+            uvicorn_config(
                 build_app(hub),
+                settings,
                 log_level=settings.log_level,
                 access_log=access_log,
                 timeout_graceful_shutdown=5,
-                lifespan="on",
-                proxy_headers=False,  # trusting X-Forwarded-* is a deployment decision
             ),
             hub,
         )
@@ -447,3 +475,6 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+app.add_typer(db_app, name="db")

@@ -90,6 +90,43 @@ class Settings(BaseSettings):
     status_rate_capacity: float = Field(5.0, gt=0)
     status_rate_refill: float = Field(0.2, gt=0)
 
+    # Floods (issue 12): what one client address or one identity may do, and the room's caps.
+    register_rate_capacity: float = Field(
+        30.0, gt=0, description="new identities one client address may create at once"
+    )
+    register_rate_refill: float = Field(
+        0.5, gt=0, description="new identities per second added back to an address's budget"
+    )
+    resume_rate_capacity: float = Field(
+        30.0, gt=0, description="joins with its credentials one identity may make at once"
+    )
+    resume_rate_refill: float = Field(1.0, gt=0, description="per second added back")
+    peers_max: int = Field(
+        1000, ge=1, description="peers in the room (active, or away within their grace)"
+    )
+    channels_per_peer_max: int = Field(100, ge=1, description="channels one peer may be in")
+    hands_per_floor_max: int = Field(100, ge=1, description="hands queued for one floor")
+    mcp_unjoined_max: int = Field(
+        256, ge=1, description="MCP sessions that have not joined; past it the oldest ends"
+    )
+    mcp_unjoined_idle: float = Field(
+        60.0, gt=0, description="an MCP session that has not joined ends after this long"
+    )
+
+    # Slow clients: the request head and body deadlines, and the connection cap (503 past it).
+    head_timeout: float = Field(10.0, gt=0)
+    body_timeout: float = Field(30.0, gt=0)
+    max_connections: int = Field(4096, ge=16)
+
+    # Retention: finished items (acknowledged messages, ended tasks, settled offers, answered
+    # or canceled forms; never the ledger) older than this go, and the oldest go while the
+    # database is over the size bound.
+    retention_age: float = Field(30 * 86400.0, gt=0, description="seconds; default 30 days")
+    retention_max_bytes: int = Field(
+        256 * 1024 * 1024, ge=1024 * 1024, description="database size bound; default 256 MiB"
+    )
+    retention_batch: int = Field(500, ge=1, le=100_000, description="rows per purge batch")
+
     # Storage.
     sqlite_synchronous: str = Field("FULL", pattern="^(FULL|EXTRA|NORMAL)$")
     group_commit_max: int = Field(512, ge=1)

@@ -15,13 +15,16 @@ import tempfile
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
 from caucus.clock import Clock
 from caucus.config import Settings
 from caucus.services.hub import Hub
+
+if TYPE_CHECKING:
+    from caucus.server import CaucusApp
 
 
 class FakeClock:
@@ -47,7 +50,12 @@ class FakeClock:
 def hub_settings(directory: Path | str | None = None, **overrides: Any) -> Settings:
     """Settings for a throwaway hub: its own SQLite file, ephemeral port, no env or file."""
     folder = Path(directory) if directory is not None else Path(tempfile.mkdtemp("-caucus"))
-    values: dict[str, Any] = {"db": str(folder / "caucus.db"), "port": 0}
+    # A test registers many peers from one address in a moment; the flood tests set it back.
+    values: dict[str, Any] = {
+        "db": str(folder / "caucus.db"),
+        "port": 0,
+        "register_rate_capacity": 100_000.0,
+    }
     values.update(overrides)
     return Settings(**values)
 
@@ -82,27 +90,28 @@ class _TestServer(uvicorn.Server):
 
 
 @asynccontextmanager
-async def serve(hub: Hub) -> AsyncIterator[str]:
+async def serve(hub: Hub, app: CaucusApp | None = None) -> AsyncIterator[str]:
     """Serve `hub` over real HTTP on 127.0.0.1 and an ephemeral port; yields the base URL.
 
     The hub's lifecycle stays with the caller (start it before, stop it after). Leaving the
     block answers parked long-polls, as a hub shutting down does.
     """
     from caucus.server import build_app
+    from caucus.web.patience import uvicorn_config
 
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP so asyncio sets TCP_NODELAY (see caucus.cli._bind).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(1024)
     port = sock.getsockname()[1]
     server = _TestServer(
-        uvicorn.Config(
-            build_app(hub),
+        uvicorn_config(
+            app or build_app(hub),
+            hub.settings,
             log_level="warning",
             access_log=False,
-            lifespan="on",
             timeout_graceful_shutdown=2,
-            proxy_headers=False,
         )
     )
     task = asyncio.create_task(server.serve(sockets=[sock]))

@@ -38,7 +38,14 @@ class HubProcess:
 def start_hub(
     db: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60
 ) -> HubProcess:
-    full_env = {**os.environ, "CAUCUS_HOME": str(db.parent), **(env or {})}
+    # Tests register many peers from one address in a moment (the flood tests check the
+    # default budget); as caucus.testing.hub_settings does, these hubs allow it.
+    full_env = {
+        **os.environ,
+        "CAUCUS_HOME": str(db.parent),
+        "CAUCUS_REGISTER_RATE_CAPACITY": "100000",
+        **(env or {}),
+    }
     proc = subprocess.Popen(
         [sys.executable, "-m", "caucus", "hub", "--port", "0", "--db", str(db), "--json", *args],
         stdout=subprocess.PIPE,

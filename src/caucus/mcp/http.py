@@ -46,16 +46,54 @@ OFFLINE_TIMEOUT = 5.0  # seconds to tell the hub a session ended, even while shu
 
 
 class _Sessions(StreamableHTTPSessionManager):
-    """The SDK's session manager, saying when a session ends, however it ends."""
+    """The SDK's session manager, saying when a session ends, however it ends, and keeping
+    sessions that have not joined few and short-lived: anyone may open one without a
+    credential, so at most `unjoined_max` are kept (a new one ends the oldest, so a flood of
+    them never locks a real client out) and each ends after `unjoined_idle` seconds idle
+    until it joins (`promote`)."""
 
-    def __init__(self, *args: Any, on_end: Callable[[str], Any], **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        on_end: Callable[[str], Any],
+        unjoined_max: int,
+        unjoined_idle: float,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self._on_end = on_end
+        self._unjoined: OrderedDict[str, None] = OrderedDict()
+        self._unjoined_max = unjoined_max
+        self._unjoined_idle = unjoined_idle
+
+    def _admit_session(self, requestor: Any) -> StreamableHTTPServerTransport | None:
+        while len(self._unjoined) >= self._unjoined_max:
+            oldest, _ = self._unjoined.popitem(last=False)
+            transport = self._server_instances.pop(oldest, None)
+            if transport is not None and self._task_group is not None:
+                log.info("ended the oldest MCP session that had not joined")
+                self._task_group.start_soon(transport.terminate)
+                self._task_group.start_soon(self._on_end, oldest)
+        transport = super()._admit_session(requestor)
+        if transport is not None and transport.mcp_session_id is not None:
+            # The SDK reads this after every request; a joined session gets the long one.
+            transport._idle_timeout = self._unjoined_idle
+            self._unjoined[transport.mcp_session_id] = None
+        return transport
+
+    def promote(self, session_id: str) -> None:
+        """The session joined: it no longer counts against the unjoined cap, and it idles as
+        long as any session may."""
+        if self._unjoined.pop(session_id, False) is None:
+            transport = self._server_instances.get(session_id)
+            if transport is not None:
+                transport._idle_timeout = self.session_idle_timeout
 
     async def _discard_session(
         self, session_id: str, transport: StreamableHTTPServerTransport
     ) -> None:
         known = session_id in self._server_instances
+        self._unjoined.pop(session_id, None)
         await super()._discard_session(session_id, transport)
         if known:
             with anyio.CancelScope(shield=True), anyio.move_on_after(OFFLINE_TIMEOUT):
@@ -91,8 +129,18 @@ class McpEndpoint:
             ),
             session_idle_timeout=settings.mcp_session_idle,
             max_request_body_size=settings.max_body_bytes,
+            # Joined sessions are bounded by the peers they act as (a few each); unjoined ones
+            # by their own cap, which ends the oldest rather than refusing.
+            max_sessions=4 * settings.peers_max + settings.mcp_unjoined_max,
             on_end=self._ended,
+            unjoined_max=settings.mcp_unjoined_max,
+            unjoined_idle=settings.mcp_unjoined_idle,
         )
+
+    @property
+    def open_sessions(self) -> int:
+        """Handshake-era sessions open now, joined or not."""
+        return len(self._manager._server_instances)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -115,14 +163,19 @@ class McpEndpoint:
         session_id = headers.get("mcp-session-id")
         if token is not None:
             port = await self._known(b"t" + hash_token(token), LocalPort(self.hub, token=token))
+            if session_id is not None:  # a proven credential: the session is an agent's
+                self._manager.promote(session_id)
         elif session_id is not None:
             port = self._sessions.get(session_id) or LocalPort(self.hub)
             self._sessions[session_id] = port
+            port.session_id = session_id
         elif handle is not None:
             port = await self._known(b"h" + hash_token(handle), LocalPort(self.hub, handle=handle))
         else:
             port = LocalPort(self.hub)  # a session-less newcomer: `join` gives it a handle
         port.offer_agent_key(headers.get(AGENT_KEY_HEADER.lower()))
+        client = getattr(ctx.request, "client", None)
+        port.source = client.host if client is not None else None
         return Call(port, default_name=client_name(ctx), agent_key=port.agent_key)
 
     async def _known(self, key: bytes, fresh: LocalPort) -> LocalPort:
@@ -142,6 +195,8 @@ class McpEndpoint:
             self._keyed.popitem(last=False)
 
     async def _joined(self, port: HubPort) -> None:
+        if isinstance(port, LocalPort) and port.session_id is not None:
+            self._manager.promote(port.session_id)
         if isinstance(port, LocalPort) and port.handle is not None:
             key = b"h" + hash_token(port.handle)
             if key not in self._keyed:

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from caucus.client import HubClient
 from caucus.domain.peers import Peer
-from caucus.errors import Unauthorized
+from caucus.errors import InvalidRequest, Unauthorized
 from caucus.protocol import PROTOCOL_VERSION, core_text, section, section_names
 from caucus.services.hub import Hub
 from caucus.services.registry import Registration
@@ -58,7 +58,7 @@ class HubPort(Protocol):
 
     async def join(
         self,
-        name: str,
+        name: str | None,
         skills: list[str] | None,
         description: str | None,
         *,
@@ -162,7 +162,7 @@ class RemotePort:
 
     async def join(
         self,
-        name: str,
+        name: str | None,
         skills: list[str] | None,
         description: str | None,
         *,
@@ -171,6 +171,8 @@ class RemotePort:
         agent_key: str | None,
     ) -> Joined:
         client = self.client
+        if name is None:  # a state handle is for /mcp; over the bridge a name is needed
+            raise InvalidRequest("give a name: join(name='...')", field="name")
         if client.token is None and self.credentials is not None:
             client.token = self.credentials.token_for(name)
         wanted: list[str | dict[str, Any]] | None = list(skills) if skills is not None else None
@@ -322,6 +324,8 @@ class LocalPort:
         self._name: str | None = None
         self._cursor: int | None = None
         self._agent_key: str | None = None
+        self.source: str | None = None  # the client's address, for the registration budget
+        self.session_id: str | None = None  # the MCP session it serves, if it serves one
 
     @property
     def name(self) -> str | None:
@@ -369,7 +373,7 @@ class LocalPort:
 
     async def join(
         self,
-        name: str,
+        name: str | None,
         skills: list[str] | None,
         description: str | None,
         *,
@@ -378,12 +382,16 @@ class LocalPort:
         agent_key: str | None,
     ) -> Joined:
         registry = self.hub.registry
+        if handle is None and name is None:
+            raise InvalidRequest("give a name: join(name='...')", field="name")
         if handle is not None and self._token is None:
             peer = await self.hub.principals.holder(handle=handle)
             reg = await registry.resume(None, peer, name, skills, description)
             reg = registry.with_protocol(reg, protocol_version)
             self._handle = handle
         else:
+            if name is None:  # its token, and a handle: come back under the held name
+                name = (await self._me()).name
             reg = await registry.register(
                 name=name,
                 token=self._token,
@@ -391,6 +399,7 @@ class LocalPort:
                 description=description,
                 protocol_version=protocol_version,
                 agent_key=agent_key,
+                source=self.source,
             )
             self._token = reg.token
             if self._handle is None:

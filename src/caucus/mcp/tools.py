@@ -108,10 +108,11 @@ class Catalog:
     async def join(self, call: Call, x: a.JoinArgs) -> Reply:
         port = call.port
         await port.identify()
-        wanted = x.name or port.name or call.default_name
-        if not wanted:
+        # A handle resumes its peer under the name it holds, unless a new one is asked for.
+        wanted = x.name or port.name or (None if x.handle else call.default_name)
+        if not wanted and not x.handle:
             raise InvalidRequest("give a name: join(name='...')", field="name")
-        if port.name is not None and wanted != port.name and x.handle is None:
+        if port.name is not None and wanted and wanted != port.name and x.handle is None:
             raise InvalidRequest(
                 f"this session is joined as {port.name!r}; it cannot become {wanted!r} "
                 "(call leave first if you really mean to)",

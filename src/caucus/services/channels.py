@@ -13,7 +13,10 @@ from caucus.storage.base import Store
 
 
 class Channels:
-    def __init__(self, store: Store, notifier: Notifier, clock: Clock) -> None:
+    def __init__(
+        self, store: Store, notifier: Notifier, clock: Clock, *, max_per_peer: int | None = None
+    ) -> None:
+        self._max_per_peer = max_per_peer
         self._store = store
         self._notifier = notifier
         self._clock = clock
@@ -21,7 +24,7 @@ class Channels:
     async def join(self, peer: Peer, channel: str) -> tuple[Channel, bool]:
         name = check_channel_name(channel)
         now = self._clock.now()
-        joined = await self._store.join_channel(peer.id, name, now)
+        joined = await self._store.join_channel(peer.id, name, now, self._max_per_peer)
         if joined:
             self._notifier.emit(ChannelJoined(now, name, peer.name))
         found = await self._store.get_channel(name)

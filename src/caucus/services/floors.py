@@ -15,6 +15,7 @@ import logging
 from typing import Any
 
 from caucus.clock import Clock
+from caucus.config import Settings
 from caucus.domain.events import (
     ChannelLeft,
     Event,
@@ -28,7 +29,7 @@ from caucus.domain.floors import Floor, FloorAction, parse_scope
 from caucus.domain.messages import Lane, MessageKind, NewMessage, SystemSender
 from caucus.domain.names import BROADCAST, Target, TargetKind
 from caucus.domain.peers import Peer
-from caucus.errors import FloorHeld, Forbidden, Hint, InvalidRequest
+from caucus.errors import CapHands, FloorHeld, Forbidden, Hint, InvalidRequest
 from caucus.services.delivery import DeliveryService
 from caucus.services.notifier import Notifier
 from caucus.storage.base import Store
@@ -49,8 +50,14 @@ def floor_data(floor: Floor) -> dict[str, Any]:
 
 class Floors:
     def __init__(
-        self, store: Store, notifier: Notifier, delivery: DeliveryService, clock: Clock
+        self,
+        store: Store,
+        notifier: Notifier,
+        delivery: DeliveryService,
+        clock: Clock,
+        settings: Settings,
     ) -> None:
+        self._settings = settings
         self._store = store
         self._notifier = notifier
         self._delivery = delivery
@@ -83,12 +90,22 @@ class Floors:
         asks = action in ("take", "raise")
         if asks and name != BROADCAST and name not in await self._store.peer_channels(peer.id):
             raise Forbidden(f"join {name} before asking for its floor", hint=Hint.JOIN_CHANNEL)
+        if action == "status" or (action == "lower" and name not in self._floors):
+            return self._floors.get(name, Floor(name)).copy()  # a look leaves nothing behind
         floor = self._floors.setdefault(name, Floor(name))
         me = peer.name
         if action == "take" or action == "raise":
             if floor.holder is None:
                 self._give(floor, me, reason, "took")
             elif floor.holder != me and me not in floor.hands:
+                cap = self._settings.hands_per_floor_max
+                if len(floor.hands) >= cap:
+                    raise CapHands(
+                        f"{len(floor.hands)} hands are already raised for {name}, its limit; "
+                        "wait for the queue to move",
+                        cap="hands_per_floor_max",
+                        limit=cap,
+                    )
                 floor.hands.append(me)
         elif action == "lower":
             if me in floor.hands:

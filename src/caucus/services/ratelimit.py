@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 
 from caucus.clock import Clock
@@ -15,24 +16,36 @@ class _Bucket:
 
 
 class TokenBuckets:
-    """`capacity` tokens, refilled at `refill` per second; one bucket per key."""
+    """`capacity` tokens, refilled at `refill` per second; one bucket per key. At most
+    `max_keys` buckets are kept: past it, the full ones (which a new bucket equals) go."""
 
-    def __init__(self, clock: Clock, *, capacity: float, refill: float, what: str) -> None:
+    def __init__(
+        self,
+        clock: Clock,
+        *,
+        capacity: float,
+        refill: float,
+        what: str,
+        max_keys: int = 100_000,
+    ) -> None:
         self._clock = clock
         self.capacity = capacity
         self.refill = refill
         self._what = what
-        self._buckets: dict[int, _Bucket] = {}
+        self._max_keys = max_keys
+        self._buckets: dict[Hashable, _Bucket] = {}
 
     def configure(self, *, capacity: float, refill: float) -> None:
         self.capacity = capacity
         self.refill = refill
 
-    def take(self, key: int, cost: float = 1.0) -> None:
+    def take(self, key: Hashable, cost: float = 1.0) -> None:
         """Spend `cost` tokens or raise RateLimited saying when to retry."""
         now = self._clock.monotonic()
         bucket = self._buckets.get(key)
         if bucket is None:
+            if len(self._buckets) >= self._max_keys:
+                self._drop_full(now)
             bucket = self._buckets[key] = _Bucket(self.capacity, now)
         else:
             bucket.tokens = min(self.capacity, bucket.tokens + (now - bucket.stamp) * self.refill)
@@ -47,5 +60,12 @@ class TokenBuckets:
             retry_after=wait,
         )
 
-    def forget(self, key: int) -> None:
+    def forget(self, key: Hashable) -> None:
         self._buckets.pop(key, None)
+
+    def _drop_full(self, now: float) -> None:
+        self._buckets = {
+            key: b
+            for key, b in self._buckets.items()
+            if b.tokens + (now - b.stamp) * self.refill < self.capacity
+        }

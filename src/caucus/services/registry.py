@@ -90,6 +90,19 @@ class Registry:
             refill=settings.status_rate_refill,
             what="status updates",
         )
+        # Floods: new identities per client address, joins per identity (issue 12).
+        self._new_by_source = TokenBuckets(
+            clock,
+            capacity=settings.register_rate_capacity,
+            refill=settings.register_rate_refill,
+            what="new identities from this address",
+        )
+        self._joins_by_peer = TokenBuckets(
+            clock,
+            capacity=settings.resume_rate_capacity,
+            refill=settings.resume_rate_refill,
+            what="joins of this identity",
+        )
 
     # --- cache -----------------------------------------------------------------------------
     def _remember(self, peer: Peer) -> Peer:
@@ -194,8 +207,11 @@ class Registry:
         description: str | None = None,
         protocol_version: int | None = None,
         agent_key: str | None = None,
+        source: str | None = None,
     ) -> Registration:
-        """Join as `name`; with `token`, resume (and rename to `name`) that identity instead."""
+        """Join as `name`; with `token`, resume (and rename to `name`) that identity instead.
+        `source` is the client's address, which a transport gives: new identities from one
+        address are budgeted (`register_rate_*`)."""
         if not agent_key_ok(self._settings, agent_key):
             raise Unauthorized(
                 "this hub requires an agent key to register (ask the hub's operator for it)",
@@ -215,6 +231,8 @@ class Registry:
                 )
             registration = await self.resume(token, peer, name, clean_skills, description)
         else:
+            if source is not None:
+                self._new_by_source.take(source)
             registration = await self._create(name, clean_skills, description)
         return self.with_protocol(registration, protocol_version)
 
@@ -245,6 +263,7 @@ class Registry:
                 _ended(peer) + "; register without a token for a new identity",
                 hint=Hint.REGISTER,
             )
+        self._joins_by_peer.take(peer.id)
         peer = self._remember(peer)
         note: str | None = None
         fields: dict[str, Any] = {}
@@ -253,9 +272,9 @@ class Registry:
         if description is not None:
             fields["description"] = description
         if name is not None and name != peer.name:
-            holder = await self._store.peer_by_name(name)
+            holder = await self._store.peer_by_name(name, any_case=True)
             if holder is not None and holder.id != peer.id:
-                raise self._in_use(self._remember(holder))
+                raise self._in_use(self._remember(holder), name)
             await self._store.update_peer(peer.id, {"name": name})
             note = f"renamed from {peer.name!r}"
             peer.name = name
@@ -280,9 +299,9 @@ class Registry:
     async def _create(
         self, name: str, skills: list[dict[str, Any]] | None, description: str | None
     ) -> Registration:
-        holder = await self._store.peer_by_name(name)
+        holder = await self._store.peer_by_name(name, any_case=True)
         if holder is not None:
-            raise self._in_use(self._remember(holder))
+            raise self._in_use(self._remember(holder), name)
         now = self._clock.now()
         token = new_token()
         try:
@@ -293,18 +312,20 @@ class Registry:
                 description=description or "",
                 now=now,
                 announcements_since=now - self._settings.announce_catch_up,
+                max_peers=self._settings.peers_max,
             )
         except NameInUse:  # someone registered it since the check above
-            raced = await self._store.peer_by_name(name)
+            raced = await self._store.peer_by_name(name, any_case=True)
             if raced is None:
                 raise
-            raise self._in_use(self._remember(raced)) from None
+            raise self._in_use(self._remember(raced), name) from None
         self._remember(peer)
         self._notifier.emit(PeerJoined(now, name, "created"))
         return Registration(token, peer, "created", PROTOCOL_VERSION, None, None)
 
-    def _in_use(self, holder: Peer) -> NameInUse:
-        """The truth about who holds a name, and how it is resumed or freed."""
+    def _in_use(self, holder: Peer, asked: str | None = None) -> NameInUse:
+        """The truth about who holds a name (or one that differs only by case: two names a
+        person cannot tell apart in a roster), and how it is resumed or freed."""
         view = self.view(holder)
         now = self._clock.now()
         last_active = now - view.last_seen_age
@@ -322,9 +343,14 @@ class Registry:
             listening = "listening now" if view.listening else f"{view.state.value}"
             what = f"a peer that is {listening} (last active {age(view.last_seen_age)} ago)"
             freed = "it is freed when that peer leaves or the operator kicks it"
+        twin = (
+            f"the name {asked!r} differs only by case from {holder.name!r}, which is taken: "
+            if asked is not None and asked != holder.name
+            else ""
+        )
         return NameInUse(
-            f"the name {holder.name!r} belongs to {what}. Only that peer's credentials resume "
-            f"it; {freed}. Otherwise choose another name",
+            f"{twin}the name {holder.name!r} belongs to {what}. Only that peer's credentials "
+            f"resume it; {freed}. Otherwise choose another name",
             hint=Hint.RESUME,
             name=holder.name,
             holder_state=view.state.value,

@@ -7,7 +7,9 @@ from typing import Any
 
 from caucus.domain.channels import Channel
 from caucus.errors import (
+    CapChannels,
     ChannelClosed,
+    Hint,
     NotFound,
 )
 from caucus.storage.sqlite_base import (
@@ -16,8 +18,25 @@ from caucus.storage.sqlite_base import (
 
 
 class ChannelOps(SqliteOps):
-    async def join_channel(self, peer_id: int, channel: str, now: float) -> bool:
+    async def join_channel(
+        self, peer_id: int, channel: str, now: float, max_channels: int | None = None
+    ) -> bool:
         def op(conn: sqlite3.Connection) -> bool:
+            if max_channels is not None:
+                member = conn.execute(
+                    "SELECT 1 FROM channel_members WHERE channel = ? AND peer_id = ?",
+                    (channel, peer_id),
+                ).fetchone()
+                (count,) = conn.execute(
+                    "SELECT COUNT(*) FROM channel_members WHERE peer_id = ?", (peer_id,)
+                ).fetchone()
+                if member is None and count >= max_channels:
+                    raise CapChannels(
+                        f"you are in {count} channels, the limit; leave one to join {channel}",
+                        hint=Hint.LIST_CHANNELS,
+                        cap="channels_per_peer_max",
+                        limit=max_channels,
+                    )
             conn.execute(
                 "INSERT OR IGNORE INTO channels (name, created_at) VALUES (?, ?)", (channel, now)
             )

@@ -54,6 +54,7 @@ async def register(
         description=body.description,
         protocol_version=body.protocol_version,
         agent_key=agent_key,
+        source=request.client.host if request.client else None,
     )
     return Registered.of(reg)
 

@@ -1,0 +1,195 @@
+"""Floods shed, legit traffic served: budgets per address and per identity, the room's caps
+with their codes, slow clients closed, and unauthenticated MCP traffic that can neither lock a
+real client out nor evict anyone. (How fast legit traffic stays under each flood is measured by
+benchmarks/floods.py, never asserted here.)"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp import Client
+
+from caucus.client import HubClient
+from caucus.errors import CapChannels, CapHands, CapPeers, RateLimited
+from caucus.server import CaucusApp, build_app
+from caucus.services.hub import Hub
+from caucus.testing import make_hub, serve
+from tests.conftest import eventually
+from tests.interaction.test_mcp_http import INIT, JSON_RPC, rpc
+from tests.mcptools import call
+
+served_apps: dict[Hub, CaucusApp] = {}
+# The shipped defaults, which caucus.testing.hub_settings relaxes for every other test.
+DEFAULT_REGISTER = {"register_rate_capacity": 30.0, "register_rate_refill": 0.5}
+
+
+@pytest.fixture
+async def flooded(tmp_path: Path) -> AsyncIterator[tuple[str, Hub]]:
+    settings = {
+        **DEFAULT_REGISTER,
+        "peers_max": 2000,
+        "channels_per_peer_max": 3,
+        "hands_per_floor_max": 2,
+        "mcp_unjoined_max": 40,
+        "head_timeout": 0.5,
+        "body_timeout": 0.5,
+    }
+    async with make_hub(tmp_path, **settings) as hub:
+        app = served_apps[hub] = build_app(hub)
+        async with serve(hub, app) as url:
+            yield url, hub
+        del served_apps[hub]
+
+
+def _from(address: str) -> httpx2.AsyncHTTPTransport:
+    return httpx2.AsyncHTTPTransport(local_address=address)
+
+
+async def test_registrations_from_one_address_are_throttled_and_another_still_registers(
+    flooded: tuple[str, Hub],
+) -> None:
+    url, _ = flooded
+    created = throttled = 0
+    retry_after: set[str] = set()
+    async with httpx2.AsyncClient(base_url=url, transport=_from("127.0.0.1")) as http:
+        for n in range(300):
+            response = await http.post("/register", json={"name": f"flood-{n}"})
+            if response.status_code == 200:
+                created += 1
+            else:
+                assert (response.status_code, response.json()["error"]) == (429, "rate_limited")
+                retry_after.add(response.headers["retry-after"])
+                throttled += 1
+    assert 30 <= created <= 32  # the burst (and what refilled while the loop ran)
+    assert throttled == 300 - created
+    assert all(int(v) >= 1 for v in retry_after)
+    async with HubClient(url, transport=_from("127.0.0.2")) as other:
+        assert (await other.register("second-source")).outcome == "created"
+
+
+async def test_joins_of_one_identity_are_budgeted(flooded: tuple[str, Hub]) -> None:
+    url, _ = flooded
+    async with HubClient(url) as alice:
+        await alice.register("alice")
+        for _ in range(30):  # the budget of joins with its token
+            await alice.register("alice")
+        with pytest.raises(RateLimited):
+            await alice.register("alice")
+        assert await alice.peers()  # the identity itself is untouched
+
+
+async def test_caps_answer_with_their_codes_and_store_nothing(tmp_path: Path) -> None:
+    async with make_hub(
+        tmp_path, peers_max=4, channels_per_peer_max=2, hands_per_floor_max=1
+    ) as hub:
+        peers = [await hub.registry.register(name=f"p{n}") for n in range(4)]
+        with pytest.raises(CapPeers) as full:
+            await hub.registry.register(name="one-too-many")
+        assert full.value.status == 503
+        await hub.channels.join(peers[0].peer, "#a")
+        await hub.channels.join(peers[0].peer, "#b")
+        await hub.channels.join(peers[0].peer, "#a")  # already in: not a new membership
+        with pytest.raises(CapChannels):
+            await hub.channels.join(peers[0].peer, "#c")
+        assert await hub.store.get_channel("#c") is None
+        await hub.floors.act(peers[0].peer, "take", "all")
+        await hub.floors.act(peers[1].peer, "raise", "all")
+        with pytest.raises(CapHands):
+            await hub.floors.act(peers[2].peer, "raise", "all")
+        await hub.registry.leave(peers[3].peer)
+        assert (await hub.registry.register(name="room-again")).outcome == "created"
+
+
+async def test_slow_clients_are_answered_408_and_closed_while_others_are_served(
+    flooded: tuple[str, Hub],
+) -> None:
+    url, _ = flooded
+    port = int(url.rsplit(":", 1)[1])
+    slow: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+    try:
+        for n in range(150):  # half send part of a head, half part of a body
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            slow.append((reader, writer))
+            if n % 2:
+                writer.write(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            else:
+                writer.write(
+                    b"POST /register HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+                )
+            await writer.drain()
+        async with httpx2.AsyncClient(base_url=url) as http:
+            assert (await http.get("/health")).status_code == 200
+        for reader, _ in slow:  # each is answered 408 and closed by the hub, unasked
+            answer = await asyncio.wait_for(reader.read(), timeout=10)
+            assert answer.startswith(b"HTTP/1.1 408"), answer
+            assert b"request_timeout" in answer
+    finally:
+        for _, writer in slow:
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+
+
+async def test_past_the_connection_cap_a_client_gets_503_at_once(tmp_path: Path) -> None:
+    async with make_hub(tmp_path, max_connections=40) as hub, serve(hub) as url:
+        port = int(url.rsplit(":", 1)[1])
+        idle = [await asyncio.open_connection("127.0.0.1", port) for _ in range(45)]
+        try:
+            async with httpx2.AsyncClient(base_url=url) as http:
+                refused = await http.get("/health")
+                assert refused.status_code == 503  # refused at once, not queued
+        finally:
+            for _, writer in idle:
+                writer.close()
+                with contextlib.suppress(OSError):
+                    await writer.wait_closed()
+        async with httpx2.AsyncClient(base_url=url) as http:
+            await eventually(
+                lambda: _healthy(http), within=10, what="a connection under the cap served"
+            )
+
+
+async def _healthy(http: httpx2.AsyncClient) -> bool:
+    return (await http.get("/health")).status_code == 200
+
+
+async def test_a_flood_of_unjoined_mcp_sessions_never_locks_a_real_client_out(
+    flooded: tuple[str, Hub],
+) -> None:
+    url, hub = flooded
+    async with httpx2.AsyncClient(base_url=url, headers=JSON_RPC, timeout=30) as http:
+        big = {**INIT, "clientInfo": {"name": "x" * 60_000, "version": "1"}}
+        for n in range(300):
+            opened = await http.post("/mcp", json=rpc(n, "initialize", big if n % 2 else INIT))
+            assert opened.status_code == 200
+        async with Client(f"{url}/mcp", mode="legacy") as client:
+            assert (await call(client, "join", name="legit"))["outcome"] == "created"
+            for n in range(300):  # more flood while the real client works
+                await http.post("/mcp", json=rpc(n, "initialize", INIT))
+            assert (await call(client, "whoami"))["name"] == "legit"
+        huge = {**INIT, "clientInfo": {"name": "x" * 4_000_000, "version": "1"}}
+        assert (await http.post("/mcp", json=rpc(1, "initialize", huge))).status_code == 413
+        # What stays open is the unjoined cap's worth, whatever the flood's size.
+        assert served_apps[hub].mcp.open_sessions <= 40 + 1
+
+
+async def test_bogus_bearer_tokens_evict_no_one(flooded: tuple[str, Hub]) -> None:
+    url, _ = flooded
+    async with Client(f"{url}/mcp", mode="legacy") as client:
+        joined = await call(client, "join", name="kept")
+        async with httpx2.AsyncClient(base_url=url, headers=JSON_RPC, timeout=30) as http:
+            call_body = rpc(1, "tools/call", {"name": "whoami", "arguments": {}})
+            for n in range(2000):
+                bogus = {"Authorization": f"Bearer cau_bogus{n:06d}xxxxxxxxxxxxxxxxxxxxxxxx"}
+                response = await http.post("/mcp", json=call_body, headers=bogus)
+                assert response.status_code < 500
+        assert (await call(client, "whoami"))["name"] == "kept"
+    async with Client(f"{url}/mcp", mode="legacy") as again:  # and its handle still resumes it
+        back = await call(again, "join", handle=joined["handle"])
+        assert (back["name"], back["outcome"]) == ("kept", "resumed")
