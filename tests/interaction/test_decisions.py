@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import sqlite3
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import httpx2
 from caucus.domain.decisions import LedgerBreak
 from caucus.ledger.commands import verify
 from caucus.ledger.tail import newest_first
+from caucus.ledger.verify import head_path
 from caucus.services.hub import Hub
 from caucus.testing import make_hub, serve
 from tests.interaction.test_feed import next_of
@@ -120,3 +122,85 @@ async def test_the_feed_shows_forms_and_decisions_as_they_happen(tmp_path: Path)
             decision = await next_of(events, "decision", skip)
             assert decision.data["index"] == 0
             assert decision.data["record"]["caucus"]["form_id"] == later.id
+
+
+def _lag_the_checkpoint(hub_db: Path, ledger: Path, by: int) -> list[str]:
+    """The state a kill -9 between a record's fsync and the checkpoint's move leaves: the last
+    `by` records are on the ledger, the checkpoint names the one before them, and the database
+    has not noted them on their forms. Returns the lagging records' hashes."""
+    records = list(reversed(list(newest_first(ledger))))
+    kept = records[-by - 1]
+    head_path(ledger).write_text(
+        json.dumps({"count": len(records) - by, "head_hash": kept["hash"]}) + "\n"
+    )
+    lagging = [r["hash"] for r in records[-by:]]
+    with sqlite3.connect(hub_db) as conn:
+        conn.executemany(
+            "UPDATE forms SET decision_hash = NULL WHERE decision_hash = ?", [(h,) for h in lagging]
+        )
+    return lagging
+
+
+async def test_a_crash_between_the_fsync_and_the_checkpoint_heals_without_a_person(
+    tmp_path: Path,
+) -> None:
+    async with make_hub(tmp_path) as hub:
+        first = await ask_and_answer(hub, "First")
+        await recorded(hub, first)
+        second = await ask_and_answer(hub, "Second")
+        await recorded(hub, second)
+        ledger, db = hub.decisions.path, hub.db_path
+    assert db is not None
+    lagging = _lag_the_checkpoint(db, ledger, by=1)
+    with sqlite3.connect(db) as conn:  # what the hub noted before it wrote the line
+        conn.execute("INSERT INTO ledger_intents VALUES (?, 0)", (lagging[0],))
+    assert verify(ledger).code != 0  # as a person would find it
+    async with make_hub(tmp_path) as hub:
+        assert await recorded(hub, second) == lagging[0]  # noted again, not written again
+        third = await ask_and_answer(hub, "Third")
+        await recorded(hub, third)
+        status = await hub.decisions.status()
+        assert (status.intact, status.records) == (True, 3)
+        assert status.recovered is not None
+        assert (status.recovered.from_count, status.recovered.to_count) == (1, 2)
+    assert form_ids_on(ledger) == [first, second, third]
+    assert verify(ledger).code == 0
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM ledger_intents").fetchone() == (0,)
+
+
+async def test_a_record_past_the_checkpoint_the_hub_did_not_write_still_halts_it(
+    tmp_path: Path,
+) -> None:
+    async with make_hub(tmp_path) as hub:
+        first = await ask_and_answer(hub, "First")
+        await recorded(hub, first)
+        second = await ask_and_answer(hub, "Second")
+        await recorded(hub, second)
+        ledger, db = hub.decisions.path, hub.db_path
+    assert db is not None
+    _lag_the_checkpoint(db, ledger, by=1)  # and no intent: someone else appended it
+    async with make_hub(tmp_path) as hub:
+        third = await ask_and_answer(hub, "Third")
+        assert await hub.decisions.record_pending() == 0
+        assert (await hub.forms.get(third)).decision_hash is None
+        status = await hub.decisions.status()
+        assert (status.intact, status.recovered) == (False, None)
+        assert "head checkpoint mismatch" in (status.unrecorded_error or "")
+    assert form_ids_on(ledger) == [first, second]
+
+
+async def test_a_backlog_of_unrecorded_answers_is_recorded_whole_on_start(tmp_path: Path) -> None:
+    async with make_hub(tmp_path) as hub:
+        ids = [await ask_and_answer(hub, f"Question {n}") for n in range(130)]
+        await recorded(hub, ids[-1])
+        ledger, db = hub.decisions.path, hub.db_path
+    assert db is not None
+    ledger.unlink()  # as if the ledger had been moved aside: every answer is unrecorded
+    head_path(ledger).unlink()
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE forms SET decision_hash = NULL")
+    async with make_hub(tmp_path) as hub:
+        await recorded(hub, ids[-1])
+        assert await hub.decisions.record_pending() == 0
+    assert form_ids_on(ledger) == ids

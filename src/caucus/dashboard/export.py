@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 from caucus.domain.messages import Message
+from caucus.domain.retention import Dropped
 from caucus.storage.base import Store
 from caucus.web.messages import RoutedMessage
 
@@ -48,11 +49,32 @@ def _text(m: Message) -> str:
     return f"{_when(m.ts)} #{m.seq} {m.sender} -> {m.to} [{m.kind}]: {body}\n"
 
 
+def _dropped_line(dropped: Dropped | None) -> str:
+    if dropped is None or not dropped.messages:
+        return ""
+    through = f" (through {_when(dropped.through_ts)})" if dropped.through_ts else ""
+    return f"Retention dropped {dropped.messages} older messages{through}.\n"
+
+
 async def export_chunks(
-    store: Store, fmt: str, since: float | None, until: float | None, now: float
+    store: Store,
+    fmt: str,
+    since: float | None,
+    until: float | None,
+    now: float,
+    dropped: Dropped | None = None,
 ) -> AsyncIterator[bytes]:
     if fmt == "json":
-        header = {"exported_at": _when(now), "since": since, "until": until}
+        header: dict[str, object] = {"exported_at": _when(now), "since": since, "until": until}
+        header["dropped_by_retention"] = (
+            {
+                "messages": dropped.messages,
+                "through_seq": dropped.through_seq,
+                "through_ts": dropped.through_ts,
+            }
+            if dropped is not None and dropped.messages
+            else None
+        )
         yield (json.dumps(header)[:-1] + ', "messages": [').encode()
         first = True
         async for m in _messages(store, since, until):
@@ -65,8 +87,12 @@ async def export_chunks(
         span = f"from {_when(since)} " if since else ""
         span += f"until {_when(until)}" if until else ""
         yield f"# Caucus transcript\n\nExported {_when(now)} {span}\n\n".encode()
+        if line := _dropped_line(dropped):
+            yield f"_{line.strip()}_\n\n".encode()
         async for m in _messages(store, since, until):
             yield _markdown(m).encode()
         return
+    if line := _dropped_line(dropped):
+        yield f"# {line}".encode()
     async for m in _messages(store, since, until):
         yield _text(m).encode()

@@ -35,6 +35,15 @@ class LedgerBreak:
 
 
 @dataclass(frozen=True, slots=True)
+class LedgerRecovery:
+    """A lagging head checkpoint moved, without a person, over records the hub had noted."""
+
+    from_count: int
+    to_count: int
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
 class LedgerStatus:
     """Whether the decision ledger verifies now, and why the hub records nothing if it does not."""
 
@@ -45,6 +54,7 @@ class LedgerStatus:
     head_hash: str
     broken: LedgerBreak | None
     unrecorded_error: str | None
+    recovered: LedgerRecovery | None = None  # the checkpoint moved over this hub's records
 
 
 def iso_utc(ts: float) -> str:

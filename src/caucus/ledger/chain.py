@@ -3,24 +3,31 @@
 Appends hold an exclusive lock on `<log>.lock` from reading the tip to replacing the checkpoint,
 so two hub processes sharing a ledger never fork the chain. The line is fsynced before the
 checkpoint moves: a crash leaves either the old checkpoint (the new line is then reported, never
-silently kept or dropped) or both.
+silently kept or dropped) or both. A writer that noted what it was about to append (`Intents`)
+moves a lagging checkpoint over its own records by itself; anything else past the checkpoint
+still halts appends until a person looks.
 """
 
 from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from caucus.errors import LedgerIntegrityError
 from caucus.files import replace_atomically
 from caucus.ledger.canonical import GENESIS, line, seal
 from caucus.ledger.verify import Report, head_path, read_checkpoint, verify_chain
+
+log = logging.getLogger(__name__)
 
 
 @contextmanager
@@ -48,6 +55,25 @@ def append_many(path: Path, batch: Iterable[Mapping[str, Any]]) -> list[dict[str
 Stamp = tuple[int, int, int, int] | None
 
 
+class Intents(Protocol):
+    """Where a writer notes, durably and before writing, the hashes it is about to append."""
+
+    def note(self, hashes: list[str]) -> None: ...
+
+    def written(self) -> set[str]: ...
+
+    def clear(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """A lagging checkpoint moved over records this hub's intents vouched for."""
+
+    from_count: int
+    to_count: int
+    at: float
+
+
 def _stamp(path: Path) -> Stamp:
     """What changes whenever a file is written: inode, size, and modification and change
     times (the change time cannot be set back by anyone short of changing the clock)."""
@@ -67,9 +93,11 @@ class Ledger:
     full pass per decision would cost seconds on a large ledger.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, intents: Intents | None = None) -> None:
         self.path = path
+        self.intents = intents
         self.report: Report | None = None  # the last full verification, kept up to date
+        self.recovered: Recovery | None = None
         self._stamps: tuple[Stamp, Stamp] | None = None
 
     def _current(self) -> tuple[Stamp, Stamp]:
@@ -110,6 +138,8 @@ class Ledger:
 
     def _checked(self) -> Report:
         report = self._verified()
+        if report.broken is not None and self.intents is not None:
+            report = self._recover(report, self.intents)
         if report.broken is not None:
             broken = report.broken
             raise LedgerIntegrityError(
@@ -118,6 +148,30 @@ class Ledger:
                 "new decisions are recorded"
             )
         return report
+
+    def _recover(self, report: Report, intents: Intents) -> Report:
+        """A checkpoint that lags records this writer noted before writing them (a crash
+        between the fsync and the checkpoint's move) is moved over them; the report stands
+        as it was for anything else."""
+        assert report.broken is not None
+        if report.broken.reason != TAIL_MISMATCH:
+            return report
+        try:
+            old, new = _accept_tail(self.path, intents.written())
+        except LedgerIntegrityError as exc:
+            log.error("the decision ledger was not recovered: %s", exc.detail)
+            return report
+        log.warning(
+            "decision ledger %s: moved the head checkpoint from %d to %d records over records "
+            "this hub noted before a crash interrupted it",
+            self.path,
+            old,
+            new,
+        )
+        self.recovered = Recovery(old, new, time.time())
+        intents.clear()
+        self.report = None
+        return self._verified()
 
     def _append(
         self, report: Report, records: list[Mapping[str, Any]]
@@ -129,6 +183,8 @@ class Ledger:
             tip = sealed[-1][1]["hash"]
         if not sealed:
             return sealed
+        if self.intents is not None:
+            self.intents.note([r["hash"] for _, r in sealed])
         with self.path.open("ab") as handle:
             handle.write(b"".join(line(r).encode("ascii") + b"\n" for _, r in sealed))
             handle.flush()
@@ -138,6 +194,8 @@ class Ledger:
         replace_atomically(head_path(self.path), text.encode("ascii"), durable=True)
         self.report = Report(count, tip, True)
         self._stamps = self._current()
+        if self.intents is not None:
+            self.intents.clear()
         return sealed
 
 
@@ -154,25 +212,39 @@ def accept_tail(path: Path) -> tuple[int, int]:
     deleted or rewritten tail is still refused.
     """
     with _locked(path):
-        report, hashes = verify_chain(path)
-        if report.broken is None:
-            return report.count, report.count
-        if report.broken.reason != TAIL_MISMATCH:
+        return _accept_tail(path, None)
+
+
+def _accept_tail(path: Path, vouched: set[str] | None) -> tuple[int, int]:
+    """Under the lock: `accept_tail`, over only records whose hashes are `vouched` for (the
+    writer's own intents) unless None (a person said so)."""
+    report, hashes = verify_chain(path)
+    if report.broken is None:
+        return report.count, report.count
+    if report.broken.reason != TAIL_MISMATCH:
+        raise LedgerIntegrityError(
+            f"record {report.broken.index}: {report.broken.reason}; only a checkpoint that "
+            "lags the chain can be accepted. Restore the ledger from a copy"
+        )
+    checkpoint = read_checkpoint(path)
+    assert isinstance(checkpoint, tuple)
+    count, head = checkpoint
+    if count >= len(hashes) or (hashes[count - 1] if count else GENESIS) != head:
+        raise LedgerIntegrityError(
+            f"the head checkpoint ({count} records, head {head[:12]}) names no record of "
+            "this chain: records were deleted or rewritten. Restore the ledger from a copy"
+        )
+    if vouched is not None:
+        foreign = [i for i in range(count, len(hashes)) if hashes[i] not in vouched]
+        if foreign:
             raise LedgerIntegrityError(
-                f"record {report.broken.index}: {report.broken.reason}; only a checkpoint that "
-                "lags the chain can be accepted. Restore the ledger from a copy"
+                f"record {foreign[0]} past the head checkpoint was not written by this hub "
+                f"({len(foreign)} such); run `caucus verify {path}` and, if the records are "
+                f"genuine, `caucus anchor --accept-tail {path}`"
             )
-        checkpoint = read_checkpoint(path)
-        assert isinstance(checkpoint, tuple)
-        count, head = checkpoint
-        if count >= len(hashes) or (hashes[count - 1] if count else GENESIS) != head:
-            raise LedgerIntegrityError(
-                f"the head checkpoint ({count} records, head {head[:12]}) names no record of "
-                "this chain: records were deleted or rewritten. Restore the ledger from a copy"
-            )
-        text = json.dumps({"count": len(hashes), "head_hash": hashes[-1]}, separators=(",", ":"))
-        replace_atomically(head_path(path), (text + "\n").encode("ascii"), durable=True)
-        return count, len(hashes)
+    text = json.dumps({"count": len(hashes), "head_hash": hashes[-1]}, separators=(",", ":"))
+    replace_atomically(head_path(path), (text + "\n").encode("ascii"), durable=True)
+    return count, len(hashes)
 
 
 def anchors_path(path: Path) -> Path:

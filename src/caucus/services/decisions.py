@@ -6,8 +6,11 @@ The database says what must be recorded and the ledger what was, so a crash betw
 never loses a decision or records one twice: the forms still marked unrecorded are first
 looked up in the ledger's tail, and only the missing ones are appended. Each appended record
 is announced as a `DecisionRecorded` event. File work runs in a thread.
-A ledger that fails verification is never appended to: the answers stay unrecorded, the
-failure is logged and shown in `status()`, and recording resumes once the ledger is restored.
+Before a record's line is written, its hash is noted in the database (`StoredIntents`); a
+crash between the line's fsync and the checkpoint's move then heals itself on the next append
+or start (the checkpoint moves over records the database vouches for, which `status()` shows).
+Any other break is never appended to: the answers stay unrecorded, the failure is logged and
+shown in `status()`, and recording resumes once the ledger is restored.
 """
 
 from __future__ import annotations
@@ -15,15 +18,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from caucus.clock import Clock
 from caucus.domain.decisions import (
     Decision,
     LedgerBreak,
+    LedgerRecovery,
     LedgerStatus,
     form_decision,
     form_id_of,
@@ -40,8 +44,10 @@ from caucus.services.notifier import Notifier
 from caucus.storage.base import Store
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MAX_LIMIT = 200
+BATCH = 100  # answered forms recorded per ledger append (one fsync, one checkpoint move)
 # How far before the oldest unrecorded answer to look for its record on the ledger.
 LOOKBACK = timedelta(minutes=10)
 
@@ -52,13 +58,15 @@ class DecisionLog:
         self._notifier = notifier
         self._clock = clock
         self.path = path
-        self._ledger = Ledger(path)
+        self._intents = StoredIntents(store, clock)
+        self._ledger = Ledger(path, self._intents)
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[int] | None = None
         self.last_error: str | None = None
 
     async def start(self) -> None:
         """Record, in the background, what an earlier run answered but did not record."""
+        self._intents.loop = asyncio.get_running_loop()
         self._task = asyncio.create_task(self.record_pending(), name="caucus-decisions")
 
     async def stop(self) -> None:
@@ -71,18 +79,27 @@ class DecisionLog:
             pass
 
     async def record_pending(self) -> int:
-        """Write every answered form that is not on the ledger yet; returns how many."""
+        """Write every answered form that is not on the ledger yet, a batch at a time;
+        returns how many."""
+        total = 0
+        while True:
+            done, more = await self._record_batch()
+            total += done
+            if not more:
+                return total
+
+    async def _record_batch(self) -> tuple[int, bool]:
         async with self._lock:
-            forms = await self._store.unrecorded_forms()
+            forms = await self._store.unrecorded_forms(BATCH)
             if not forms:
-                return 0
+                return 0, False
             try:
                 appended, found = await asyncio.to_thread(self._write, forms)
             except (CaucusError, OSError) as exc:
                 # The answers stand; the next answer or start tries again.
                 self.last_error = exc.detail if isinstance(exc, CaucusError) else str(exc)
                 log.error("decisions not recorded: %s", self.last_error)
-                return 0
+                return 0, False
             self.last_error = None
             hashes = dict(found)
             for _, record in appended:
@@ -91,7 +108,7 @@ class DecisionLog:
             now = self._clock.now()
             for index, record in appended:
                 self._notifier.emit(DecisionRecorded(now, index, Decision(record)))
-            return len(appended)
+            return len(appended), len(forms) == BATCH
 
     def _write(self, forms: list[Form]) -> tuple[list[tuple[int, dict[str, Any]]], dict[str, str]]:
         wanted = {f.id for f in forms}
@@ -145,7 +162,35 @@ class DecisionLog:
             head_hash=report.head_hash,
             broken=LedgerBreak(broken.index, broken.reason) if broken is not None else None,
             unrecorded_error=self.last_error,
+            recovered=(
+                LedgerRecovery(recovered.from_count, recovered.to_count, recovered.at)
+                if (recovered := self._ledger.recovered) is not None
+                else None
+            ),
         )
+
+
+class StoredIntents:
+    """The ledger writer's intents, in the hub's database. The writer runs in a worker thread
+    and calls these there; each waits for the store on the hub's event loop."""
+
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self._store = store
+        self._clock = clock
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def _run(self, work: Coroutine[Any, Any, T]) -> T:
+        assert self.loop is not None, "DecisionLog.start() sets the loop"
+        return asyncio.run_coroutine_threadsafe(work, self.loop).result(timeout=60)
+
+    def note(self, hashes: list[str]) -> None:
+        self._run(self._store.note_ledger_intents(hashes, self._clock.now()))
+
+    def written(self) -> set[str]:
+        return self._run(self._store.ledger_intents())
+
+    def clear(self) -> None:
+        self._run(self._store.clear_ledger_intents())
 
 
 def _older(record: dict[str, Any], since: datetime) -> bool:

@@ -23,6 +23,7 @@ from caucus.services.notifier import Notifier
 from caucus.services.offers import OfferService
 from caucus.services.principals import Principals
 from caucus.services.registry import Registry
+from caucus.services.retention import Retention
 from caucus.services.roles import Roles
 from caucus.services.tasks import TaskService
 from caucus.storage.base import Store
@@ -77,14 +78,17 @@ class Hub:
         self.delivery = DeliveryService(
             self.store, self.notifier, self.registry, self.clock, settings, room
         )
-        self.channels = Channels(self.store, self.notifier, self.clock)
+        self.channels = Channels(
+            self.store, self.notifier, self.clock, max_per_peer=settings.channels_per_peer_max
+        )
         self.tasks = TaskService(self.store, self.delivery, self.clock, settings)
         self.announcements = Announcements(self.store, self.delivery, self.clock, settings)
         self.offers = OfferService(
             self.store, self.delivery, self.announcements, self.clock, settings
         )
-        self.floors = Floors(self.store, self.notifier, self.delivery, self.clock)
+        self.floors = Floors(self.store, self.notifier, self.delivery, self.clock, settings)
         self.decisions = DecisionLog(self.store, self.notifier, self.clock, settings.ledger_path())
+        self.retention = Retention(self.store, self.clock, settings)
         self.forms = Forms(
             self.store,
             self.delivery,
@@ -158,6 +162,7 @@ class Hub:
         await self.tasks.sweep()
         await self.offers.sweep()
         await self.store.purge_idempotency(self.clock.now() - self.settings.idempotency_window)
+        await self.retention.sweep()
 
     async def _loop(self) -> None:
         while True:

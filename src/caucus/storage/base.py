@@ -16,6 +16,7 @@ from caucus.domain.messages import AppendOutcome, ClaimResult, Message, NewMessa
 from caucus.domain.names import Target
 from caucus.domain.offers import Offer, Resolution
 from caucus.domain.peers import Peer, PeerState
+from caucus.domain.retention import PurgeCounts, StoreSize
 from caucus.domain.tasks import Task, TaskState
 
 
@@ -35,6 +36,7 @@ class Store(Protocol):
         description: str,
         now: float,
         announcements_since: float | None = None,
+        max_peers: int | None = None,
     ) -> Peer:
         """Insert an active peer. Raises NameInUse if another peer holds the name. With
         `announcements_since`, the announcements made since then are queued for it."""
@@ -42,8 +44,9 @@ class Store(Protocol):
 
     async def peer_by_token(self, token_hash: bytes) -> Peer | None: ...
 
-    async def peer_by_name(self, name: str) -> Peer | None:
-        """The peer holding `name`, if any: active, or away (reaped) within its grace."""
+    async def peer_by_name(self, name: str, *, any_case: bool = False) -> Peer | None:
+        """The peer holding `name`, if any: active, or away (reaped) within its grace. With
+        `any_case`, a holder whose name differs only by case counts too."""
         ...
 
     async def peer_by_handle(self, handle_hash: bytes) -> Peer | None:
@@ -335,9 +338,42 @@ class Store(Protocol):
         """Note the ledger record (its hash) each form's answer became."""
         ...
 
+    async def note_ledger_intents(self, hashes: list[str], now: float) -> None:
+        """Durably note the hashes of records about to be appended to the ledger."""
+        ...
+
+    async def ledger_intents(self) -> set[str]:
+        """The hashes noted and not yet cleared: records this hub wrote or was writing."""
+        ...
+
+    async def clear_ledger_intents(self) -> None:
+        """Forget every intent (the ledger's checkpoint has passed them all)."""
+        ...
+
+    # --- retention -------------------------------------------------------------------------
+    async def purge_finished(
+        self, before: float, limit: int, *, dry_run: bool = False
+    ) -> PurgeCounts:
+        """Drop up to `limit` of each kind of finished item older than `before` (see
+        `storage/sqlite_retention.py` for what is finished); a dry run only counts, all."""
+        ...
+
+    async def oldest_purgeable_ts(self) -> float | None:
+        """When the oldest message retention may drop was sent."""
+        ...
+
+    async def store_size(self) -> StoreSize: ...
+
+    async def reclaim(self, pages: int | None = None, *, full: bool = False) -> None:
+        """Give free pages back to the file system (see the SQLite store)."""
+        ...
+
     # --- channels --------------------------------------------------------------------------
-    async def join_channel(self, peer_id: int, channel: str, now: float) -> bool:
-        """Create the channel if needed and add the peer; False if already a member."""
+    async def join_channel(
+        self, peer_id: int, channel: str, now: float, max_channels: int | None = None
+    ) -> bool:
+        """Create the channel if needed and add the peer; False if already a member. A peer
+        already in `max_channels` channels is refused (`CapChannels`), nothing created."""
         ...
 
     async def leave_channel(self, peer_id: int, channel: str) -> bool: ...

@@ -17,10 +17,11 @@ from caucus.storage.migrate import migrate_sqlite
 from caucus.storage.sqlite_channels import ChannelOps
 from caucus.storage.sqlite_forms import FormOps
 from caucus.storage.sqlite_peers import PeerOps
+from caucus.storage.sqlite_retention import RetentionOps
 from caucus.storage.sqlite_runners import GroupCommitWriter, ReaderThread
 
 
-class SqliteStore(PeerOps, FormOps, ChannelOps):
+class SqliteStore(PeerOps, FormOps, ChannelOps, RetentionOps):
     """`Store` on one SQLite file. Only one hub process may open a file at a time."""
 
     def __init__(self, path: Path, *, synchronous: str = "FULL", batch_max: int = 512) -> None:
@@ -75,6 +76,10 @@ class SqliteStore(PeerOps, FormOps, ChannelOps):
 
     def _connect_writer(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        if conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0:
+            # A new file: free pages can then be given back a few at a time (retention), which
+            # an older file needs one full VACUUM for (`caucus db purge` does it).
+            conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute(f"PRAGMA synchronous={self._synchronous}")
         conn.execute("PRAGMA busy_timeout=5000")

@@ -113,6 +113,28 @@ class GroupCommitWriter:
             loop.call_soon(self._run_batch)
         return fut
 
+    async def exclusive(self, op: Op) -> Any:
+        """Run `op` alone, outside any transaction, in a worker thread (VACUUM, checkpoints):
+        batches wait for it and it for them, and the event loop is never blocked by it."""
+        assert self._idle is not None
+        assert self._loop is not None
+        while self._busy:
+            await self._idle.wait()
+        if self._conn is None:
+            raise StorageError("the database is not open")
+        self._busy = True
+        self._idle.clear()
+        try:
+            return await asyncio.to_thread(op, self._conn)
+        except sqlite3.Error as exc:
+            raise storage_error(exc) from None
+        finally:
+            if self._pending:
+                self._loop.call_soon(self._run_batch)
+            else:
+                self._busy = False
+                self._idle.set()
+
     # --- on the event loop -------------------------------------------------------------------
     def _run_batch(self) -> None:
         conn = self._conn

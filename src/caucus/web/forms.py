@@ -104,6 +104,12 @@ class LedgerBreakInfo(Wire):
     reason: str
 
 
+class LedgerRecoveryInfo(Wire):
+    from_count: int = Field(description="records the checkpoint named before")
+    to_count: int = Field(description="records it names now")
+    at: float = Field(description="when, epoch seconds")
+
+
 class LedgerStatusInfo(Wire):
     path: str
     records: int = Field(description="records verified (before the break, if there is one)")
@@ -113,6 +119,11 @@ class LedgerStatusInfo(Wire):
     broken: LedgerBreakInfo | None = None
     unrecorded_error: str | None = Field(
         description="why the last answers could not be recorded, if they could not"
+    )
+    recovered: LedgerRecoveryInfo | None = Field(
+        None,
+        description="the head checkpoint lagged records this hub had noted before writing "
+        "them (a crash between the two) and was moved over them without a person",
     )
 
     @classmethod
@@ -128,4 +139,13 @@ class LedgerStatusInfo(Wire):
             head_hash=s.head_hash,
             broken=broken,
             unrecorded_error=s.unrecorded_error,
+            recovered=(
+                LedgerRecoveryInfo.model_construct(
+                    from_count=s.recovered.from_count,
+                    to_count=s.recovered.to_count,
+                    at=s.recovered.at,
+                )
+                if s.recovered is not None
+                else None
+            ),
         )

@@ -137,6 +137,15 @@ class PeekResult(Wire):
         return cls.model_construct(pending=peek.pending, last=last)
 
 
+class DroppedInfo(Wire):
+    messages: int = Field(description="messages retention has dropped, in all")
+    through_seq: int | None = Field(description="messages up to this seq may be gone")
+    through_ts: float | None = Field(description="the newest dropped message's time")
+
+
 class History(Wire):
     messages: list[RoutedMessage] = Field(description="oldest first")
     more: bool = Field(description="older messages matching the same filters exist")
+    dropped: DroppedInfo | None = Field(
+        None, description="what retention dropped (older history is gone), if anything"
+    )

@@ -8,11 +8,19 @@ from fastapi import APIRouter, Request
 
 from caucus.api.auth import OperatorDep, ViewerDep, access
 from caucus.api.context import hub_of
-from caucus.api.requests import AnnounceRequest, OperatorSayRequest, RateRequest, ReasonRequest
+from caucus.api.requests import (
+    AnnounceRequest,
+    OperatorSayRequest,
+    PurgeRequest,
+    RateRequest,
+    ReasonRequest,
+)
 from caucus.services.roles import Access
 from caucus.web.errors import ErrorBody
+from caucus.web.fields import parse_time
 from caucus.web.messages import SendResult
 from caucus.web.peers import PeerInfo
+from caucus.web.retention import PurgeResult
 from caucus.web.room import ClosedChannel, RoomState
 
 router = APIRouter(prefix="/operator", tags=["operator"])
@@ -185,3 +193,19 @@ async def ping(name: str, request: Request, _: ViewerDep) -> PeerInfo:
 async def close_channel(channel: str, request: Request, _: OperatorDep) -> ClosedChannel:
     members = await hub_of(request).control.close_channel(channel)
     return ClosedChannel(channel="#" + channel.lstrip("#"), members=members)
+
+
+@router.post(
+    "/purge",
+    summary="Drop finished items older than a date now, then compact the database",
+    description="Acknowledged messages, ended tasks, settled offers, canceled forms and "
+    "answered ones already on the decision ledger go; nothing unacknowledged or unended, and "
+    "never the ledger. `caucus db purge` does the same from the command line.",
+    responses=_ERRORS,
+    openapi_extra=_OPERATOR,
+)
+async def purge(body: PurgeRequest, request: Request, _: OperatorDep) -> PurgeResult:
+    before = body.before
+    cut = parse_time(str(before), "before") if before is not None else None
+    report = await hub_of(request).retention.purge(cut, dry_run=body.dry_run)
+    return PurgeResult.of(report)

@@ -98,6 +98,7 @@ export function Transcript({ api, state, dispatch, filters, setFilters, notify }
   // newest, following the feed). Memory holds far more; the DOM never does.
   const [endSeq, setEndSeq] = useState(null);
   const [loading, setLoading] = useState(false);
+  const [dropped, setDropped] = useState(null); // what retention dropped, as the hub says
   const scroller = useRef(null);
   const anchor = useRef(null); // the row to keep in place across the next render
   const filtering = anyFilter(filters);
@@ -112,7 +113,10 @@ export function Transcript({ api, state, dispatch, filters, setFilters, notify }
     const timer = setTimeout(async () => {
       try {
         const page = await api.get("/operator/messages", { ...filters, limit: PAGE });
-        if (!stale) setFiltered(page);
+        if (!stale) {
+          setFiltered(page);
+          setDropped(page.dropped || null);
+        }
       } catch (error) {
         if (!stale) notify(error.message, "error");
       }
@@ -163,6 +167,7 @@ export function Transcript({ api, state, dispatch, filters, setFilters, notify }
     setLoading(true);
     try {
       const page = await api.get("/operator/messages", { ...filters, before: oldest, limit: PAGE });
+      setDropped(page.dropped || null);
       if (filtering) {
         setFiltered({ messages: page.messages.concat(filtered.messages), more: page.more });
       } else {
@@ -254,7 +259,11 @@ export function Transcript({ api, state, dispatch, filters, setFilters, notify }
         data-total=${all.length} data-first=${visible.length ? visible[0].seq : 0}>
         <div class="older">
           ${atStart
-            ? html`<span class="muted">the beginning of the transcript</span>`
+            ? html`<span class="muted" data-start>
+                ${dropped
+                  ? `the beginning of what is kept: retention dropped ${dropped.messages} older messages${dropped.through_ts ? ` (through ${new Date(dropped.through_ts * 1000).toLocaleString()})` : ""}`
+                  : "the beginning of the transcript"}
+              </span>`
             : html`<button type="button" data-read onClick=${older} disabled=${loading}>
                 ${loading ? "Loading…" : "Load older"}
               </button>`}

@@ -1,0 +1,136 @@
+"""Retention: a week of traffic shrinks to its bound; nothing unacknowledged or unended goes,
+nor anything the decision ledger holds; the operator purges on request; history and the export
+say what was dropped."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import httpx2
+
+from caucus.clock import Clock
+from caucus.ledger.tail import newest_first
+from caucus.services.hub import Hub
+from caucus.testing import FakeClock, make_hub, serve
+
+DAY = 86400.0
+FILLER = "x" * 900
+FORM = [{"key": "go", "type": "radio", "options": ["yes", "no"]}]
+
+
+async def simulate_week(hub: Hub, clock: FakeClock, per_hour: int) -> dict[str, object]:
+    """Seven days of traffic: alice talks to bob (who acknowledges everything) and to carol
+    (who never does); tasks and offers end or stay open; forms are answered or left."""
+    alice = (await hub.registry.register(name="alice")).peer
+    bob = (await hub.registry.register(name="bob")).peer
+    await hub.registry.register(name="carol")
+    kept: dict[str, list[str]] = {"carol": [], "open_tasks": [], "pending_forms": []}
+    for hour in range(7 * 24):
+        for n in range(per_hour):
+            await hub.delivery.send(alice, to="bob", content=f"h{hour} n{n} {FILLER}")
+        while got := (await hub.delivery.receive(bob, wait=0)).deliveries:
+            await hub.delivery.ack(bob, through=got[-1].message.seq)
+        if hour % 24 == 0:
+            receipt = await hub.delivery.send(alice, to="carol", content=f"day {hour // 24}")
+            kept["carol"].append(receipt.message_id)
+            done = await hub.tasks.send(alice, to="bob", payload=f"task {hour}")
+            await hub.tasks.reply(bob, done.id, "done")
+            still = await hub.tasks.send(alice, to="bob", payload=f"open task {hour}")
+            kept["open_tasks"].append(still.id)
+            asked = await hub.forms.ask(alice, f"Q{hour}", FORM)
+            await hub.forms.answer(asked.id, {"go": "yes"})
+        clock.advance(3600)
+    pending = await hub.forms.ask(alice, "still open?", FORM)
+    kept["pending_forms"].append(pending.id)
+    await hub.decisions.record_pending()
+    return kept
+
+
+async def test_a_week_of_traffic_shrinks_to_its_bound_and_keeps_what_is_unfinished(
+    tmp_path: Path,
+) -> None:
+    clock = FakeClock()
+    bound = 1_500_000
+    async with make_hub(
+        tmp_path,
+        clock=clock,
+        send_rate_capacity=1e9,
+        reaped_grace=30 * DAY,
+        peer_ttl=30 * DAY,
+        retention_age=3 * DAY,
+        retention_max_bytes=bound,
+    ) as hub:
+        kept = await simulate_week(hub, clock, per_hour=20)
+        db = hub.db_path
+        assert db is not None
+        records = len(list(newest_first(hub.decisions.path)))
+        before = await hub.store.store_size()
+        assert before.used_bytes > 2 * bound  # the week really is over the bound
+        for _ in range(50):  # maintenance rounds, as the loop would run them
+            if (await hub.retention.sweep()).total == 0:
+                break
+        after = await hub.store.store_size()
+        assert after.used_bytes <= bound
+        assert after.file_bytes < before.file_bytes / 2  # given back, not only reusable
+        # Nothing unacknowledged, unended or unrecorded went.
+        carol = await hub.registry.find("carol")
+        got = await hub.delivery.receive(carol, wait=0, limit=100)
+        chats = [d.message.id for d in got.deliveries if d.message.kind == "chat"]
+        assert chats == kept["carol"]
+        assert len(got.deliveries) > len(chats)  # the form answers she never acknowledged
+        alice = await hub.registry.find("alice")
+        for task_id in kept["open_tasks"]:
+            assert (await hub.tasks.status(alice, task_id)).state in ("pending", "in_progress")
+        for form_id in kept["pending_forms"]:
+            assert (await hub.forms.get(form_id)).state == "pending"
+        assert len(list(newest_first(hub.decisions.path))) == records  # the ledger: untouched
+        dropped = await hub.retention.dropped()
+        assert dropped.messages > 0
+        assert dropped.through_ts is not None
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+async def test_the_operator_purges_on_request_and_history_and_export_say_so(
+    tmp_path: Path,
+) -> None:
+    clock: Clock = FakeClock()
+    async with make_hub(tmp_path, clock=clock, send_rate_capacity=1e9) as hub:
+        assert isinstance(clock, FakeClock)
+        alice = (await hub.registry.register(name="alice")).peer
+        bob = (await hub.registry.register(name="bob")).peer
+        for n in range(300):
+            await hub.delivery.send(alice, to="bob", content=f"old {n} {FILLER}")
+        while got := (await hub.delivery.receive(bob, wait=0)).deliveries:
+            await hub.delivery.ack(bob, through=got[-1].message.seq)
+        clock.advance(2 * DAY)
+        await hub.delivery.send(alice, to="bob", content="new, unacknowledged")
+        async with serve(hub) as url, httpx2.AsyncClient(base_url=url) as http:
+            op = {"Authorization": f"Bearer {hub.operator.token}"}
+            dry = await http.post(
+                "/operator/purge", json={"before": clock.now() - DAY, "dry_run": True}, headers=op
+            )
+            assert dry.status_code == 200, dry.text
+            assert (dry.json()["dry_run"], dry.json()["messages"]) == (True, 300)
+            history = (await http.get("/operator/messages", headers=op)).json()
+            assert history["dropped"] is None
+            assert len(history["messages"]) == 200  # nothing went in the dry run
+            done = await http.post(
+                "/operator/purge", json={"before": clock.now() - DAY}, headers=op
+            )
+            body = done.json()
+            assert (body["messages"], body["dry_run"]) == (300, False)
+            assert body["size_after"]["file_bytes"] < body["size_before"]["file_bytes"]
+            history = (await http.get("/operator/messages", headers=op)).json()
+            assert [m["content"] for m in history["messages"]] == ["new, unacknowledged"]
+            assert history["dropped"]["messages"] == 300
+            exported = (await http.get("/export", headers=op)).json()
+            assert exported["dropped_by_retention"]["messages"] == 300
+            markdown = (await http.get("/export?format=markdown", headers=op)).text
+            assert "Retention dropped 300 older messages" in markdown
+            agent = (await http.post("/register", json={"name": "eve"})).json()["token"]
+            refused = await http.post(
+                "/operator/purge", json={}, headers={"Authorization": f"Bearer {agent}"}
+            )
+            assert refused.status_code == 403
