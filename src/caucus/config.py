@@ -113,6 +113,13 @@ class Settings(BaseSettings):
         60.0, gt=0, description="an MCP session that has not joined ends after this long"
     )
 
+    shield_capacity: float = Field(
+        100.0, gt=0, description="refusals (401, 403, 429) one address may earn at once"
+    )
+    shield_refill: float = Field(
+        10.0, gt=0, description="refusals per second added back; past it, 429 at the door"
+    )
+
     # Slow clients: the request head and body deadlines, and the connection cap (503 past it).
     head_timeout: float = Field(10.0, gt=0)
     body_timeout: float = Field(30.0, gt=0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 
 def create_private(path: Path, data: bytes) -> None:
@@ -14,8 +14,45 @@ def create_private(path: Path, data: bytes) -> None:
         handle.write(data)
 
 
+PRIVATE = 0o600
+
+
+def open_private(path: Path, mode: str = "ab") -> IO[Any]:
+    """Open `path` for appending (or `mode`), creating it 0600: the hub's files hold the
+    room's conversation, and nobody else on the machine reads them."""
+    flags = os.O_CREAT | (os.O_RDWR if "+" in mode else os.O_WRONLY)
+    if "a" in mode:
+        flags |= os.O_APPEND
+    return os.fdopen(os.open(path, flags, PRIVATE), mode)
+
+
+def make_private(path: Path, *, directory: bool = False) -> None:
+    """Create `path` (a file, or with `directory` a folder) private if it is missing, and
+    take group and other access away if an older version left it open."""
+    if directory:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        wanted = 0o700
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, PRIVATE))
+        wanted = PRIVATE
+    current = path.stat().st_mode & 0o777
+    if current & 0o077:
+        path.chmod(current & wanted)
+
+
+def tighten(path: Path) -> None:
+    """Take group and other access away from `path`, if it exists and has any."""
+    try:
+        current = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        return
+    if current & 0o077:
+        path.chmod(current & 0o700)
+
+
 def replace_atomically(
-    path: Path, data: bytes, *, mode: int = 0o644, durable: bool = False
+    path: Path, data: bytes, *, mode: int = PRIVATE, durable: bool = False
 ) -> None:
     """Readers see the old content or the new, never a mix. `durable` also survives power loss:
     the new bytes and the rename are fsynced before this returns."""

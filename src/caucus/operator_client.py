@@ -9,7 +9,9 @@ from caucus.web.console import SnapshotAt
 from caucus.web.forms import DecisionList, DecisionRecord, FormInfo, FormList, LedgerStatusInfo
 from caucus.web.messages import SendResult
 from caucus.web.peers import PeerInfo
+from caucus.web.retention import PurgeResult
 from caucus.web.room import ClosedChannel, FloorInfo, RoomState
+from caucus.web.work import OfferInfo, OfferList
 
 
 class OperatorClient(BaseClient):
@@ -93,6 +95,16 @@ class OperatorClient(BaseClient):
     async def forms(self, state: str = "pending") -> list[FormInfo]:
         """Forms in one state (pending, answered, canceled) or `all`."""
         return (await self._get(FormList, "/operator/forms", params={"state": state})).forms
+
+    async def offers(self, status: str | None = None) -> list[OfferInfo]:
+        """The whole job board (optionally in one state), every poster's."""
+        params = {"status": status} if status else None
+        return (await self._get(OfferList, "/operator/offers", params=params)).offers
+
+    async def purge(self, before: float | None = None, *, dry_run: bool = False) -> PurgeResult:
+        """Drop finished items older than `before` now (default: the retention age)."""
+        body = {"before": before, "dry_run": dry_run}
+        return await self._post(PurgeResult, "/operator/purge", body)
 
     async def form(self, form_id: str) -> FormInfo:
         return await self._get(FormInfo, f"/operator/forms/{form_id}")

@@ -2,6 +2,7 @@
 
 From the outside in, every request meets:
 1. `Guard`: the Host and Origin checks and the security headers, before anything else;
+   then `Shield`: an address that has earned too many refusals is answered 429 at the door;
 2. `_Served`: puts the hub and the console feed into the request's scope, which is the only
    way the routes find them (an app assembled from the routers any other way refuses every
    request);
@@ -45,13 +46,17 @@ from caucus.dashboard import console, oversight
 from caucus.dashboard import routes as dashboard_routes
 from caucus.dashboard.feed import Feed
 from caucus.dashboard.transcript import TranscriptWriter
-from caucus.errors import StorageError
+from caucus.errors import StorageError, Unauthorized
+from caucus.ids import hash_token
 from caucus.mcp.http import MCP_PATH, McpEndpoint
 from caucus.services.hub import Hub
+from caucus.services.ratelimit import TokenBuckets
+from caucus.web.bearer import parse_bearer
 from caucus.web.body import JsonBodies
 from caucus.web.errors import caucus_error_response, install_error_handlers
 from caucus.web.guard import SECURITY_HEADERS, Guard
 from caucus.web.openapi import truthful
+from caucus.web.shield import Shield
 
 DESCRIPTION = """\
 Caucus hub HTTP API. Authenticate with `Authorization: Bearer <token>` from `POST /register`.
@@ -128,8 +133,18 @@ class CaucusApp:
             max_body_bytes=settings.max_body_bytes,
             headers=list(SECURITY_HEADERS),
         )
-        self._app = Guard(
+        shield = Shield(
             _Served(inner, self),
+            budget=TokenBuckets(
+                hub.clock,
+                capacity=settings.shield_capacity,
+                refill=settings.shield_refill,
+                what="refusals from this address",
+            ),
+            known=self._known,
+        )
+        self._app = Guard(
+            shield,
             allowed_hosts=settings.allowed_hosts,
             allowed_origins=settings.allowed_origins,
             adds_own_headers=FastLane.ROUTES,
@@ -137,6 +152,23 @@ class CaucusApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._app(scope, receive, send)
+
+    def _known(self, scope: Scope) -> bool:
+        """Whether a request is a known party's, told without any I/O (for `Shield`)."""
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                try:
+                    token = parse_bearer(value.decode("latin-1"))
+                except Unauthorized:  # malformed: the routes say so, with their 401
+                    return False
+                if token is not None and (
+                    self.hub.registry.knows(hash_token(token))
+                    or self.hub.roles.role_of(token) is not None
+                ):
+                    return True
+            elif name == b"mcp-session-id" and self.mcp.has_session(value.decode("latin-1")):
+                return True
+        return False
 
     def openapi(self) -> dict[str, Any]:
         """The API's OpenAPI document (what `/openapi.json` serves)."""

@@ -55,6 +55,7 @@ def hub_settings(directory: Path | str | None = None, **overrides: Any) -> Setti
         "db": str(folder / "caucus.db"),
         "port": 0,
         "register_rate_capacity": 100_000.0,
+        "shield_capacity": 1_000_000.0,
     }
     values.update(overrides)
     return Settings(**values)

@@ -44,6 +44,7 @@ def start_hub(
         **os.environ,
         "CAUCUS_HOME": str(db.parent),
         "CAUCUS_REGISTER_RATE_CAPACITY": "100000",
+        "CAUCUS_SHIELD_CAPACITY": "1000000",
         **(env or {}),
     }
     proc = subprocess.Popen(

@@ -193,3 +193,31 @@ async def test_bogus_bearer_tokens_evict_no_one(flooded: tuple[str, Hub]) -> Non
     async with Client(f"{url}/mcp", mode="legacy") as again:  # and its handle still resumes it
         back = await call(again, "join", handle=joined["handle"])
         assert (back["name"], back["outcome"]) == ("kept", "resumed")
+
+
+async def test_an_address_that_earns_too_many_refusals_is_stopped_at_the_door(
+    tmp_path: Path,
+) -> None:
+    async with (
+        make_hub(tmp_path, shield_capacity=20, shield_refill=0.5) as hub,
+        serve(hub) as url,
+        HubClient(url) as alice,
+    ):
+        await alice.register("alice")  # an agent the hub knows, on the flooder's address
+        async with httpx2.AsyncClient(base_url=url) as http:
+            answers = []
+            for n in range(40):
+                bogus = {"Authorization": f"Bearer cau_bogus{n:04d}"}
+                response = await http.get("/peers", headers=bogus)
+                answers.append((response.status_code, response.json()["error"]))
+            assert answers[:20] == [(401, "unauthorized")] * 20
+            assert set(answers[20:]) == {(429, "rate_limited")}
+            stopped = await http.get("/health")  # even what needs no token, for a while
+            assert stopped.status_code == 429
+            assert int(stopped.headers["retry-after"]) >= 1
+        assert await alice.peers()  # a known token passes, whatever its address
+        async with httpx2.AsyncClient(base_url=url) as http:  # and so does the operator
+            operator = {"Authorization": f"Bearer {hub.operator.token}"}
+            assert (await http.get("/operator/state", headers=operator)).status_code == 200
+        async with httpx2.AsyncClient(base_url=url, transport=_from("127.0.0.2")) as other:
+            assert (await other.get("/health")).status_code == 200

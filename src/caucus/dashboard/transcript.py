@@ -23,6 +23,7 @@ from typing import Any
 
 from caucus.clock import Clock
 from caucus.domain.events import Event, MessageRouted
+from caucus.files import open_private, tighten
 from caucus.services.notifier import Notifier
 from caucus.storage.base import Store
 from caucus.web.messages import RoutedMessage
@@ -65,6 +66,7 @@ class TranscriptWriter:
 
     async def start(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        tighten(self.path)  # an older hub made it world-readable
         found = await asyncio.to_thread(self._recover)
         if found is None:
             self.last_seq = await self._store.last_seq()
@@ -131,7 +133,7 @@ class TranscriptWriter:
     def _append(self, lines: list[bytes]) -> None:
         if self._max_bytes and self.path.exists() and self.path.stat().st_size >= self._max_bytes:
             self._rotate()
-        with open(self.path, "ab") as handle:
+        with open_private(self.path) as handle:
             handle.write(b"".join(lines))
             handle.flush()
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from caucus.errors import LedgerIntegrityError
-from caucus.files import replace_atomically
+from caucus.files import open_private, replace_atomically
 from caucus.ledger.canonical import GENESIS, line, seal
 from caucus.ledger.verify import Report, head_path, read_checkpoint, verify_chain
 
@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 def _locked(path: Path) -> Iterator[None]:
     lock = path.with_name(path.name + ".lock")
     path.parent.mkdir(parents=True, exist_ok=True)
-    with lock.open("a") as handle:
+    with open_private(lock, "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -185,7 +185,7 @@ class Ledger:
             return sealed
         if self.intents is not None:
             self.intents.note([r["hash"] for _, r in sealed])
-        with self.path.open("ab") as handle:
+        with open_private(self.path) as handle:
             handle.write(b"".join(line(r).encode("ascii") + b"\n" for _, r in sealed))
             handle.flush()
             os.fsync(handle.fileno())
@@ -264,7 +264,7 @@ def anchor(path: Path, *, now: datetime | None = None) -> dict[str, Any]:
             "count": report.count,
             "head_hash": report.head_hash,
         }
-        with anchors_path(path).open("a", encoding="ascii") as handle:
+        with open_private(anchors_path(path), "a") as handle:
             handle.write(json.dumps(entry, separators=(",", ":")) + "\n")
             handle.flush()
             os.fsync(handle.fileno())

@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from caucus.errors import InvalidRequest
-from caucus.files import create_private
+from caucus.files import create_private, open_private
 from caucus.ledger.verify import Break
 
 
@@ -85,7 +85,7 @@ def sign(path: Path, key: Ed25519PrivateKey, count: int, head_hash: str) -> dict
         "head_hash": head_hash,
         "signature": signature,
     }
-    with signed_path(path).open("a", encoding="ascii") as handle:
+    with open_private(signed_path(path), "a") as handle:
         handle.write(json.dumps(entry, separators=(",", ":")) + "\n")
         handle.flush()
         os.fsync(handle.fileno())

@@ -137,6 +137,9 @@ class McpEndpoint:
             unjoined_idle=settings.mcp_unjoined_idle,
         )
 
+    def has_session(self, session_id: str) -> bool:
+        return session_id in self._manager._server_instances
+
     @property
     def open_sessions(self) -> int:
         """Handshake-era sessions open now, joined or not."""

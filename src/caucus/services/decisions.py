@@ -37,9 +37,10 @@ from caucus.domain.events import DecisionRecorded
 from caucus.domain.forms import Form
 from caucus.domain.peers import Peer
 from caucus.errors import CaucusError, InvalidRequest
+from caucus.files import tighten
 from caucus.ledger.chain import Ledger
 from caucus.ledger.tail import newest_first
-from caucus.ledger.verify import Report
+from caucus.ledger.verify import Report, head_path
 from caucus.services.notifier import Notifier
 from caucus.storage.base import Store
 
@@ -67,6 +68,8 @@ class DecisionLog:
     async def start(self) -> None:
         """Record, in the background, what an earlier run answered but did not record."""
         self._intents.loop = asyncio.get_running_loop()
+        for path in (self.path, head_path(self.path)):
+            tighten(path)  # an older hub made them world-readable
         self._task = asyncio.create_task(self.record_pending(), name="caucus-decisions")
 
     async def stop(self) -> None:

@@ -60,6 +60,30 @@ class TokenBuckets:
             retry_after=wait,
         )
 
+    def _refilled(self, key: Hashable) -> _Bucket | None:
+        bucket = self._buckets.get(key)
+        if bucket is not None:
+            now = self._clock.monotonic()
+            bucket.tokens = min(self.capacity, bucket.tokens + (now - bucket.stamp) * self.refill)
+            bucket.stamp = now
+        return bucket
+
+    def wait(self, key: Hashable, cost: float = 1.0) -> float:
+        """Seconds until `cost` tokens are there (0 when they are), spending nothing."""
+        bucket = self._refilled(key)
+        if bucket is None or bucket.tokens >= cost:
+            return 0.0
+        return (cost - bucket.tokens) / self.refill
+
+    def spend(self, key: Hashable, cost: float = 1.0) -> None:
+        """Spend `cost` tokens, going below zero if need be (a debt refilled first)."""
+        bucket = self._refilled(key)
+        if bucket is None:
+            if len(self._buckets) >= self._max_keys:
+                self._drop_full(self._clock.monotonic())
+            bucket = self._buckets[key] = _Bucket(self.capacity, self._clock.monotonic())
+        bucket.tokens = max(bucket.tokens - cost, -self.capacity)
+
     def forget(self, key: Hashable) -> None:
         self._buckets.pop(key, None)
 

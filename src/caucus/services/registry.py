@@ -104,6 +104,10 @@ class Registry:
             what="joins of this identity",
         )
 
+    def knows(self, token_hash: bytes) -> bool:
+        """Whether a peer with this token is in the cache (seen since the hub started)."""
+        return token_hash in self._by_hash
+
     # --- cache -----------------------------------------------------------------------------
     def _remember(self, peer: Peer) -> Peer:
         known = self._by_id.get(peer.id)

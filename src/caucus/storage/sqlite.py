@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import IO
 
 from caucus.errors import StorageError
-from caucus.files import try_lock
+from caucus.files import make_private, open_private, try_lock
 from caucus.storage.migrate import migrate_sqlite
 from caucus.storage.sqlite_channels import ChannelOps
 from caucus.storage.sqlite_forms import FormOps
@@ -37,7 +37,11 @@ class SqliteStore(PeerOps, FormOps, ChannelOps, RetentionOps):
 
     # --- lifecycle -------------------------------------------------------------------------
     async def open(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # The database and its lock are 0600 in a 0700 folder; SQLite gives its -wal and -shm
+        # files the database's mode.
+        if not self.path.parent.exists():
+            make_private(self.path.parent, directory=True)
+        make_private(self.path)
         self._take_lock()
         try:
             await self._writer.open()
@@ -59,7 +63,7 @@ class SqliteStore(PeerOps, FormOps, ChannelOps, RetentionOps):
 
     def _take_lock(self) -> None:
         lock_path = self.path.with_name(self.path.name + ".lock")
-        handle = open(lock_path, "a+", encoding="utf-8")  # noqa: SIM115 - held until close()
+        handle = open_private(lock_path, "a+")  # held until close()
         if not try_lock(handle):  # without advisory locks, SQLite still guards the file
             handle.seek(0)
             holder = handle.read().strip() or "another process"
