@@ -141,9 +141,8 @@ def _lag_the_checkpoint(hub_db: Path, ledger: Path, by: int) -> list[str]:
     return lagging
 
 
-async def test_a_crash_between_the_fsync_and_the_checkpoint_heals_without_a_person(
-    tmp_path: Path,
-) -> None:
+async def _two_recorded(tmp_path: Path) -> tuple[str, str, Path, Path]:
+    """Two answered forms on the ledger, the hub stopped: (their ids, the ledger, the db)."""
     async with make_hub(tmp_path) as hub:
         first = await ask_and_answer(hub, "First")
         await recorded(hub, first)
@@ -151,6 +150,13 @@ async def test_a_crash_between_the_fsync_and_the_checkpoint_heals_without_a_pers
         await recorded(hub, second)
         ledger, db = hub.decisions.path, hub.db_path
     assert db is not None
+    return first, second, ledger, db
+
+
+async def test_a_crash_between_the_fsync_and_the_checkpoint_heals_without_a_person(
+    tmp_path: Path,
+) -> None:
+    first, second, ledger, db = await _two_recorded(tmp_path)
     lagging = _lag_the_checkpoint(db, ledger, by=1)
     with sqlite3.connect(db) as conn:  # what the hub noted before it wrote the line
         conn.execute("INSERT INTO ledger_intents VALUES (?, 0)", (lagging[0],))
@@ -172,13 +178,7 @@ async def test_a_crash_between_the_fsync_and_the_checkpoint_heals_without_a_pers
 async def test_a_record_past_the_checkpoint_the_hub_did_not_write_still_halts_it(
     tmp_path: Path,
 ) -> None:
-    async with make_hub(tmp_path) as hub:
-        first = await ask_and_answer(hub, "First")
-        await recorded(hub, first)
-        second = await ask_and_answer(hub, "Second")
-        await recorded(hub, second)
-        ledger, db = hub.decisions.path, hub.db_path
-    assert db is not None
+    first, second, ledger, db = await _two_recorded(tmp_path)
     _lag_the_checkpoint(db, ledger, by=1)  # and no intent: someone else appended it
     async with make_hub(tmp_path) as hub:
         third = await ask_and_answer(hub, "Third")
