@@ -36,8 +36,13 @@ class HubProcess:
 
 
 def start_hub(
-    db: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60
+    db: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+    fault: str | None = None,
 ) -> HubProcess:
+    """`fault` names a kill point of tests/acceptance/faults.py to run the hub under."""
     # Tests register many peers from one address in a moment (the flood tests check the
     # default budget); as caucus.testing.hub_settings does, these hubs allow it.
     full_env = {
@@ -48,7 +53,18 @@ def start_hub(
         **(env or {}),
     }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "caucus", "hub", "--port", "0", "--db", str(db), "--json", *args],
+        [
+            sys.executable,
+            "-m",
+            *(["tests.acceptance.faults", fault] if fault else ["caucus"]),
+            "hub",
+            "--port",
+            "0",
+            "--db",
+            str(db),
+            "--json",
+            *args,
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

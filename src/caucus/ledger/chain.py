@@ -138,10 +138,16 @@ class Ledger:
 
     def _checked(self) -> Report:
         report = self._verified()
+        refused: str | None = None
         if report.broken is not None and self.intents is not None:
-            report = self._recover(report, self.intents)
+            report, refused = self._recover(report, self.intents)
         if report.broken is not None:
             broken = report.broken
+            if refused is not None:  # why the hub would not move the checkpoint itself
+                raise LedgerIntegrityError(
+                    f"the ledger {self.path} fails verification at record {broken.index}: "
+                    f"{broken.reason}, and {refused}"
+                )
             raise LedgerIntegrityError(
                 f"the ledger {self.path} fails verification at record {broken.index}: "
                 f"{broken.reason}; run `caucus verify {self.path}` and restore it before "
@@ -149,18 +155,18 @@ class Ledger:
             )
         return report
 
-    def _recover(self, report: Report, intents: Intents) -> Report:
+    def _recover(self, report: Report, intents: Intents) -> tuple[Report, str | None]:
         """A checkpoint that lags records this writer noted before writing them (a crash
         between the fsync and the checkpoint's move) is moved over them; the report stands
-        as it was for anything else."""
+        as it was for anything else, with why it was not moved when it lagged."""
         assert report.broken is not None
         if report.broken.reason != TAIL_MISMATCH:
-            return report
+            return report, None
         try:
             old, new = _accept_tail(self.path, intents.written())
         except LedgerIntegrityError as exc:
             log.error("the decision ledger was not recovered: %s", exc.detail)
-            return report
+            return report, exc.detail
         log.warning(
             "decision ledger %s: moved the head checkpoint from %d to %d records over records "
             "this hub noted before a crash interrupted it",
@@ -171,7 +177,7 @@ class Ledger:
         self.recovered = Recovery(old, new, time.time())
         intents.clear()
         self.report = None
-        return self._verified()
+        return self._verified(), None
 
     def _append(
         self, report: Report, records: list[Mapping[str, Any]]
