@@ -205,19 +205,20 @@ async def main_async(args: argparse.Namespace) -> None:
             big = dict(INIT)
             big["params"] = {**INIT["params"], "clientInfo": {"name": "x" * 4_000_000}}  # type: ignore[dict-item]
             huge = json.dumps(big).encode()
-            refused = 0
+            big_answers: dict[str, int] = {}
             for _ in range(250 // scale):
                 c = await From(host, port).open()
                 try:
-                    refused += await c.post("/mcp", huge) == 413
+                    answer = str(await c.post("/mcp", huge))
                 except (ConnectionError, OSError):
-                    refused += 1  # refused and closed before the upload ended
+                    answer = "closed"  # refused and closed before the upload ended
+                big_answers[answer] = big_answers.get(answer, 0) + 1
                 c.close()
             for c in conns:
                 c.close()
             return {
                 "initialized": statuses.count(200),
-                "4MB_refused": refused,
+                "4MB_answers": big_answers,
                 "rss_mb_before": round(before, 1),
                 "rss_mb_after": round(rss_mb(proc.pid), 1),
             }

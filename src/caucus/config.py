@@ -113,8 +113,17 @@ class Settings(BaseSettings):
         60.0, gt=0, description="an MCP session that has not joined ends after this long"
     )
 
+    stranger_concurrency: int = Field(
+        2,
+        ge=1,
+        description="requests from parties the hub does not know yet (no credential it has "
+        "seen) worked on at once; the rest wait their turn, so a flood queues behind itself",
+    )
     shield_capacity: float = Field(
-        100.0, gt=0, description="refusals (401, 403, 429) one address may earn at once"
+        100.0,
+        gt=0,
+        description="refusals (malformed, unauthorized, forbidden, unknown, too large, rate "
+        "limited: 400, 401, 403, 404, 405, 408, 413, 415, 429, 431) one address may earn at once",
     )
     shield_refill: float = Field(
         10.0, gt=0, description="refusals per second added back; past it, 429 at the door"

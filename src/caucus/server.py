@@ -2,7 +2,8 @@
 
 From the outside in, every request meets:
 1. `Guard`: the Host and Origin checks and the security headers, before anything else;
-   then `Shield`: an address that has earned too many refusals is answered 429 at the door;
+   then `Shield`: requests from parties the hub does not know are served a few at a time,
+   and an address that has earned too many refusals is answered 429 at the door;
 2. `_Served`: puts the hub and the console feed into the request's scope, which is the only
    way the routes find them (an app assembled from the routers any other way refuses every
    request);
@@ -56,7 +57,7 @@ from caucus.web.body import JsonBodies
 from caucus.web.errors import caucus_error_response, install_error_handlers
 from caucus.web.guard import SECURITY_HEADERS, Guard
 from caucus.web.openapi import truthful
-from caucus.web.shield import Shield
+from caucus.web.shield import Party, Shield
 
 DESCRIPTION = """\
 Caucus hub HTTP API. Authenticate with `Authorization: Bearer <token>` from `POST /register`.
@@ -141,7 +142,8 @@ class CaucusApp:
                 refill=settings.shield_refill,
                 what="refusals from this address",
             ),
-            known=self._known,
+            party=self._party,
+            strangers=settings.stranger_concurrency,
         )
         self._app = Guard(
             shield,
@@ -153,22 +155,27 @@ class CaucusApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._app(scope, receive, send)
 
-    def _known(self, scope: Scope) -> bool:
-        """Whether a request is a known party's, told without any I/O (for `Shield`)."""
+    def _party(self, scope: Scope) -> Party:
+        """Who a request is, told without any I/O (for `Shield`)."""
+        party = Party.STRANGER
         for name, value in scope["headers"]:
             if name == b"authorization":
                 try:
                     token = parse_bearer(value.decode("latin-1"))
                 except Unauthorized:  # malformed: the routes say so, with their 401
-                    return False
+                    return Party.STRANGER
                 if token is not None and (
                     self.hub.registry.knows(hash_token(token))
                     or self.hub.roles.role_of(token) is not None
                 ):
-                    return True
-            elif name == b"mcp-session-id" and self.mcp.has_session(value.decode("latin-1")):
-                return True
-        return False
+                    return Party.KNOWN
+            elif name == b"mcp-session-id":
+                session = self.mcp.session_state(value.decode("latin-1"))
+                if session == "joined":
+                    return Party.KNOWN
+                if session == "unjoined":
+                    party = Party.SESSION
+        return party
 
     def openapi(self) -> dict[str, Any]:
         """The API's OpenAPI document (what `/openapi.json` serves)."""

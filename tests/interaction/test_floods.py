@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from caucus.errors import CapChannels, CapHands, CapPeers, RateLimited
 from caucus.server import CaucusApp, build_app
 from caucus.services.hub import Hub
 from caucus.testing import make_hub, serve
+from caucus.web.shield import REFUSAL_HOLD
 from tests.conftest import eventually
 from tests.interaction.test_mcp_http import INIT, JSON_RPC, rpc
 from tests.mcptools import call
@@ -199,19 +201,24 @@ async def test_an_address_that_earns_too_many_refusals_is_stopped_at_the_door(
     tmp_path: Path,
 ) -> None:
     async with (
-        make_hub(tmp_path, shield_capacity=20, shield_refill=0.5) as hub,
+        make_hub(tmp_path, shield_capacity=20, shield_refill=0.05) as hub,
         serve(hub) as url,
         HubClient(url) as alice,
     ):
         await alice.register("alice")  # an agent the hub knows, on the flooder's address
         async with httpx2.AsyncClient(base_url=url) as http:
             answers = []
-            for n in range(40):
+            held = []
+            for n in range(25):
                 bogus = {"Authorization": f"Bearer cau_bogus{n:04d}"}
+                started = time.monotonic()
                 response = await http.get("/peers", headers=bogus)
+                held.append(time.monotonic() - started)
                 answers.append((response.status_code, response.json()["error"]))
             assert answers[:20] == [(401, "unauthorized")] * 20
             assert set(answers[20:]) == {(429, "rate_limited")}
+            # Held before the answer, so a client retrying at once cannot spin the hub.
+            assert min(held[20:]) >= 0.9 * REFUSAL_HOLD
             stopped = await http.get("/health")  # even what needs no token, for a while
             assert stopped.status_code == 429
             assert int(stopped.headers["retry-after"]) >= 1

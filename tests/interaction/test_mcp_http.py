@@ -260,7 +260,7 @@ async def test_a_stale_protocol_version_gets_the_text_again(url: str) -> None:
 
 
 JSON_RPC = {"Accept": "application/json, text/event-stream"}
-INIT = {
+INIT: dict[str, object] = {
     "protocolVersion": "2025-11-25",
     "capabilities": {},
     "clientInfo": {"name": "raw-test", "version": "1"},

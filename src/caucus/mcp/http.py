@@ -17,13 +17,10 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
-from mcp.server.streamable_http import StreamableHTTPServerTransport
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
@@ -32,6 +29,7 @@ from caucus.domain.names import name_from
 from caucus.ids import hash_token
 from caucus.mcp.ports import HubPort, LocalPort
 from caucus.mcp.server import Context, ToolServer, is_modern
+from caucus.mcp.sessions import Sessions
 from caucus.mcp.tools import Call, Catalog
 from caucus.services.hub import Hub
 from caucus.web.bearer import AGENT_KEY_HEADER, parse_bearer
@@ -42,62 +40,6 @@ log = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
 MAX_PORTS = 10_000  # identities remembered by token or handle; the least recently used go
-OFFLINE_TIMEOUT = 5.0  # seconds to tell the hub a session ended, even while shutting down
-
-
-class _Sessions(StreamableHTTPSessionManager):
-    """The SDK's session manager, saying when a session ends, however it ends, and keeping
-    sessions that have not joined few and short-lived: anyone may open one without a
-    credential, so at most `unjoined_max` are kept (a new one ends the oldest, so a flood of
-    them never locks a real client out) and each ends after `unjoined_idle` seconds idle
-    until it joins (`promote`)."""
-
-    def __init__(
-        self,
-        *args: Any,
-        on_end: Callable[[str], Any],
-        unjoined_max: int,
-        unjoined_idle: float,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(*args, **kwargs)
-        self._on_end = on_end
-        self._unjoined: OrderedDict[str, None] = OrderedDict()
-        self._unjoined_max = unjoined_max
-        self._unjoined_idle = unjoined_idle
-
-    def _admit_session(self, requestor: Any) -> StreamableHTTPServerTransport | None:
-        while len(self._unjoined) >= self._unjoined_max:
-            oldest, _ = self._unjoined.popitem(last=False)
-            transport = self._server_instances.pop(oldest, None)
-            if transport is not None and self._task_group is not None:
-                log.info("ended the oldest MCP session that had not joined")
-                self._task_group.start_soon(transport.terminate)
-                self._task_group.start_soon(self._on_end, oldest)
-        transport = super()._admit_session(requestor)
-        if transport is not None and transport.mcp_session_id is not None:
-            # The SDK reads this after every request; a joined session gets the long one.
-            transport._idle_timeout = self._unjoined_idle
-            self._unjoined[transport.mcp_session_id] = None
-        return transport
-
-    def promote(self, session_id: str) -> None:
-        """The session joined: it no longer counts against the unjoined cap, and it idles as
-        long as any session may."""
-        if self._unjoined.pop(session_id, False) is None:
-            transport = self._server_instances.get(session_id)
-            if transport is not None:
-                transport._idle_timeout = self.session_idle_timeout
-
-    async def _discard_session(
-        self, session_id: str, transport: StreamableHTTPServerTransport
-    ) -> None:
-        known = session_id in self._server_instances
-        self._unjoined.pop(session_id, None)
-        await super()._discard_session(session_id, transport)
-        if known:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(OFFLINE_TIMEOUT):
-                await self._on_end(session_id)
 
 
 class McpEndpoint:
@@ -120,7 +62,7 @@ class McpEndpoint:
         hosts += [h if ":" in h else f"{h}:*" for h in settings.allowed_hosts]
         origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
         origins += list(settings.allowed_origins)
-        self._manager = _Sessions(
+        self._manager = Sessions(
             app=self.tools.server,
             security_settings=TransportSecuritySettings(
                 enable_dns_rebinding_protection=True,
@@ -137,13 +79,14 @@ class McpEndpoint:
             unjoined_idle=settings.mcp_unjoined_idle,
         )
 
-    def has_session(self, session_id: str) -> bool:
-        return session_id in self._manager._server_instances
+    def session_state(self, session_id: str) -> str | None:
+        """ "joined", "unjoined" or None (no such session open), without any I/O."""
+        return self._manager.state(session_id)
 
     @property
     def open_sessions(self) -> int:
         """Handshake-era sessions open now, joined or not."""
-        return len(self._manager._server_instances)
+        return self._manager.open_sessions
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:

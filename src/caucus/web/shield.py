@@ -1,57 +1,156 @@
-"""Refusals made cheap for the client that earns them.
+"""Strangers served in turn, and refusals made cheap for the client that earns them.
 
-A flood is mostly requests the hub refuses (429 for registrations past the budget, 401 for
-unknown tokens, 403 for foreign origins), and each still costs a parse, a route and often a
-database read: enough of them keep the one event loop busy and every legit agent waits. The
-shield counts the refusals each client address earns; once an address has spent its budget of
-them (`shield_capacity`, refilled at `shield_refill` per second), its requests are answered 429
-at the door, before anything else runs, until the budget refills. A request the hub can tell
-is a known party's without any work (a bearer token of a peer it has seen, the operator's or
-the observer's, an open MCP session's id) is never stopped here, so agents and the console
-behind the same address as a flooder (everything on one laptop is 127.0.0.1) keep working.
+A flood is requests from parties the hub does not know: registrations, MCP initializes, unknown
+tokens, foreign origins. Each costs a parse, a route and often a database write or an MCP
+session set-up, and if the one event loop runs dozens of them at once every agent it knows
+waits behind them. So:
+
+- A request the hub can tell is a known party's without any work (a bearer token of a peer it
+  has seen, the operator's or the observer's, a joined MCP session's id) goes straight in.
+- Everyone else is a stranger, and strangers are served `stranger_concurrency` at a time, in
+  arrival order. A stranger's turn lasts until its response starts, never longer than
+  `STRANGER_TURN` (a long-poll parks without holding it), and waiting for the client's own
+  body does not count, so a slow uploader cannot hold the door either. A flood of strangers
+  then queues behind itself instead of in front of the agents, and a real newcomer on the
+  same address waits a few turns, not the flood.
+- The shield counts the refusals each address earns: the answers that say the request itself
+  was wrong or not allowed (400, 401, 403, 404, 405, 408, 413, 415, 429, 431; not 409 or 422,
+  which a well-meaning client meets in normal work). Once an address has spent
+  its budget (`shield_capacity`, refilled at `shield_refill` per second), its stranger requests
+  are answered 429 at the door, before anything else runs, and only after a pause as long as
+  the budget takes to refill by one (at most `REFUSAL_HOLD`): a client that retries at once
+  then floods at the refill rate, not at the speed of its loop. An unjoined MCP session's
+  requests skip this budget (a real client behind a flooding address, everything on one laptop
+  is 127.0.0.1, keeps its session) but still wait their turn.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from collections.abc import Callable
+from enum import Enum
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from caucus.services.ratelimit import TokenBuckets
 
-REFUSALS = frozenset({401, 403, 429})
+REFUSALS = frozenset({400, 401, 403, 404, 405, 408, 413, 415, 429, 431})
+STRANGER_TURN = 0.25  # seconds one stranger's request may hold its place in the turn
+REFUSAL_HOLD = 0.25  # seconds a refusal at the door is held at most
+
+
+class Party(Enum):
+    KNOWN = "known"  # a credential the hub has seen: straight in
+    SESSION = "session"  # an MCP session that has not joined: in turn, but not budgeted
+    STRANGER = "stranger"
 
 
 class Shield:
     def __init__(
-        self, app: ASGIApp, *, budget: TokenBuckets, known: Callable[[Scope], bool]
+        self,
+        app: ASGIApp,
+        *,
+        budget: TokenBuckets,
+        party: Callable[[Scope], Party],
+        strangers: int,
     ) -> None:
         self.app = app
         self.budget = budget
-        self.known = known
+        self.party = party
+        self._strangers = strangers
+        self._turns: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
+
+    def _turns_here(self) -> asyncio.Semaphore:
+        # A semaphore belongs to one event loop; an app served again on another (a test
+        # restarting its server) gets fresh turns.
+        loop = asyncio.get_running_loop()
+        if self._turns is None or self._turns[0] is not loop:
+            self._turns = (loop, asyncio.Semaphore(self._strangers))
+        return self._turns[1]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if self.known(scope):
+        party = self.party(scope)
+        if party is Party.KNOWN:
             await self.app(scope, receive, send)
+            return
+        if party is Party.SESSION:
+            await _InTurn(self._turns_here(), self.app).serve(scope, receive, send)
             return
         client = scope.get("client")
         source = client[0] if client else ""
         wait = self.budget.wait(source)
         if wait > 0:
-            await _refuse(send, wait)
-            return
+            await asyncio.sleep(min(wait, REFUSAL_HOLD))
+            wait = self.budget.wait(source)
+            if wait > 0:
+                await _refuse(send, wait)
+                return
 
         async def counting(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] in REFUSALS:
                 self.budget.spend(source)
             await send(message)
 
-        await self.app(scope, receive, counting)
+        await _InTurn(self._turns_here(), self.app).serve(scope, receive, counting)
+
+
+class _InTurn:
+    """One stranger's request, holding a turn while the hub works on it (see the module)."""
+
+    def __init__(self, turns: asyncio.Semaphore, app: ASGIApp) -> None:
+        self.turns = turns
+        self.app = app
+        self.holds = 0  # a count, not a flag: two readers of the body may each take one
+        self.started = False
+        self.timer: asyncio.TimerHandle | None = None
+
+    async def serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def reading() -> Message:
+            if self.started:
+                return await receive()
+            self._release()
+            try:
+                return await receive()
+            finally:
+                if not self.started:
+                    await self._acquire()
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                self.started = True
+                self._release()
+            await send(message)
+
+        await self._acquire()
+        try:
+            await self.app(scope, reading, sending)
+        finally:
+            self.started = True
+            self._release()
+
+    async def _acquire(self) -> None:
+        await self.turns.acquire()
+        self.holds += 1
+        if self.timer is None:
+            self.timer = asyncio.get_running_loop().call_later(STRANGER_TURN, self._expire)
+
+    def _expire(self) -> None:
+        self.timer = None
+        self.started = True  # parked (a long-poll, a slow write): it goes on outside the turn
+        self._release()
+
+    def _release(self) -> None:
+        while self.holds:
+            self.holds -= 1
+            self.turns.release()
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
 
 
 async def _refuse(send: Send, wait: float) -> None:
