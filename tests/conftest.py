@@ -10,6 +10,7 @@ from caucus.client import HubClient
 from caucus.operator_client import OperatorClient
 from caucus.services.hub import Hub
 from caucus.testing import FakeClock, make_hub, serve
+from tests.logwatch import no_credential_logged  # noqa: F401 - autouse, for every test
 
 ClientFactory = Callable[..., Awaitable[HubClient]]
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 import json
 import logging
 import time
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from uuid import uuid4
 
 import anyio
 from mcp.server.streamable_http import StreamableHTTPServerTransport
@@ -144,7 +144,7 @@ class Sessions(StreamableHTTPSessionManager):
         body: bytes,
         send: Send,
     ) -> None:
-        session_id = uuid.uuid4().hex
+        session_id = uuid4().hex
         self._make_room()
         kept = [(k, v) for k, v in headers if k != b"authorization"]
         self._unjoined[session_id] = _OnPaper(kept, body, time.monotonic())
