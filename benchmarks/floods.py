@@ -4,10 +4,12 @@ same run: the legit pair's send->receive p99 under each flood, as a ratio to its
 
 Floods (each bounded by a count, never open-ended):
 - registrations: 20,000 attempts from 127.0.0.1 (the legit agents registered from 127.0.0.2);
-- unjoined /mcp sessions: 10,000 initializes, then 250 with a 4 MB clientInfo;
+- unjoined /mcp sessions: 10,000 initializes;
+- 4 MB initializes: 250, each on a new connection, with a 4 MB clientInfo;
 - bogus Bearer tokens: 10,000 /mcp calls, each with a different unknown token;
 - slow clients: 1,000 connections that send half a request head and stall.
-Run: `.venv/bin/python benchmarks/floods.py` (`--quick` for a tenth of each flood).
+Run: `.venv/bin/python benchmarks/floods.py` (`--quick` for a tenth of each flood, `--only
+"unjoined /mcp"` for one of them beside the quiet baseline).
 """
 
 from __future__ import annotations
@@ -148,6 +150,151 @@ async def in_parallel(n: int, width: int, one: Callable[[int, int], Awaitable[An
     return out
 
 
+Flood = Callable[[], Awaitable[dict[str, Any]]]
+
+
+def floods_for(host: str, port: int, pid: int, scale: int) -> dict[str, Flood]:
+    """Each flood against the hub at host:port (whose process is `pid`), by name."""
+
+    async def quiet() -> dict[str, Any]:
+        await asyncio.sleep(5)
+        return {"rss_mb": round(rss_mb(pid), 1)}
+
+    async def registrations() -> dict[str, Any]:
+        conns = [await From(host, port, local="127.0.0.1").open() for _ in range(8)]
+
+        async def one(i: int, w: int) -> int:
+            body = json.dumps({"name": f"flood-{i}"}).encode()
+            return await conns[w].post("/register", body)
+
+        statuses = await in_parallel(20_000 // scale, 8, one)
+        second = await From(host, port, local="127.0.0.3").open()
+        other = await second.post("/register", json.dumps({"name": "second-source"}).encode())
+        for c in [*conns, second]:
+            c.close()
+        return {
+            "accepted": statuses.count(200),
+            "throttled_429": statuses.count(429),
+            "second_source": other,
+        }
+
+    async def unjoined() -> dict[str, Any]:
+        before = rss_mb(pid)
+        conns = [await From(host, port).open() for _ in range(8)]
+        small = json.dumps(INIT).encode()
+
+        async def one(i: int, w: int) -> int:
+            return await conns[w].post("/mcp", small)
+
+        statuses = await in_parallel(10_000 // scale, 8, one)
+        for c in conns:
+            c.close()
+        return {
+            "initialized": statuses.count(200),
+            "rss_mb_before": round(before, 1),
+            "rss_mb_after": round(rss_mb(pid), 1),
+        }
+
+    async def huge_initializes() -> dict[str, Any]:
+        before = rss_mb(pid)
+        big = dict(INIT)
+        big["params"] = {**INIT["params"], "clientInfo": {"name": "x" * 4_000_000}}  # type: ignore[dict-item]
+        huge = json.dumps(big).encode()
+        answers: dict[str, int] = {}
+        for _ in range(250 // scale):
+            c = await From(host, port).open()
+            try:
+                answer = str(await c.post("/mcp", huge))
+            except (ConnectionError, OSError):
+                answer = "closed"  # refused and closed before the upload ended
+            answers[answer] = answers.get(answer, 0) + 1
+            c.close()
+        return {
+            "answers": answers,
+            "rss_mb_before": round(before, 1),
+            "rss_mb_after": round(rss_mb(pid), 1),
+        }
+
+    async def bogus() -> dict[str, Any]:
+        conns = [await From(host, port).open() for _ in range(8)]
+        call = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "whoami", "arguments": {}},
+            }
+        ).encode()
+
+        async def one(i: int, w: int) -> int:
+            extra = f"Authorization: Bearer cau_bogus{i:08d}{'x' * 30}\r\n"
+            return await conns[w].post("/mcp", call, extra)
+
+        statuses = await in_parallel(10_000 // scale, 8, one)
+        for c in conns:
+            c.close()
+        return {"calls": len(statuses), "server_errors": sum(s >= 500 for s in statuses)}
+
+    async def slow() -> dict[str, Any]:
+        held = []
+        for _ in range(1000 // scale):
+            reader, writer = await asyncio.open_connection(host, port)
+            writer.write(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            held.append((reader, writer))
+        deadline = time.monotonic() + 20
+        closed = 0
+        for reader, writer in held:
+            try:
+                left = max(0.1, deadline - time.monotonic())
+                await asyncio.wait_for(reader.read(), timeout=left)
+                closed += 1
+            except TimeoutError:
+                pass
+            writer.close()
+        return {"slow_connections": len(held), "closed_by_hub": closed}
+
+    return {
+        "quiet": quiet,
+        "registrations": registrations,
+        "unjoined /mcp": unjoined,
+        "4 MB initializes": huge_initializes,
+        "bogus bearers": bogus,
+        "slow clients": slow,
+    }
+
+
+def in_a_child(name: str, url: str, pid: int, args: argparse.Namespace) -> Flood:
+    """The flood run by a process of its own: in the measuring process, its loop would delay
+    the legit pair's own wake-ups and the figures would be the benchmark's, not the hub's."""
+
+    async def run() -> dict[str, Any]:
+        child = await asyncio.create_subprocess_exec(
+            sys.executable,
+            __file__,
+            "--flood",
+            name,
+            "--url",
+            url,
+            "--hub-pid",
+            str(pid),
+            *(["--quick"] if args.quick else []),
+            stdout=asyncio.subprocess.PIPE,
+        )
+        out, _ = await child.communicate()
+        if child.returncode != 0:
+            raise SystemExit(f"the {name} flood failed ({child.returncode})")
+        figures: dict[str, Any] = json.loads(out)
+        return figures
+
+    return run
+
+
+async def one_flood(args: argparse.Namespace) -> None:
+    host, port = relay.host_port(args.url)
+    flood = floods_for(host, port, args.hub_pid, 10 if args.quick else 1)[args.flood]
+    print(json.dumps(await flood()))
+
+
 async def main_async(args: argparse.Namespace) -> None:
     scale = 10 if args.quick else 1
     home = Path(tempfile.mkdtemp(prefix="caucus-floods-"))
@@ -171,104 +318,10 @@ async def main_async(args: argparse.Namespace) -> None:
         pair = (tokens[0], tokens[1])
         rows: list[tuple[str, relay.Result, dict[str, Any]]] = []
 
-        async def quiet() -> dict[str, Any]:
-            await asyncio.sleep(5)
-            return {"rss_mb": round(rss_mb(proc.pid), 1)}
-
-        async def registrations() -> dict[str, Any]:
-            conns = [await From(host, port, local="127.0.0.1").open() for _ in range(8)]
-
-            async def one(i: int, w: int) -> int:
-                body = json.dumps({"name": f"flood-{i}"}).encode()
-                return await conns[w].post("/register", body)
-
-            statuses = await in_parallel(20_000 // scale, 8, one)
-            second = await From(host, port, local="127.0.0.3").open()
-            other = await second.post("/register", json.dumps({"name": "second-source"}).encode())
-            for c in [*conns, second]:
-                c.close()
-            return {
-                "accepted": statuses.count(200),
-                "throttled_429": statuses.count(429),
-                "second_source": other,
-            }
-
-        async def unjoined() -> dict[str, Any]:
-            before = rss_mb(proc.pid)
-            conns = [await From(host, port).open() for _ in range(8)]
-            small = json.dumps(INIT).encode()
-
-            async def one(i: int, w: int) -> int:
-                return await conns[w].post("/mcp", small)
-
-            statuses = await in_parallel(10_000 // scale, 8, one)
-            big = dict(INIT)
-            big["params"] = {**INIT["params"], "clientInfo": {"name": "x" * 4_000_000}}  # type: ignore[dict-item]
-            huge = json.dumps(big).encode()
-            big_answers: dict[str, int] = {}
-            for _ in range(250 // scale):
-                c = await From(host, port).open()
-                try:
-                    answer = str(await c.post("/mcp", huge))
-                except (ConnectionError, OSError):
-                    answer = "closed"  # refused and closed before the upload ended
-                big_answers[answer] = big_answers.get(answer, 0) + 1
-                c.close()
-            for c in conns:
-                c.close()
-            return {
-                "initialized": statuses.count(200),
-                "4MB_answers": big_answers,
-                "rss_mb_before": round(before, 1),
-                "rss_mb_after": round(rss_mb(proc.pid), 1),
-            }
-
-        async def bogus() -> dict[str, Any]:
-            conns = [await From(host, port).open() for _ in range(8)]
-            call = json.dumps(
-                {
-                    "jsonrpc": "2.0",
-                    "id": 2,
-                    "method": "tools/call",
-                    "params": {"name": "whoami", "arguments": {}},
-                }
-            ).encode()
-
-            async def one(i: int, w: int) -> int:
-                extra = f"Authorization: Bearer cau_bogus{i:08d}{'x' * 30}\r\n"
-                return await conns[w].post("/mcp", call, extra)
-
-            statuses = await in_parallel(10_000 // scale, 8, one)
-            for c in conns:
-                c.close()
-            return {"calls": len(statuses), "server_errors": sum(s >= 500 for s in statuses)}
-
-        async def slow() -> dict[str, Any]:
-            held = []
-            for _ in range(1000 // scale):
-                reader, writer = await asyncio.open_connection(host, port)
-                writer.write(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
-                held.append((reader, writer))
-            deadline = time.monotonic() + 20
-            closed = 0
-            for reader, writer in held:
-                try:
-                    left = max(0.1, deadline - time.monotonic())
-                    await asyncio.wait_for(reader.read(), timeout=left)
-                    closed += 1
-                except TimeoutError:
-                    pass
-                writer.close()
-            return {"slow_connections": len(held), "closed_by_hub": closed}
-
-        for name, flood in [
-            ("quiet", quiet),
-            ("registrations", registrations),
-            ("unjoined /mcp", unjoined),
-            ("bogus bearers", bogus),
-            ("slow clients", slow),
-        ]:
+        floods = floods_for(host, port, proc.pid, scale)
+        for name in [n for n in floods if not args.only or n in ("quiet", *args.only)]:
             print(f"{name}...", file=sys.stderr, flush=True)
+            flood = floods[name] if name == "quiet" else in_a_child(name, url, proc.pid, args)
             result, figures = await measured(url, pair, flood)
             rows.append((name, result, figures))
     finally:
@@ -289,7 +342,14 @@ async def main_async(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a tenth of each flood")
-    asyncio.run(main_async(parser.parse_args()))
+    parser.add_argument(
+        "--only", action="append", metavar="FLOOD", help="run only this flood (repeatable)"
+    )
+    parser.add_argument("--flood", help=argparse.SUPPRESS)  # run one flood, print its figures
+    parser.add_argument("--url", help=argparse.SUPPRESS)
+    parser.add_argument("--hub-pid", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    asyncio.run(one_flood(args) if args.flood else main_async(args))
 
 
 if __name__ == "__main__":

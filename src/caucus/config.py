@@ -119,6 +119,12 @@ class Settings(BaseSettings):
         description="requests from parties the hub does not know yet (no credential it has "
         "seen) worked on at once; the rest wait their turn, so a flood queues behind itself",
     )
+    stranger_rate: float = Field(
+        200.0, gt=0, description="requests from parties the hub does not know let in per second"
+    )
+    stranger_burst: float = Field(
+        100.0, gt=0, description="strangers' requests let in at once before that rate applies"
+    )
     shield_capacity: float = Field(
         100.0,
         gt=0,

@@ -144,6 +144,9 @@ class CaucusApp:
             ),
             party=self._party,
             strangers=settings.stranger_concurrency,
+            stranger_rate=settings.stranger_rate,
+            stranger_burst=settings.stranger_burst,
+            max_body_bytes=settings.max_body_bytes,
         )
         self._app = Guard(
             shield,

@@ -50,12 +50,14 @@ class FakeClock:
 def hub_settings(directory: Path | str | None = None, **overrides: Any) -> Settings:
     """Settings for a throwaway hub: its own SQLite file, ephemeral port, no env or file."""
     folder = Path(directory) if directory is not None else Path(tempfile.mkdtemp("-caucus"))
-    # A test registers many peers from one address in a moment; the flood tests set it back.
+    # A test registers many peers from one address in a moment, and walks routes without a
+    # token by the thousand; the flood tests set these back.
     values: dict[str, Any] = {
         "db": str(folder / "caucus.db"),
         "port": 0,
         "register_rate_capacity": 100_000.0,
         "shield_capacity": 1_000_000.0,
+        "stranger_rate": 1_000_000.0,
     }
     values.update(overrides)
     return Settings(**values)

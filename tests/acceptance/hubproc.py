@@ -50,6 +50,7 @@ def start_hub(
         "CAUCUS_HOME": str(db.parent),
         "CAUCUS_REGISTER_RATE_CAPACITY": "100000",
         "CAUCUS_SHIELD_CAPACITY": "1000000",
+        "CAUCUS_STRANGER_RATE": "1000000",
         **(env or {}),
     }
     proc = subprocess.Popen(

@@ -48,6 +48,18 @@ async def flooded(tmp_path: Path) -> AsyncIterator[tuple[str, Hub]]:
         del served_apps[hub]
 
 
+async def _head_only(url: str, path: str, headers: dict[str, str]) -> bytes:
+    """The hub's answer to a POST whose head is sent and whose body is not."""
+    host, port = url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        lines = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        writer.write(f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\n{lines}\r\n".encode())
+        return await asyncio.wait_for(reader.readline(), 10)
+    finally:
+        writer.close()
+
+
 def _from(address: str) -> httpx2.AsyncHTTPTransport:
     return httpx2.AsyncHTTPTransport(local_address=address)
 
@@ -176,7 +188,12 @@ async def test_a_flood_of_unjoined_mcp_sessions_never_locks_a_real_client_out(
                 await http.post("/mcp", json=rpc(n, "initialize", INIT))
             assert (await call(client, "whoami"))["name"] == "legit"
         huge = {**INIT, "clientInfo": {"name": "x" * 4_000_000, "version": "1"}}
-        assert (await http.post("/mcp", json=rpc(1, "initialize", huge))).status_code == 413
+        # Refused unread and closed: httpx, which sends the whole body first, may see only
+        # the close; one that asks first sees the 413 and sends nothing.
+        with contextlib.suppress(httpx2.TransportError):
+            assert (await http.post("/mcp", json=rpc(1, "initialize", huge))).status_code == 413
+        asking = {"Expect": "100-continue", "Content-Length": "4000200"}
+        assert (await _head_only(url, "/mcp", asking)).startswith(b"HTTP/1.1 413")
         # What stays open is the unjoined cap's worth, whatever the flood's size.
         assert served_apps[hub].mcp.open_sessions <= 40 + 1
 

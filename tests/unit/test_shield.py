@@ -4,6 +4,8 @@ and that every turn taken is given back."""
 from __future__ import annotations
 
 import asyncio
+import math
+import time
 
 import pytest
 from starlette.types import Message, Receive, Scope, Send
@@ -11,7 +13,7 @@ from starlette.types import Message, Receive, Scope, Send
 import caucus.web.shield as shield_module
 from caucus.clock import SystemClock
 from caucus.services.ratelimit import TokenBuckets
-from caucus.web.shield import STRANGER_TURN, Party, Shield
+from caucus.web.shield import STRANGER_TURN, Party, Shield, _Pace
 
 
 class Inner:
@@ -122,3 +124,24 @@ async def test_every_turn_is_given_back() -> None:
     inner.most = 0
     assert await asyncio.gather(*(request(app) for _ in range(9))) == [200] * 9
     assert inner.most == 3  # all three turns still there, none leaked or doubled
+
+
+async def test_strangers_are_let_in_at_their_rate_in_arrival_order() -> None:
+    pace = _Pace(rate=50.0, burst=2.0)
+    order: list[int] = []
+
+    async def arrive(n: int) -> None:
+        await pace.wait()
+        order.append(n)
+
+    started = time.monotonic()
+    await asyncio.gather(*(arrive(n) for n in range(10)))
+    assert order == list(range(10))  # nobody overtakes
+    # Past the burst of 2, one each 1/50 s: a lower bound, which a slow machine only exceeds.
+    assert time.monotonic() - started >= (10 - 2) / 50 * 0.9
+
+
+async def test_an_unlimited_pace_never_waits() -> None:
+    pace = _Pace(rate=math.inf, burst=1.0)
+    await asyncio.wait_for(asyncio.gather(*(pace.wait() for _ in range(1000))), 5)
+    assert pace.next_free == 0.0

@@ -29,16 +29,19 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import time
 from collections.abc import Callable
 from enum import Enum
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from caucus.services.ratelimit import TokenBuckets
+from caucus.web.errors import body_too_large, error_body
 
 REFUSALS = frozenset({400, 401, 403, 404, 405, 408, 413, 415, 429, 431})
 STRANGER_TURN = 0.25  # seconds one stranger's request may hold its place in the turn
 REFUSAL_HOLD = 0.25  # seconds a refusal at the door is held at most
+CLOSE_PAST = 16  # a body declared this many times the limit is refused unread, and closed
 
 
 class Party(Enum):
@@ -55,11 +58,16 @@ class Shield:
         budget: TokenBuckets,
         party: Callable[[Scope], Party],
         strangers: int,
+        stranger_rate: float = math.inf,
+        stranger_burst: float = 100.0,
+        max_body_bytes: int | None = None,
     ) -> None:
         self.app = app
         self.budget = budget
         self.party = party
         self._strangers = strangers
+        self._pace = _Pace(stranger_rate, stranger_burst)
+        self._max_body = max_body_bytes
         self._turns: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
 
     def _turns_here(self) -> asyncio.Semaphore:
@@ -74,11 +82,22 @@ class Shield:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        declared = _declared(scope)
+        if self._max_body is not None and declared > self._max_body:
+            # Answered before the body is read or the request waits for a turn: uvicorn then
+            # drops the body as it arrives. Megabytes past the limit are not even received:
+            # the connection closes (a client that reads before it finishes sending, or sent
+            # `Expect: 100-continue`, still sees the 413), since draining them is the cost a
+            # flood of them is after.
+            close = declared > CLOSE_PAST * self._max_body
+            await _too_large(send, self._max_body, close=close)
+            return
         party = self.party(scope)
         if party is Party.KNOWN:
             await self.app(scope, receive, send)
             return
         if party is Party.SESSION:
+            await self._pace.wait()
             await _InTurn(self._turns_here(), self.app).serve(scope, receive, send)
             return
         client = scope.get("client")
@@ -96,7 +115,28 @@ class Shield:
                 self.budget.spend(source)
             await send(message)
 
+        await self._pace.wait()
         await _InTurn(self._turns_here(), self.app).serve(scope, receive, counting)
+
+
+class _Pace:
+    """Strangers let in at most `rate` per second beyond a burst of `burst`, in arrival order:
+    each arrival reserves the next free moment (a virtual schedule), so waiting costs a timer,
+    not a retry, and nobody overtakes."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.interval = 0.0 if math.isinf(rate) else 1.0 / rate
+        self.window = burst * self.interval
+        self.next_free = 0.0
+
+    async def wait(self) -> None:
+        if not self.interval:
+            return
+        now = time.monotonic()
+        self.next_free = max(self.next_free, now) + self.interval
+        delay = self.next_free - self.window - now
+        if delay > 0:
+            await asyncio.sleep(delay)
 
 
 class _InTurn:
@@ -151,6 +191,30 @@ class _InTurn:
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
+
+
+def _declared(scope: Scope) -> int:
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            return int(value) if value.isdigit() else 0
+    return 0
+
+
+async def _too_large(send: Send, limit: int, *, close: bool) -> None:
+    refusal = body_too_large(limit)
+    body = json.dumps(error_body(refusal)).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": refusal.status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *([(b"connection", b"close")] if close else []),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _refuse(send: Send, wait: float) -> None:
