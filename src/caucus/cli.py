@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 import uvicorn
-from pydantic import ValidationError
 from rich.console import Console
 
 from caucus import __version__, logs
-from caucus.config import Settings, load_settings
+from caucus.config import BadSettings, Settings, load_settings, unknown_variables
 from caucus.db_cli import db_app
 from caucus.errors import CaucusError
+from caucus.protocol import PROTOCOL_VERSION
 from caucus.services.hub import Hub
 
 if TYPE_CHECKING:  # the MCP SDK loads only for `caucus bridge`, not for every command
@@ -170,10 +170,7 @@ def hub(
             allowed_origins=allowed_origins,
             transcript=transcript,
         )
-    except ValidationError as exc:
-        _fail(f"invalid setting: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}")
-        return
-    except (FileNotFoundError, ValueError) as exc:
+    except ValueError as exc:  # BadSettings, or a flag's value a validator refused
         _fail(str(exc))
         return
     if exposed(settings.host) and not (settings.operator_token and settings.agent_key):
@@ -368,8 +365,13 @@ def watch_command(
 
 
 @app.command()
-def version() -> None:
-    """Print the version."""
+def version(
+    json_output: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
+) -> None:
+    """Print the version (of this command; `caucus status` asks the hub for its own)."""
+    if json_output:
+        print(json.dumps({"version": __version__, "protocol": PROTOCOL_VERSION}))
+        return
     print(__version__)
 
 
@@ -398,9 +400,22 @@ def verify_command(
     ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
 ) -> None:
-    """Verify a decision ledger: 0 intact, 1 tampered, 2 usage or unreadable anchors."""
+    """Verify a decision ledger: 0 intact, 1 tampered, 2 usage, no such ledger or unreadable
+    anchors."""
     from caucus.ledger.commands import verify
 
+    if not path.is_file():
+        # An absent ledger would verify as an empty one: say what is actually wrong.
+        detail = f"no ledger at {path}" + (" (it is a directory)" if path.is_dir() else "")
+        if json_output:
+            print(json.dumps({"intact": False, "error": "not_found", "detail": detail}))
+        Console(stderr=True, soft_wrap=True).print(
+            f"{detail}; the hub's is decisions.jsonl beside its database (`caucus settings`)",
+            style="red",
+            markup=False,
+            highlight=False,
+        )
+        raise typer.Exit(2)
     outcome = verify(path, anchors, key)
     if json_output:
         print(json.dumps(outcome.data))
@@ -469,8 +484,34 @@ def anchor_command(
     )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        print(__version__)
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="print the version and exit"
+        ),
+    ] = False,
+) -> None:
+    """Caucus: a local-first, supervised coordination hub for AI agents."""
+
+
 def main() -> None:
-    app()
+    for line in unknown_variables():
+        err.print(f"[yellow]warning:[/] {line}", markup=True)
+    try:
+        app()
+    except BadSettings as exc:
+        for line in str(exc).splitlines():
+            err.print(f"[bold red]error:[/] {line}", markup=True, highlight=False)
+        err.print("[dim]see `caucus settings` and the settings table in README.md[/]")
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

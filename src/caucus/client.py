@@ -30,6 +30,7 @@ from caucus.web.room import (
     Health,
     Limits,
     ProtocolText,
+    VersionInfo,
 )
 from caucus.web.work import OfferInfo, OfferList, TaskInfo, TaskList
 
@@ -141,6 +142,10 @@ class BaseClient:
 
     async def health(self) -> Health:
         return await self._get(Health, "/health", auth=False)
+
+    async def version(self) -> VersionInfo:
+        """Which hub this is (no token needed)."""
+        return await self._get(VersionInfo, "/version", auth=False)
 
     async def limits(self) -> Limits:
         """The limits this hub applies (content, long-poll, caps, the send budget)."""

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     NoDecode,
@@ -221,18 +222,77 @@ class Settings(BaseSettings):
         return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls))
 
 
+class BadSettings(ValueError):
+    """Settings that cannot be used, said in one line per problem, with what to do."""
+
+
+# CAUCUS_* variables that are read elsewhere, not settings.
+OTHER_VARIABLES = frozenset({"CAUCUS_CONFIG", "CAUCUS_HOME", "CAUCUS_CLAUDE_CHANNEL"})
+
+
+def _where(name: str, config_file: Path | None) -> str:
+    variable = f"CAUCUS_{name.upper()}"
+    if variable in os.environ:
+        return variable
+    return f"{name} in {config_file}" if config_file is not None else name
+
+
+def _suggest(word: str) -> str:
+    close = difflib.get_close_matches(word.lower(), list(Settings.model_fields), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def _explained(exc: ValidationError, config_file: Path | None) -> BadSettings:
+    lines = []
+    for error in exc.errors():
+        name = ".".join(str(part) for part in error["loc"]) or "settings"
+        if error["type"] == "extra_forbidden":
+            lines.append(f"{name} in {config_file} is not a setting{_suggest(name)}")
+            continue
+        given = error.get("input")
+        shown = f" (got {given!r})" if isinstance(given, str | int | float) else ""
+        lines.append(f"{_where(name, config_file)}: {error['msg']}{shown}")
+    return BadSettings("\n".join(lines))
+
+
+def unknown_variables() -> list[str]:
+    """One line per CAUCUS_* environment variable that is no setting but looks like one."""
+    lines = []
+    for variable in sorted(os.environ):
+        if not variable.startswith("CAUCUS_") or variable in OTHER_VARIABLES:
+            continue
+        name = variable.removeprefix("CAUCUS_").lower()
+        if name not in Settings.model_fields:
+            close = difflib.get_close_matches(name, list(Settings.model_fields), n=1, cutoff=0.6)
+            if close:
+                lines.append(
+                    f"{variable} is not a setting; did you mean CAUCUS_{close[0].upper()}?"
+                )
+    return lines
+
+
 def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
     """Build settings; `overrides` (command-line flags) win over everything else.
 
-    The config file (argument, else `CAUCUS_CONFIG`) is TOML with the settings' field names as keys.
+    The config file (argument, else `CAUCUS_CONFIG`) is TOML with the settings' field names as
+    keys. Settings that cannot be used raise `BadSettings`, which says why in one line each.
     """
+    try:
+        return _load(config_file, overrides)
+    except ValidationError as exc:
+        if config_file is None and os.environ.get("CAUCUS_CONFIG"):
+            config_file = Path(os.environ["CAUCUS_CONFIG"])
+        raise _explained(exc, config_file) from None
+
+
+def _load(config_file: Path | None, overrides: dict[str, Any]) -> Settings:
     clean = {k: v for k, v in overrides.items() if v is not None}
     if config_file is None and os.environ.get("CAUCUS_CONFIG"):
         config_file = Path(os.environ["CAUCUS_CONFIG"])
     if config_file is None:
         return Settings(**clean)
     if not config_file.is_file():
-        raise FileNotFoundError(f"config file not found: {config_file}")
+        raise BadSettings(f"no config file at {config_file}; create it, or unset CAUCUS_CONFIG")
 
     class FileSettings(Settings):
         model_config = SettingsConfigDict(

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from caucus.config import Settings, load_settings
+from caucus.config import BadSettings, Settings, load_settings
 
 
 def test_defaults_are_safe_and_documented() -> None:
@@ -34,7 +34,7 @@ def test_unknown_keys_in_the_config_file_are_refused(tmp_path: Path) -> None:
 
 
 def test_a_missing_config_file_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(BadSettings, match="no config file at"):
         load_settings(tmp_path / "nope.toml")
 
 

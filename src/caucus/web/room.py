@@ -121,6 +121,14 @@ class Health(Wire):
     uptime: float
 
 
+class VersionInfo(Wire):
+    """What a client needs to know it speaks to a hub it understands."""
+
+    name: str = Field(description='always "caucus"')
+    version: str = Field(description="the hub's release")
+    protocol: int = Field(description="the version of the operating protocol it serves")
+
+
 class SessionInfo(Wire):
     role: str = closed(Role)
     version: str

@@ -10,7 +10,7 @@ from caucus.api.context import hub_of
 from caucus.protocol import PROTOCOL_VERSION, core_text, section, section_names
 from caucus.services.roles import Access
 from caucus.web.errors import ErrorBody
-from caucus.web.room import Health, Limits, ProtocolText
+from caucus.web.room import Health, Limits, ProtocolText, VersionInfo
 
 router = APIRouter(tags=["meta"])
 
@@ -50,3 +50,12 @@ async def health(request: Request) -> Health:
     hub = hub_of(request)
     started = hub.started_at or hub.clock.now()
     return Health(ok=True, version=__version__, uptime=round(hub.clock.now() - started, 3))
+
+
+@router.get(
+    "/version",
+    summary="Which hub this is: its release and the protocol version it serves",
+    openapi_extra=access(Access.PUBLIC),
+)
+async def version() -> VersionInfo:
+    return VersionInfo(name="caucus", version=__version__, protocol=PROTOCOL_VERSION)
