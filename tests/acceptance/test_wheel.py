@@ -1,0 +1,102 @@
+"""Caucus as users install it: a wheel built from this checkout, installed into a fresh venv
+(dependencies from the package index, nothing from this checkout), serves the console and
+runs `caucus bridge` for the official MCP client."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+
+from caucus import __version__
+from tests.mcptools import call
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The `bin` directory of a fresh venv with the wheel installed."""
+    where = tmp_path_factory.mktemp("wheel")
+    pip = ["--quiet", "--disable-pip-version-check"]
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", *pip, "--no-deps", "-w", str(where), str(ROOT)],
+        check=True,
+        timeout=600,
+    )
+    (wheel,) = where.glob("caucus_hub-*.whl")
+    subprocess.run([sys.executable, "-m", "venv", str(where / "venv")], check=True, timeout=120)
+    bin_dir = where / "venv" / "bin"
+    subprocess.run([bin_dir / "pip", "install", *pip, str(wheel)], check=True, timeout=900)
+    return bin_dir
+
+
+def _outside(tmp: Path) -> dict[str, str]:
+    """An environment that cannot reach this checkout's sources."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CAUCUS_", "PYTHON"))}
+    return {**env, "CAUCUS_HOME": str(tmp), "HOME": str(tmp)}
+
+
+def test_the_installed_command_is_caucus_and_knows_its_version(installed: Path) -> None:
+    out = subprocess.run(
+        [installed / "caucus", "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert out.stdout.strip() == __version__
+    where = subprocess.run(
+        [installed / "python", "-c", "import caucus; print(caucus.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd="/",
+        timeout=60,
+    )
+    assert str(installed.parent) in where.stdout  # the venv's copy, not this checkout's
+
+
+async def test_the_installed_hub_serves_the_console_and_the_bridge_joins(
+    installed: Path, tmp_path: Path
+) -> None:
+    env = _outside(tmp_path)
+    hub = subprocess.Popen(
+        [installed / "caucus", "hub", "--port", "0", "--db", str(tmp_path / "h.db"), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
+    try:
+        assert hub.stdout is not None
+        url = json.loads(hub.stdout.readline())["url"]
+        async with httpx2.AsyncClient(base_url=url) as http:
+            page = await http.get("/")
+            assert page.status_code == 200
+            assert "<html" in page.text.lower()
+            script = await http.get("/console/app.js")
+            assert (script.status_code, script.headers["content-type"].split(";")[0]) == (
+                200,
+                "text/javascript",
+            )
+            assert (await http.get("/version")).json()["version"] == __version__
+        params = StdioServerParameters(
+            command=str(installed / "caucus"),
+            args=["bridge"],
+            env={**env, "CAUCUS_HUB": url, "XDG_RUNTIME_DIR": str(tmp_path / "run")},
+            cwd=str(tmp_path),
+        )
+        async with Client(params, mode="legacy") as client:
+            joined = await call(client, "join", name="from-a-wheel")
+            assert (joined["name"], joined["outcome"]) == ("from-a-wheel", "created")
+            assert (await call(client, "whoami"))["name"] == "from-a-wheel"
+    finally:
+        hub.terminate()
+        hub.wait(timeout=30)
+        for stream in (hub.stdout, hub.stderr):
+            if stream is not None:
+                stream.close()
