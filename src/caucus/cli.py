@@ -26,6 +26,7 @@ from caucus.db_cli import db_app
 from caucus.errors import CaucusError
 from caucus.protocol import PROTOCOL_VERSION
 from caucus.services.hub import Hub
+from caucus.status_cli import status
 
 if TYPE_CHECKING:  # the MCP SDK loads only for `caucus bridge`, not for every command
     from caucus.mcp.bridge import Bridge
@@ -519,3 +520,4 @@ if __name__ == "__main__":
 
 
 app.add_typer(db_app, name="db")
+app.command("status")(status)

@@ -77,7 +77,9 @@ def _purge_hub(hub: str, token: str, before: float | None, dry: bool) -> PurgeRe
     return PurgeResult.model_validate(response.json())
 
 
-def _operator_token(file: Path | None, db: str | None, config: Path | None) -> str:
+def kept_operator_token(file: Path | None, db: str | None, config: Path | None) -> str:
+    """The operator token: from `file`, else $CAUCUS_OPERATOR_TOKEN, else the one the hub keeps
+    beside its database."""
     if file is not None:
         return file.expanduser().read_text(encoding="utf-8").strip()
     if os.environ.get("CAUCUS_OPERATOR_TOKEN"):
@@ -118,7 +120,7 @@ def purge(
     try:
         cut = parse_time(before, "before") if before else None
         if hub is not None:
-            token = _operator_token(operator_token_file, db, config)
+            token = kept_operator_token(operator_token_file, db, config)
             result = _purge_hub(hub, token, cut, dry_run)
         else:
             result = asyncio.run(_purge_file(db, config, cut, dry_run))

@@ -12,6 +12,7 @@ from pathlib import Path
 from caucus import __version__
 from caucus.client import HubClient
 from caucus.protocol import PROTOCOL_VERSION
+from tests.acceptance.hubproc import start_hub
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,3 +78,24 @@ def test_dev_alone_prints_its_help_and_nothing_else() -> None:
     wrong = subprocess.run([str(ROOT / "dev"), "frob"], capture_output=True, text=True, timeout=60)
     assert wrong.returncode == 2
     assert "no command 'frob'" in wrong.stderr
+
+
+async def test_status_says_whether_a_hub_is_up_and_what_is_in_it(tmp_path: Path) -> None:
+    hub = start_hub(tmp_path / "hub.db")
+    try:
+        async with HubClient(hub.url) as alice:
+            await alice.register("alice")
+            out = caucus("status", "--hub", hub.url, "--json", CAUCUS_HOME=str(tmp_path))
+            report = json.loads(out.stdout)
+            assert out.returncode == 0
+            assert (report["up"], report["version"], report["peers"]) == (True, __version__, 1)
+            assert report["room"] == "open"  # the operator token kept beside the database
+            text = caucus("status", "--hub", hub.url, CAUCUS_HOME=str(tmp_path)).stdout
+            assert f"hub at {hub.url}: up" in text
+            assert "peers: 1 (1 online); room: open" in text
+    finally:
+        hub.stop()
+    down = caucus("status", "--hub", hub.url, "--json", CAUCUS_HOME=str(tmp_path))
+    assert (down.returncode, json.loads(down.stdout)["up"]) == (1, False)
+    said = caucus("status", "--hub", hub.url, CAUCUS_HOME=str(tmp_path))
+    assert "no hub is answering at" in said.stderr
