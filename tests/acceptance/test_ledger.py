@@ -139,10 +139,11 @@ def test_a_malformed_checkpoint_and_an_unreadable_anchor_file(ledger: Path) -> N
     assert "cannot read the anchor file" in missing.stderr
 
 
-def test_a_missing_ledger_is_intact_with_zero_records(tmp_path: Path) -> None:
+def test_a_ledger_that_is_not_there_is_said_to_be_missing(tmp_path: Path) -> None:
+    # Not "intact with 0 records": a mistyped path must not pass for a verified ledger.
     result = verify(tmp_path / "none.jsonl")
-    assert result.returncode == 0
-    assert "0 records" in result.stdout
+    assert (result.returncode, result.stdout) == (2, "")
+    assert "no ledger at" in result.stderr
 
 
 def test_writers_refuse_to_append_to_a_tampered_ledger(ledger: Path) -> None:

@@ -1,6 +1,6 @@
-"""Caucus as users install it: a wheel built from this checkout, installed into a fresh venv
-(dependencies from the package index, nothing from this checkout), serves the console and
-runs `caucus bridge` for the official MCP client."""
+"""Caucus as users install it: the README's install commands (a fresh venv, this checkout
+built into a wheel and installed with its dependencies from the package index) give a
+`caucus` that serves the console and runs `caucus bridge` for the official MCP client."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from caucus import __version__
+from tests.acceptance.test_readme import code_blocks
 from tests.mcptools import call
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,19 +24,22 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The `bin` directory of a fresh venv with the wheel installed."""
-    where = tmp_path_factory.mktemp("wheel")
-    pip = ["--quiet", "--disable-pip-version-check"]
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", *pip, "--no-deps", "-w", str(where), str(ROOT)],
-        check=True,
-        timeout=600,
+    """The `bin` directory of a fresh venv, made by the README's own install commands."""
+    home = tmp_path_factory.mktemp("home")
+    (block,) = [b for b in code_blocks("sh") if "pip install ./" in b]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CAUCUS_", "VIRTUAL_ENV"))}
+    env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"  # its python3 is 3.11+
+    run = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block],
+        cwd=ROOT,
+        env={**env, "HOME": str(home), "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
-    (wheel,) = where.glob("caucus_hub-*.whl")
-    subprocess.run([sys.executable, "-m", "venv", str(where / "venv")], check=True, timeout=120)
-    bin_dir = where / "venv" / "bin"
-    subprocess.run([bin_dir / "pip", "install", *pip, str(wheel)], check=True, timeout=900)
-    return bin_dir
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip().endswith(__version__)
+    return home / ".local" / "share" / "caucus-venv" / "bin"
 
 
 def _outside(tmp: Path) -> dict[str, str]:
