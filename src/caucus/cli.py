@@ -14,7 +14,7 @@ import sys
 import threading
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 import uvicorn
@@ -30,6 +30,8 @@ from caucus.status_cli import status
 
 if TYPE_CHECKING:  # the MCP SDK loads only for `caucus bridge`, not for every command
     from caucus.mcp.bridge import Bridge
+
+T = TypeVar("T")
 
 app = typer.Typer(
     name="caucus",
@@ -234,7 +236,7 @@ def tune_gc() -> None:
     gc.set_threshold(50_000, gen1, gen2)
 
 
-def _run_loop(main: Coroutine[Any, Any, int]) -> int:
+def _run_loop(main: Coroutine[Any, Any, T]) -> T:
     try:
         import uvloop
     except ImportError:  # uvloop is optional (not on Windows)
@@ -333,36 +335,57 @@ def watch_command(
     session: Annotated[
         Path | None,
         typer.Option(
-            help="the session file `caucus bridge` wrote (default: $CAUCUS_SESSION)",
+            help="the 0600 session file watch_command named (default: $CAUCUS_SESSION)",
             envvar="CAUCUS_SESSION",
         ),
     ] = None,
+    ticket: Annotated[
+        str | None,
+        typer.Option(help="a single-use ticket from watch_command, redeemed at --hub"),
+    ] = None,
     hub_url: Annotated[
-        str | None, typer.Option("--hub", help="override the hub URL in the session file")
+        str | None,
+        typer.Option("--hub", help="the hub (with --ticket), or instead of the session file's"),
     ] = None,
     poll: Annotated[float, typer.Option(help="seconds per long-poll")] = 25.0,
+    give_up: Annotated[
+        float, typer.Option(help="seconds of a hub that does not answer before giving up")
+    ] = 30.0,
 ) -> None:
     """Wait for this session's next messages, print them (wrapped as untrusted data), exit.
 
-    Exit status: 0 after printing, 1 when the session expired, 2 for a bad session file,
-    3 when the hub cannot be reached.
+    The first line on stdout says how it ended, and so does the exit status: 0 MESSAGES (the
+    batch follows), 1 SESSION EXPIRED, 2 BAD SESSION, 3 HUB UNREACHABLE, 4 STOP, 5 DISPLACED
+    (your own listen took over: do not relaunch), 6 TICKET REJECTED.
     """
-    from caucus.mcp.watch import Session, read_session, watch
+    from caucus.mcp.watch import Ending, Session, end, read_session, redeem, watch
 
+    def bad(detail: str) -> None:
+        print(f"error: {detail}", file=sys.stderr)
+        raise typer.Exit(end(Ending.BAD_SESSION, sys.stdout, f"({detail})"))
+
+    if ticket is not None:
+        if not hub_url:
+            bad("--ticket needs --hub URL (watch_command gives both)")
+        assert hub_url is not None
+        redeemed = _run_loop(redeem(hub_url, ticket))
+        if isinstance(redeemed, int):
+            raise typer.Exit(redeemed)
+        raise typer.Exit(_run_loop(watch(redeemed, poll=poll, give_up=give_up)))
     if session is None:
-        _fail("no session: give --session FILE or set CAUCUS_SESSION", "call join first")
+        bad("no session: give --session FILE, or --hub URL --ticket T")
         return
     try:
         found = read_session(session)
     except FileNotFoundError:
-        _fail(f"no session file at {session}", "call join (it writes the file), then retry")
+        bad(f"no session file at {session} (the session left, or the host restarted)")
         return
     except (PermissionError, ValueError, KeyError) as exc:
-        _fail(f"cannot use the session file {session}: {exc}")
+        bad(f"cannot use the session file {session}: {exc}")
         return
     if hub_url:
-        found = Session(hub_url, found.name, found.token)
-    raise typer.Exit(_run_loop(watch(found, poll=poll)))
+        found = Session(hub_url, found.name, found.key)
+    raise typer.Exit(_run_loop(watch(found, poll=poll, give_up=give_up)))
 
 
 @app.command()

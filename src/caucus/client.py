@@ -32,6 +32,7 @@ from caucus.web.room import (
     ProtocolText,
     VersionInfo,
 )
+from caucus.web.watch import WatchKey, WatchTicket
 from caucus.web.work import OfferInfo, OfferList, TaskInfo, TaskList
 
 __all__ = [
@@ -293,6 +294,28 @@ class HubClient(BaseClient):
 
     async def peek(self) -> PeekResult:
         return await self._get(PeekResult, "/peek")
+
+    # --- watchers --------------------------------------------------------------------------
+    async def mint_watch_key(self) -> WatchKey:
+        """A key that only waits for and acknowledges this agent's messages."""
+        return await self._post(WatchKey, "/watch/keys", {})
+
+    async def mint_watch_ticket(self) -> WatchTicket:
+        """A single-use ticket a watcher elsewhere redeems for a watch key."""
+        return await self._post(WatchTicket, "/watch/tickets", {})
+
+    async def redeem_watch_ticket(self, ticket: str) -> WatchKey:
+        return await self._post(WatchKey, "/watch/redeem", {"ticket": ticket}, auth=False)
+
+    async def watch(self, timeout: float = 25.0) -> Batch:
+        """As a watcher (this client's token is a watch key): wait for the next batch;
+        `superseded` means the agent's own receive displaced this watcher."""
+        return await self._get(
+            Batch, "/watch", params={"timeout": timeout}, read_timeout=timeout + self._timeout
+        )
+
+    async def watch_ack(self, seqs: list[int]) -> int:
+        return (await self._post(AckResult, "/watch/ack", {"seqs": seqs})).acked
 
     # --- channels --------------------------------------------------------------------------
     async def join_channel(self, channel: str) -> ChannelJoin:

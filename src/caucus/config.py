@@ -74,6 +74,24 @@ class Settings(BaseSettings):
     task_visibility_timeout: float = Field(600.0, gt=0)
     task_ttl: float = Field(86400.0, gt=0)
 
+    # Waking hosts (issue 13): a watch ticket's life, and how a burst of messages is gathered
+    # before it is pushed into a live session (quiet for the gap, or the cap since the first).
+    watch_files: bool = Field(
+        True,
+        description="hand an MCP host on this machine a 0600 session file for its watcher; "
+        "false hands every host a single-use ticket (a hub in a container behind a forwarded "
+        "port, whose files its hosts cannot read)",
+    )
+    watch_ticket_ttl: float = Field(
+        120.0, gt=0, description="seconds a `caucus watch --ticket` ticket may wait to be used"
+    )
+    push_gap: float = Field(
+        1.5, ge=0, description="a burst is pushed once the hub has been quiet this long"
+    )
+    push_cap: float = Field(
+        5.0, ge=0, description="a burst is pushed this long after its first message at most"
+    )
+
     # Announcements: caps per sender, and how far back a newcomer catches up.
     announce_payload_bytes: int = Field(4096, ge=1)
     announce_subject_chars: int = Field(120, ge=1)

@@ -82,6 +82,12 @@ class NotJoined(Unauthorized):
     code = "not_joined"
 
 
+class TicketRejected(Unauthorized):
+    """A watch ticket that is unknown, already redeemed, expired, or whose peer has ended."""
+
+    code = "ticket_rejected"
+
+
 class Forbidden(CaucusError):
     code = "forbidden"
     status = 403
@@ -234,6 +240,7 @@ ERRORS_BY_CODE: dict[str, type[CaucusError]] = {
         UnsupportedMediaType,
         Unauthorized,
         NotJoined,
+        TicketRejected,
         Forbidden,
         NotFound,
         Conflict,

@@ -40,6 +40,7 @@ from caucus.api.routes import (
     operator,
     peers,
     tasks,
+    watch,
 )
 from caucus.clock import Clock
 from caucus.config import Settings
@@ -169,6 +170,7 @@ class CaucusApp:
                     return Party.STRANGER
                 if token is not None and (
                     self.hub.registry.knows(hash_token(token))
+                    or self.hub.watchers.knows(hash_token(token))
                     or self.hub.roles.role_of(token) is not None
                 ):
                     return Party.KNOWN
@@ -212,7 +214,18 @@ class CaucusApp:
             redoc_url=None,
         )
         install_error_handlers(app)
-        for module in (peers, messages, channels, floors, forms, tasks, offers, operator, meta):
+        for module in (
+            peers,
+            messages,
+            watch,
+            channels,
+            floors,
+            forms,
+            tasks,
+            offers,
+            operator,
+            meta,
+        ):
             app.include_router(module.router)
         app.include_router(dashboard_routes.router)
         app.include_router(oversight.router)

@@ -21,7 +21,7 @@ from tests.routes import api_operations
 
 AGENT_NUMBERS = itertools.count(1)
 OBSERVER = "cau_observer-token-for-the-matrix-test-0123456789"
-CREDENTIALS = ["none", "malformed", "unknown", "agent", "observer", "operator"]
+CREDENTIALS = ["none", "malformed", "unknown", "agent", "watcher", "observer", "operator"]
 
 # Which credentials each access level admits; everyone else gets 401 (no valid identity) or
 # 403 (a valid identity of the wrong kind).
@@ -29,10 +29,11 @@ ADMITS = {
     "public": set(CREDENTIALS),
     "room": {"none", "agent", "observer", "operator"},
     "agent": {"agent"},
+    "watcher": {"watcher"},
     "viewer": {"observer", "operator"},
     "operator": {"operator"},
 }
-WRONG_KIND = {"agent", "observer", "operator"}
+WRONG_KIND = {"agent", "watcher", "observer", "operator"}
 PATH_VALUES = {
     "{name}": "bob",
     "{channel}": "ops",
@@ -42,7 +43,12 @@ PATH_VALUES = {
     "{form_id}": "f_none",
     "{asset}": "app.js",
 }
-QUERY = {"/receive": "?timeout=0", "/ping": "?peer=bob", "/export": "?format=json"}
+QUERY = {
+    "/receive": "?timeout=0",
+    "/watch": "?timeout=0",
+    "/ping": "?peer=bob",
+    "/export": "?format=json",
+}
 
 
 @pytest.fixture
@@ -74,6 +80,10 @@ async def headers_for(credential: str, hub: Hub, url: str) -> dict[str, str]:
         async with HubClient(url) as client:
             await client.register(f"agent-{next(AGENT_NUMBERS)}")
             return {"Authorization": f"Bearer {client.token}"}
+    if credential == "watcher":  # a watch key: it waits for one agent's messages, nothing else
+        async with HubClient(url) as client:
+            await client.register(f"agent-{next(AGENT_NUMBERS)}")
+            return {"Authorization": f"Bearer {(await client.mint_watch_key()).key}"}
     if credential == "observer":
         return {"Authorization": f"Bearer {OBSERVER}"}
     return {"Authorization": f"Bearer {hub.operator.token}"}

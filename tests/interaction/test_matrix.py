@@ -61,7 +61,7 @@ class PortAgent:
         me = self.port.name
         return [
             (m.sender, "you" if m.to == me else m.to, m.kind, m.content)
-            for m in await self.port.listen(2)
+            for m in (await self.port.listen(2)).messages
         ]
 
     async def peek(self) -> int:

@@ -17,6 +17,7 @@ from caucus.domain.messages import SystemSender
 from caucus.domain.names import RESERVED_NAMES
 from caucus.errors import Hint
 from caucus.mcp.hints import TOOL_HINTS
+from caucus.mcp.results import WatchCommand
 from caucus.mcp.server import ToolServer
 from caucus.mcp.tools import Call, Catalog
 from caucus.protocol import CORE_LIMIT, core_text
@@ -76,10 +77,14 @@ def listings() -> dict[str, list[dict[str, Any]]]:
         tools = server.listing(limits, with_handle, "agent")
         return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
 
+    async def no_watch(*_: object) -> WatchCommand:
+        raise AssertionError("not called")
+
+    # Both transports name a watcher now: the bridge and /mcp list the same tools.
     return {
-        "bridge": listed(Catalog(watch_command=lambda _: "caucus watch"), False),
-        "mcp": listed(Catalog(), False),
-        "mcp-2026": listed(Catalog(), True),
+        "bridge": listed(Catalog(watch_for=no_watch), False),
+        "mcp": listed(Catalog(watch_for=no_watch), False),
+        "mcp-2026": listed(Catalog(watch_for=no_watch), True),
     }
 
 
@@ -181,6 +186,7 @@ async def test_every_tool_answers_structured_content_that_fits_its_schema(url: s
         await run(bob, "channel", action="list")
         await run(alice, "say", to="bob", content="hello", thread="t1")
         await run(bob, "listen", timeout=5)
+        await run(bob, "watch_command")
         await run(alice, "announce", payload="release at noon", subject="release")
         await run(alice, "floor", action="take", scope="#ops", reason="deploying")
         task = await run(alice, "task", action="send", to="bob", text="check the logs")

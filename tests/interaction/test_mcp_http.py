@@ -29,7 +29,7 @@ async def test_two_agents_talk_over_mcp_http_sessions(url: str) -> None:
         assert (await call(alice, "whoami"))["joined"] is False
         assert (await fail(alice, "listen"))[0] == "not_joined"
         names = {t.name for t in (await alice.list_tools()).tools}
-        assert "watch_command" not in names  # no watcher on /mcp: no tool that cannot work
+        assert "watch_command" in names  # a watcher for every connection
         joined = await call(alice, "join", name="alice")
         assert (joined["name"], joined["outcome"]) == ("alice", "created")
         assert joined["handle"].startswith("h_")

@@ -33,7 +33,10 @@ def hashed_entries(name: str) -> list[str]:
 
 def project() -> dict[str, list[str]]:
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    return {"hub": data["dependencies"], "dev": data["dependencies"] + data["optional-dependencies"]["dev"]}
+    return {
+        "hub": data["dependencies"],
+        "dev": data["dependencies"] + data["optional-dependencies"]["dev"],
+    }
 
 
 LOCKS = {"hub": "hub.txt", "dev": "dev.txt"}
@@ -54,9 +57,12 @@ def test_every_requirement_is_pinned_within_its_range(which: str) -> None:
         if requirement.marker is not None and not requirement.marker.evaluate(LOCKED_ON):
             continue
         name = canonicalize_name(requirement.name)
-        assert name in locked, f"{requirement.name} is not in requirements/{LOCKS[which]}: run ./dev lock"
+        assert name in locked, (
+            f"{requirement.name} is not in requirements/{LOCKS[which]}: run ./dev lock"
+        )
         assert requirement.specifier.contains(locked[name], prereleases=True), (
-            f"requirements/{LOCKS[which]} pins {name}=={locked[name]}, outside {requirement.specifier}"
+            f"requirements/{LOCKS[which]} pins {name}=={locked[name]}, "
+            f"outside {requirement.specifier}"
         )
 
 

@@ -110,6 +110,7 @@ async def receive_messages(
         messages=[InboundMessage.of(d) for d in result.deliveries],
         acked=result.acked,
         superseded=result.superseded,
+        displaced_watcher=result.displaced_watcher,
     )
     return Batch.__pydantic_serializer__.to_json(batch)
 

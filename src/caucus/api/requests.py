@@ -218,3 +218,7 @@ class AnswerRequest(_In):
         description="field key to answer: a string (radio, text, textarea) or a list of "
         "strings (checkbox)"
     )
+
+
+class RedeemRequest(_In):
+    ticket: str = Field(description="a ticket from POST /watch/tickets", max_length=200)

@@ -2,11 +2,11 @@
 
 Dormant until `join`. Talks to the hub over HTTP with `HubClient` (sending `CAUCUS_AGENT_KEY`
 to a hub that requires one). Its token is kept per (hub, name) in the user's state directory
-(`mcp/identity.py`), so a restarted host resumes the same peer with the same inbox; for
-`caucus watch` it is also written to a 0600 session file (never a command line), removed on
-leave and exit. When the host closes stdin or stops the bridge (SIGTERM, SIGINT), the bridge
-tells the hub before it exits: the peer shows offline at once and stays resumable. Nothing but
-JSON-RPC goes to stdout.
+(`mcp/identity.py`), so a restarted host resumes the same peer with the same inbox. For
+`caucus watch`, a watch key (which only waits for this peer's messages) goes in a 0600 session
+file (never a command line), removed on leave and exit. When the host closes stdin or stops
+the bridge (SIGTERM, SIGINT), the bridge tells the hub before it exits: the peer shows offline
+at once and stays resumable. Nothing but JSON-RPC goes to stdout.
 """
 
 from __future__ import annotations
@@ -16,23 +16,22 @@ import contextlib
 import logging
 import os
 import secrets
-import shlex
 import signal
-import sys
 from pathlib import Path
 from typing import Any
 
 from mcp.server.stdio import stdio_server
 
 from caucus.client import HubClient
-from caucus.config import Settings, user_data_dir
+from caucus.config import Settings
 from caucus.domain.names import name_from
 from caucus.errors import CaucusError
 from caucus.mcp.identity import IdentityStore
 from caucus.mcp.ports import HubPort, RemotePort
+from caucus.mcp.results import WatchCommand
 from caucus.mcp.server import Context, ToolServer
 from caucus.mcp.tools import Call, Catalog
-from caucus.mcp.watch import Session, write_session
+from caucus.mcp.watch import Session, by_session_file, session_dir, write_session
 from caucus.web.room import Limits
 
 log = logging.getLogger(__name__)
@@ -47,11 +46,6 @@ def default_name(cwd: Path | None = None) -> str | None:
     if configured:
         return configured
     return name_from((cwd or Path.cwd()).name)
-
-
-def session_dir() -> Path:
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    return Path(runtime) / "caucus" if runtime else user_data_dir() / "sessions"
 
 
 class Bridge:
@@ -72,24 +66,24 @@ class Bridge:
         self.session_file = session_dir() / f"{secrets.token_hex(8)}.session"
         self._background: set[asyncio.Future[None]] = set()
         self._said_goodbye = False
+        self._watching: str | None = None  # the name the session file's key waits for
 
     def _default_name(self) -> str | None:
         return self.name or default_name()
 
-    def watch_command(self, port: HubPort) -> str | None:
+    async def watch_for(self, _: Call, port: HubPort) -> WatchCommand | None:
+        """The watcher, with a watch key in its session file (never the token)."""
         if port.name is None:
             return None
-        return shlex.join(
-            [sys.executable, "-m", "caucus", "watch", "--session", str(self.session_file)]
-        )
-
-    async def _joined(self, port: HubPort) -> None:
-        assert port.name is not None
-        assert self.client.token is not None
-        write_session(self.session_file, Session(self.hub_url, port.name, self.client.token))
+        if self._watching != port.name or not self.session_file.exists():
+            key = await port.mint_watch_key()
+            write_session(self.session_file, Session(self.hub_url, port.name, key.key))
+            self._watching = port.name
+        return by_session_file(self.session_file)
 
     async def _left(self, port: HubPort) -> None:
         self.session_file.unlink(missing_ok=True)
+        self._watching = None
 
     async def _limits(self, _: Context) -> Limits:
         try:
@@ -98,9 +92,7 @@ class Bridge:
             return Limits.of(Settings())
 
     def tools(self) -> ToolServer:
-        catalog = Catalog(
-            watch_command=self.watch_command, on_join=self._joined, on_leave=self._left
-        )
+        catalog = Catalog(watch_for=self.watch_for, on_leave=self._left)
 
         async def call_for(_: Context, __: str | None) -> Call:
             return Call(self.port, default_name=self._default_name())

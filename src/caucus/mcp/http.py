@@ -15,10 +15,12 @@ at once: its peer shows offline and stays resumable for the grace period.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from mcp.server.transport_security import TransportSecuritySettings
@@ -28,9 +30,11 @@ from caucus.api.context import NotComposed, served
 from caucus.domain.names import name_from
 from caucus.ids import hash_token
 from caucus.mcp.ports import HubPort, LocalPort
+from caucus.mcp.results import WatchCommand
 from caucus.mcp.server import Context, ToolServer, is_modern
 from caucus.mcp.sessions import Sessions
 from caucus.mcp.tools import Call, Catalog
+from caucus.mcp.watch import Session, by_session_file, by_ticket, session_dir, write_session
 from caucus.services.hub import Hub
 from caucus.web.bearer import AGENT_KEY_HEADER, parse_bearer
 from caucus.web.errors import error_response, unexpected_error_body
@@ -49,7 +53,7 @@ class McpEndpoint:
         self.hub = hub
         self._sessions: dict[str, LocalPort] = {}
         self._keyed: OrderedDict[bytes, LocalPort] = OrderedDict()
-        catalog = Catalog(on_join=self._joined, on_leave=self._left)
+        catalog = Catalog(watch_for=self._watch_for, on_join=self._joined, on_leave=self._left)
         self.tools = ToolServer(
             catalog,
             call_for=self._call_for,
@@ -122,7 +126,15 @@ class McpEndpoint:
         port.offer_agent_key(headers.get(AGENT_KEY_HEADER.lower()))
         client = getattr(ctx.request, "client", None)
         port.source = client.host if client is not None else None
-        return Call(port, default_name=client_name(ctx), agent_key=port.agent_key)
+        base_url = getattr(ctx.request, "base_url", None)
+        port.hub_url = str(base_url).rstrip("/") if base_url is not None else None
+        return Call(
+            port,
+            default_name=client_name(ctx),
+            agent_key=port.agent_key,
+            hub_url=port.hub_url,
+            local=_loopback(port.source),
+        )
 
     async def _known(self, key: bytes, fresh: LocalPort) -> LocalPort:
         """The port remembered under `key`; a new one only once its credential is proven, so
@@ -151,6 +163,30 @@ class McpEndpoint:
     async def _left(self, port: HubPort) -> None:
         for key in [k for k, p in self._keyed.items() if p is port]:
             del self._keyed[key]
+        if isinstance(port, LocalPort) and port.watch_file is not None:
+            port.watch_file.unlink(missing_ok=True)
+            port.watch_file = None
+
+    async def _watch_for(self, call: Call, port: HubPort) -> WatchCommand | None:
+        """A host on this machine gets a 0600 file holding a watch key; one elsewhere, which
+        cannot read this machine's files, a single-use ticket."""
+        if port.name is None:
+            return None
+        if call.local and self.hub.settings.watch_files:
+            key = await port.mint_watch_key()
+            url = call.hub_url or f"http://127.0.0.1:{self.hub.settings.port}"
+            path = self._session_file(port.name)
+            write_session(path, Session(url, port.name, key.key))
+            if isinstance(port, LocalPort):
+                port.watch_file = path
+            return by_session_file(path)
+        ticket = await port.mint_watch_ticket()
+        return by_ticket(ticket.command, self.hub.settings.watch_ticket_ttl)
+
+    def _session_file(self, name: str) -> Path:
+        """One per peer, beside the hub's database (as private as it is)."""
+        db = self.hub.db_path
+        return (db.parent / "watchers" if db else session_dir()) / f"{name}.session"
 
     async def _ended(self, session_id: str) -> None:
         port = self._sessions.pop(session_id, None)
@@ -163,6 +199,13 @@ class McpEndpoint:
 
     async def _limits(self, _: Context) -> Limits:
         return Limits.of(self.hub.settings, self.hub.control.state())
+
+
+def _loopback(host: str | None) -> bool:
+    try:
+        return host is not None and ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name (a test client): not an address this machine can vouch for
+        return False
 
 
 def _headers(ctx: Context) -> Any:

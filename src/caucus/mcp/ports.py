@@ -9,6 +9,7 @@ and the catalog formats the same answer whichever path a call took.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from caucus.client import HubClient
@@ -18,9 +19,10 @@ from caucus.protocol import PROTOCOL_VERSION, core_text, section, section_names
 from caucus.services.hub import Hub
 from caucus.services.registry import Registration
 from caucus.web.forms import DecisionRecord, FormInfo
-from caucus.web.messages import InboundMessage, PeekResult, SendResult
+from caucus.web.messages import Batch, InboundMessage, PeekResult, SendResult
 from caucus.web.peers import Departure, PeerInfo, Registered, StatusInfo
 from caucus.web.room import ChannelInfo, ChannelJoin, FloorInfo, Limits, ProtocolText
+from caucus.web.watch import WatchKey, WatchTicket, ticket_command
 from caucus.web.work import OfferInfo, TaskInfo
 
 
@@ -85,7 +87,15 @@ class HubPort(Protocol):
         self, to: str, content: str, thread: str | None, reply_to: str | None
     ) -> SendResult: ...
 
-    async def listen(self, timeout: float) -> list[InboundMessage]: ...
+    async def listen(self, timeout: float) -> Batch: ...
+
+    async def mint_watch_key(self) -> WatchKey:
+        """A key that only waits for this identity's messages (for a watcher on this machine)."""
+        ...
+
+    async def mint_watch_ticket(self) -> WatchTicket:
+        """A single-use ticket for a watcher elsewhere (voids the last one)."""
+        ...
 
     async def peek(self) -> PeekResult: ...
 
@@ -223,8 +233,14 @@ class RemotePort:
     ) -> SendResult:
         return await self.client.send(to, content, thread=thread, reply_to=reply_to)
 
-    async def listen(self, timeout: float) -> list[InboundMessage]:
-        return (await self.client.receive(timeout=timeout)).messages
+    async def listen(self, timeout: float) -> Batch:
+        return await self.client.receive(timeout=timeout)
+
+    async def mint_watch_key(self) -> WatchKey:
+        return await self.client.mint_watch_key()
+
+    async def mint_watch_ticket(self) -> WatchTicket:
+        return await self.client.mint_watch_ticket()
 
     async def peek(self) -> PeekResult:
         return await self.client.peek()
@@ -326,6 +342,9 @@ class LocalPort:
         self._agent_key: str | None = None
         self.source: str | None = None  # the client's address, for the registration budget
         self.session_id: str | None = None  # the MCP session it serves, if it serves one
+        self._watch_key: WatchKey | None = None
+        self.hub_url: str | None = None  # the hub as the client reaches it
+        self.watch_file: Path | None = None  # the session file its watcher reads, if any
 
     @property
     def name(self) -> str | None:
@@ -446,12 +465,32 @@ class LocalPort:
         )
         return SendResult.of(receipt)
 
-    async def listen(self, timeout: float) -> list[InboundMessage]:
+    async def listen(self, timeout: float) -> Batch:
         result = await self.hub.delivery.receive(
             await self._me(), wait=timeout, ack_through=self._cursor
         )
         self._cursor = result.deliveries[-1].message.seq if result.deliveries else None
-        return [InboundMessage.of(d) for d in result.deliveries]
+        return Batch.model_construct(
+            messages=[InboundMessage.of(d) for d in result.deliveries],
+            acked=result.acked,
+            superseded=result.superseded,
+            displaced_watcher=result.displaced_watcher,
+        )
+
+    async def mint_watch_key(self) -> WatchKey:
+        """One key per port, reused: a watcher started from an older file keeps working."""
+        peer = await self._me()
+        if self._watch_key is None or self._watch_key.name != peer.name:
+            self._watch_key = WatchKey(name=peer.name, key=await self.hub.watchers.mint_key(peer))
+        return self._watch_key
+
+    async def mint_watch_ticket(self) -> WatchTicket:
+        peer = await self._me()
+        ticket = await self.hub.watchers.mint_ticket(peer)
+        command = ticket_command(self.hub_url or "http://127.0.0.1", ticket.ticket)
+        return WatchTicket(
+            name=peer.name, ticket=ticket.ticket, expires_at=ticket.expires_at, command=command
+        )
 
     async def peek(self) -> PeekResult:
         return PeekResult.of(await self.hub.delivery.peek(await self._me()))

@@ -19,7 +19,14 @@ from caucus.errors import Hint, InvalidRequest, NotJoined
 from caucus.mcp import args as a
 from caucus.mcp.envelope import wrap
 from caucus.mcp.ports import HubPort
-from caucus.mcp.results import Heard, JoinResult, WatchCommand, WhoAmI
+from caucus.mcp.results import (
+    DISPLACED_NOTE,
+    LISTEN_LOOP,
+    Heard,
+    JoinResult,
+    WatchCommand,
+    WhoAmI,
+)
 from caucus.protocol import PROTOCOL_VERSION
 from caucus.web.fields import Wire
 from caucus.web.forms import DecisionList, FormList
@@ -38,6 +45,8 @@ class Call:
     port: HubPort
     default_name: str | None = None
     agent_key: str | None = None
+    hub_url: str | None = None  # the hub as this caller reaches it
+    local: bool = True  # the caller is on the hub's machine (a loopback address)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,10 +64,10 @@ class Tool:
 
 @dataclass
 class Catalog:
-    """The tools, and what the transport adds: the command that wakes this session (the
-    bridge's watcher) and what to do when a session joins or leaves."""
+    """The tools, and what the transport adds: how this session waits (the watcher command
+    it names, or channel mode) and what to do when a session joins or leaves."""
 
-    watch_command: Callable[[HubPort], str | None] | None = None
+    watch_for: Callable[[Call, HubPort], Awaitable[WatchCommand | None]] | None = None
     on_join: Callable[[HubPort], Awaitable[None]] | None = None
     on_leave: Callable[[HubPort], Awaitable[None]] | None = None
     tools: dict[str, Tool] = field(init=False)
@@ -84,8 +93,8 @@ class Catalog:
             _tool("ask_operator", _ASK, a.AskArgs, FormList, self.ask, idempotent=True),
             _tool("decisions", _DECISIONS, a.DecisionsArgs, DecisionList, self.decisions, **reads),
         ]
-        if self.watch_command is not None:
-            watch = _tool("watch_command", _WATCH, a.NoArgs, WatchCommand, self.watch, **reads)
+        if self.watch_for is not None:
+            watch = _tool("watch_command", _WATCH, a.NoArgs, WatchCommand, self.watch)
             specs.insert(7, watch)
         self.tools = {s.name: s for s in specs}
 
@@ -131,7 +140,8 @@ class Catalog:
         )
         if self.on_join is not None:
             await self.on_join(port)
-        watch = self.watch_command(port) if self.watch_command is not None else None
+        waiting = await self.watch_for(call, port) if self.watch_for is not None else None
+        watch = waiting.command if waiting is not None else None
         result = JoinResult(
             name=joined.name,
             outcome=joined.outcome,
@@ -140,15 +150,15 @@ class Catalog:
             protocol=joined.protocol,
             note=joined.note,
             watch=watch,
+            wait=waiting.how if waiting is not None else LISTEN_LOOP,
         )
         line = f"joined as {joined.name} ({joined.outcome})"
         if joined.handle:
             line += f"; your handle is {joined.handle}"
         if joined.protocol:
             line += "; the operating protocol is in this result: read it once"
-        if watch:
-            line += f"; to be woken when messages arrive, run in the background: {watch}"
-        return result, line + "."
+        line += f". To wait for messages: {result.wait}"
+        return result, line
 
     async def leave(self, call: Call, _: a.NoArgs) -> Reply:
         port = await self._joined(call)
@@ -195,16 +205,19 @@ class Catalog:
 
     async def listen(self, call: Call, x: a.ListenArgs) -> Reply:
         port = await self._joined(call)
-        messages = await port.listen(x.timeout)
-        return Heard.of(messages), wrap(messages, me=port.name)
+        heard = await port.listen(x.timeout)
+        text = wrap(heard.messages, me=port.name)
+        if heard.displaced_watcher:
+            text = f"[caucus] {DISPLACED_NOTE}\n{text}"
+        return Heard.of(heard.messages, heard.displaced_watcher), text
 
     async def watch(self, call: Call, _: a.NoArgs) -> Reply:
         port = await self._joined(call)
-        assert self.watch_command is not None
-        command = self.watch_command(port)
-        if command is None:
+        assert self.watch_for is not None
+        waiting = await self.watch_for(call, port)
+        if waiting is None:
             raise NotJoined("join first: the watcher needs an identity", hint=Hint.REGISTER)
-        return WatchCommand(command=command), command
+        return waiting, waiting.how
 
     async def protocol(self, call: Call, x: a.ProtocolArgs) -> Reply:
         text = await call.port.protocol(x.section)
@@ -354,13 +367,12 @@ def _doc(text: str) -> str:
 _JOIN = _doc("""Join the room so others can reach you: call it first. After a restart it
     resumes you (same name, same inbox).""")
 _LEAVE = _doc("""Leave for good: your name is freed and waiting messages are dropped.""")
-_WHOAMI = _doc("""Who you are here, and how many messages wait (none is consumed).""")
+_WHOAMI = _doc("""Who you are, and how many messages wait (none is consumed).""")
 _PEERS = _doc("""Who is here: liveness, status, skills. Works before join.""")
 _STATUS = _doc("""Say in one line what you are working on.""")
 _SAY = _doc("""Message a peer, 'all', or a '#channel'.""")
-_LISTEN = _doc("""Wait for messages and return them. The next listen acknowledges them; what is
-    not acknowledged comes back.""")
-_WATCH = _doc("""The command to run in the background to be woken when a message arrives.""")
+_LISTEN = _doc("""Wait for messages and return them; the next listen acknowledges them.""")
+_WATCH = _doc("""A background command that wakes you when messages arrive.""")
 _PROTOCOL = _doc("""The hub's operating protocol, or one section of it.""")
 _CHANNEL = _doc("""Join, leave, set the topic of, or list the #channels.""")
 _ANNOUNCE = _doc("""News for every peer, newcomers too: at most one per {announce_interval} s,
@@ -374,4 +386,4 @@ _OFFER = _doc("""The job board: post work for whoever can take it ({open_offers}
 _ASK = _doc("""Ask the human operator one bounded question; without a title, see the forms
     already waiting that concern you (look first). The answer comes by listen, to `to` and
     you, and is recorded as a decision.""")
-_DECISIONS = _doc("""What the operator decided, newest first, from the verifiable ledger.""")
+_DECISIONS = _doc("""The operator's decisions, newest first, from the verifiable ledger.""")

@@ -1,42 +1,110 @@
 """`caucus watch`: the zero-token listener a passive MCP host runs in the background.
 
-It long-polls with the session's token (read from the session file the bridge writes, never from
-the command line), prints the first batch that arrives (wrapped as untrusted data; operator
-control messages also get a plain line of their own), acknowledges exactly what it printed, and
-exits, so the host wakes its agent. A dead session prints one line and exits 1.
+It holds a watch key, never the peer's token: read from a 0600 session file (the bridge, or a
+hub on this machine, writes one), or obtained by redeeming a single-use ticket (a hub reached
+from elsewhere mints those). It waits on `GET /watch`, which gives way to the agent's own
+`listen`, so running both loses and duplicates nothing.
+
+Every way it ends is one line on stdout, first, with its own exit status, so the woken agent
+always knows what to do next (`Ending`). A batch follows its line, wrapped as untrusted data,
+and is acknowledged only once it is out.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import shlex
 import stat
 import sys
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import TextIO
 
 from caucus.client import HubClient, InboundMessage
 from caucus.domain.messages import ControlAction, MessageKind
-from caucus.errors import HubUnavailable, Unauthorized
+from caucus.errors import HubUnavailable, TicketRejected, Unauthorized
 from caucus.files import replace_atomically
 from caucus.mcp.envelope import wrap
+from caucus.mcp.results import WaitVia, WatchCommand
 
-EXPIRED = "session expired: call join again"
 UNREACHABLE_AFTER = 30.0  # seconds of a hub that does not answer before giving up
+
+
+class Ending(Enum):
+    """(exit status, the line's first words, what the agent should do next)."""
+
+    MESSAGES = (0, "MESSAGES", "read them below; run the watcher again to wait for more")
+    SESSION_EXPIRED = (1, "SESSION EXPIRED", "call join again, then watch_command")
+    BAD_SESSION = (2, "BAD SESSION", "call watch_command again for a fresh command")
+    UNREACHABLE = (3, "HUB UNREACHABLE", "check the hub (caucus status), then run this again")
+    STOP = (4, "STOP", "the operator stopped you: finish up and do not relaunch the watcher")
+    DISPLACED = (
+        5,
+        "DISPLACED",
+        "another listener took this session's messages (your listen, or channel mode): "
+        "nothing was lost; do not relaunch the watcher",
+    )
+    TICKET_REJECTED = (
+        6,
+        "TICKET REJECTED",
+        "the ticket was used, expired or revoked: call watch_command for a new one",
+    )
+
+    @property
+    def status(self) -> int:
+        return self.value[0]
+
+    def line(self, detail: str = "") -> str:
+        _, word, advice = self.value
+        return f"{word}{' ' + detail if detail else ''}: {advice}"
+
+
+ENDINGS = "its first line says how it ended (MESSAGES, STOP, SESSION EXPIRED, DISPLACED, ...)"
+
+
+def session_dir() -> Path:
+    """Where session files go: the user's runtime directory, else the data directory."""
+    from caucus.config import user_data_dir
+
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    return Path(runtime) / "caucus" if runtime else user_data_dir() / "sessions"
+
+
+def by_session_file(path: Path) -> WatchCommand:
+    command = shlex.join([sys.executable, "-m", "caucus", "watch", "--session", str(path)])
+    return WatchCommand(
+        command=command,
+        via=WaitVia.SESSION_FILE,
+        how=f"run in the background: {command} (it exits when messages arrive and prints them; "
+        f"{ENDINGS}); after reading them, run it again",
+    )
+
+
+def by_ticket(command: str, expires_in: float) -> WatchCommand:
+    return WatchCommand(
+        command=command,
+        via=WaitVia.TICKET,
+        how=f"run in the background within {expires_in:.0f} s: {command} (it exits when "
+        f"messages arrive and prints them; {ENDINGS}); the ticket works once: call "
+        "watch_command for a new command each time",
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class Session:
     hub: str
     name: str
-    token: str
+    key: str  # a watch key: it waits for `name`'s messages and does nothing else
 
 
 def write_session(path: Path, session: Session) -> None:
     """Write the session file with mode 0600 (created that way: never readable by others)."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    data = {"hub": session.hub, "name": session.name, "token": session.token}
+    data = {"hub": session.hub, "name": session.name, "key": session.key}
     replace_atomically(path, json.dumps(data).encode("utf-8"), mode=0o600)
 
 
@@ -44,7 +112,7 @@ def read_session(path: Path) -> Session:
     if stat.S_IMODE(path.stat().st_mode) & 0o077:
         raise PermissionError(f"{path} is readable by other users; it must be mode 0600")
     data = json.loads(path.read_text(encoding="utf-8"))
-    return Session(str(data["hub"]), str(data["name"]), str(data["token"]))
+    return Session(str(data["hub"]), str(data["name"]), str(data["key"]))
 
 
 def control_lines(messages: list[InboundMessage]) -> list[str]:
@@ -57,35 +125,72 @@ def control_lines(messages: list[InboundMessage]) -> list[str]:
     return out
 
 
-async def watch(session: Session, *, poll: float = 25.0, out: TextIO = sys.stdout) -> int:
+def _stopped(messages: list[InboundMessage]) -> bool:
+    return any(
+        m.kind == MessageKind.CONTROL and m.sender == "operator" and m.content == "stop"
+        for m in messages
+    )
+
+
+def batch_line(messages: list[InboundMessage]) -> str:
+    senders = list(dict.fromkeys(m.sender for m in messages))
+    shown = ", ".join(senders[:5]) + (f" and {len(senders) - 5} more" if len(senders) > 5 else "")
+    if _stopped(messages):
+        return Ending.STOP.line(f"({len(messages)} message(s) from {shown})")
+    return Ending.MESSAGES.line(f"{len(messages)} from {shown}")
+
+
+def end(ending: Ending, out: TextIO, detail: str = "") -> int:
+    print(ending.line(detail), file=out, flush=True)
+    return ending.status
+
+
+async def redeem(hub: str, ticket: str, out: TextIO = sys.stdout) -> Session | int:
+    """The session a ticket stands for, or the exit status after saying why not."""
+    async with HubClient(hub) as client:
+        try:
+            found = await client.redeem_watch_ticket(ticket)
+        except TicketRejected:
+            return end(Ending.TICKET_REJECTED, out)
+        except HubUnavailable as exc:
+            return end(Ending.UNREACHABLE, out, f"({exc.detail})")
+    return Session(hub, found.name, found.key)
+
+
+async def watch(
+    session: Session,
+    *,
+    poll: float = 25.0,
+    give_up: float = UNREACHABLE_AFTER,
+    out: TextIO = sys.stdout,
+) -> int:
     """Wait for the first batch, print it, acknowledge it; the exit status for the process."""
     loop = asyncio.get_running_loop()
     unreachable_since: float | None = None
-    async with HubClient(session.hub, token=session.token) as client:
+    async with HubClient(session.hub, token=session.key) as client:
         while True:
             try:
-                batch = await client.receive(timeout=poll, auto_ack=False)
+                batch = await client.watch(timeout=poll)
             except Unauthorized:
-                print(EXPIRED, file=out, flush=True)
-                return 1
+                return end(Ending.SESSION_EXPIRED, out)
             except HubUnavailable as exc:
                 now = loop.time()
                 unreachable_since = unreachable_since or now
-                if now - unreachable_since > UNREACHABLE_AFTER:
-                    print(f"[caucus] {exc.detail}", file=sys.stderr, flush=True)
-                    return 3
+                if now - unreachable_since > give_up:
+                    return end(Ending.UNREACHABLE, out, f"({exc.detail})")
                 await asyncio.sleep(1.0)
                 continue
             unreachable_since = None
             if batch.superseded:
-                print("[caucus] another listener took over this session", file=sys.stderr)
-                return 0
+                return end(Ending.DISPLACED, out)
             if not batch.messages:
                 continue
+            print(batch_line(batch.messages), file=out)
             for line in control_lines(batch.messages):
                 print(line, file=out)
             print(wrap(batch.messages, me=session.name), file=out, flush=True)
             # Acknowledge only after the batch is out: a watcher killed before this point
             # leaves it to come back, never to vanish.
-            await client.ack(seqs=[m.seq for m in batch.messages])
-            return 0
+            with contextlib.suppress(Unauthorized):  # ended meanwhile: the output stands
+                await client.watch_ack([m.seq for m in batch.messages])
+            return Ending.STOP.status if _stopped(batch.messages) else Ending.MESSAGES.status

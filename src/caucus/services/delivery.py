@@ -49,6 +49,7 @@ class ReceiveResult:
     deliveries: list[Delivery]
     acked: int
     superseded: bool = False
+    displaced_watcher: bool = False  # this receive took the place of the peer's watcher
 
 
 class DeliveryService:
@@ -164,11 +165,14 @@ class DeliveryService:
         ack_through: int | None = None,
         limit: int | None = None,
         on_park: Callable[[], object] | None = None,
+        watcher: bool = False,
     ) -> ReceiveResult:
         """Long-poll for pending deliveries; returns as soon as there is at least one.
 
         `on_park` is called once, the first time the call has to wait (a transport uses it to
-        start watching for its client hanging up only when that can matter).
+        start watching for its client hanging up only when that can matter). A `watcher` (the
+        `caucus watch` process) gives way to every other receive: it answers `superseded` at
+        once when one holds the slot or displaced it since its last call.
         """
         wait = min(max(wait, 0.0), self._settings.receive_timeout_max)
         if limit is not None and limit < 1:
@@ -177,7 +181,11 @@ class DeliveryService:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait
         notifier = self._notifier
-        waiter = notifier.listen(peer.id)
+        waiter = notifier.listen(peer.id, watcher=watcher)
+        if waiter.superseded:  # a watcher that was displaced: it claims nothing
+            self._registry.touch(peer)
+            return ReceiveResult([], 0, superseded=True)
+        displaced = waiter.displaced_watcher
         # While nothing is claimable the acknowledgement waits, to ride on the next claim: one
         # storage operation per batch instead of two. It is applied before this call returns.
         # Safe because it is applied long before the acknowledged batch could become visible.
@@ -201,7 +209,7 @@ class DeliveryService:
                     acked += result.acked
                     pending_ack = None
                     if result.deliveries:
-                        return ReceiveResult(result.deliveries, acked)
+                        return ReceiveResult(result.deliveries, acked, False, displaced)
                     notifier.set_idle(peer.id, result.next_visible_at)
                     idle = result.next_visible_at
                 if waiter.superseded or peer.state.terminal or notifier.closing:
@@ -221,7 +229,7 @@ class DeliveryService:
             if pending_ack is not None:
                 acked += await self._store.ack(peer.id, through=pending_ack)
                 pending_ack = None
-            return ReceiveResult([], acked, superseded=waiter.superseded)
+            return ReceiveResult([], acked, waiter.superseded, displaced)
         finally:
             notifier.unlisten(waiter)
             self._registry.touch(peer)

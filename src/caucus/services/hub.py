@@ -26,6 +26,7 @@ from caucus.services.registry import Registry
 from caucus.services.retention import Retention
 from caucus.services.roles import Roles
 from caucus.services.tasks import TaskService
+from caucus.services.watchers import Watchers
 from caucus.storage.base import Store
 from caucus.storage.sqlite import SqliteStore
 
@@ -73,7 +74,8 @@ class Hub:
         self.operator = operator_token(settings)
         self.roles = Roles(self.operator.token, settings.observer_token or None)
         self.registry = Registry(self.store, self.notifier, self.clock, settings)
-        self.principals = Principals(self.store, self.registry, self.roles, settings)
+        self.watchers = Watchers(self.store, self.registry, self.clock, settings)
+        self.principals = Principals(self.store, self.registry, self.roles, settings, self.watchers)
         room = Room(RoomMode.OPEN, Rate(settings.send_rate_capacity, settings.send_rate_refill))
         self.delivery = DeliveryService(
             self.store, self.notifier, self.registry, self.clock, settings, room

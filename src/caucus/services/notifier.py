@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -17,6 +18,12 @@ from caucus.domain.events import Event
 log = logging.getLogger(__name__)
 
 Subscriber = Callable[[Event], None]
+WATCHER_GAP = 5.0  # seconds between a watcher's polls within which it still counts as running
+PRUNE_PAST = 1024  # watchers remembered before the long-gone ones are forgotten
+
+
+def _monotonic() -> float:
+    return time.monotonic()
 
 
 @dataclass(eq=False)
@@ -30,6 +37,8 @@ class Waiter:
     peer_id: int
     superseded: bool = False
     signalled: bool = False
+    watcher: bool = False  # a `caucus watch` process, which gives way to any other receive
+    displaced_watcher: bool = False  # this receive took the place of the peer's watcher
     _future: asyncio.Future[None] | None = field(default=None, repr=False)
 
     def signal(self) -> None:
@@ -64,6 +73,10 @@ class Notifier:
         # peer id -> until when a claim is known to find nothing visible (the next in-flight
         # delivery's visibility deadline, or infinity). Lets a parked receive skip storage.
         self._idle_until: dict[int, float] = {}
+        # peer id -> when its watcher last polled, and the peers whose watcher a receive
+        # displaced between two of its polls.
+        self._watching: dict[int, float] = {}
+        self._displaced: dict[int, float] = {}
         self.closing = False
 
     # --- events ----------------------------------------------------------------------------
@@ -89,19 +102,56 @@ class Notifier:
                 log.exception("event subscriber %r failed on %s", fn, type(event).__name__)
 
     # --- wake-ups --------------------------------------------------------------------------
-    def listen(self, peer_id: int) -> Waiter:
-        """Register the caller as the one listener of `peer_id`, superseding any other."""
+    def listen(self, peer_id: int, *, watcher: bool = False) -> Waiter:
+        """Register the caller as the one listener of `peer_id`, superseding any other.
+
+        A watcher gives way instead: it never takes the slot from another kind of receive, and
+        one that is displaced (a `listen` took over, parked or between the watcher's polls)
+        finds out on its next call. The receive that displaced it is told so."""
         previous = self._waiters.get(peer_id)
+        if watcher and (
+            peer_id in self._displaced or (previous is not None and not previous.watcher)
+        ):
+            self._displaced.pop(peer_id, None)
+            self._watching.pop(peer_id, None)
+            return Waiter(peer_id, superseded=True, watcher=True)
+        waiter = Waiter(peer_id, watcher=watcher)
         if previous is not None:
             previous.superseded = True
             previous.signal()
-        waiter = Waiter(peer_id)
+        if watcher:
+            if len(self._watching) > PRUNE_PAST:
+                self._prune()
+            self._watching[peer_id] = _monotonic()
+        elif (previous is not None and previous.watcher) or self._watcher_recent(peer_id):
+            waiter.displaced_watcher = True
+            if previous is None or not previous.watcher:  # between its polls: tell it next time
+                self._displaced[peer_id] = _monotonic()
+            self._watching.pop(peer_id, None)
         self._waiters[peer_id] = waiter
         return waiter
+
+    def _watcher_recent(self, peer_id: int) -> bool:
+        seen = self._watching.get(peer_id)
+        return seen is not None and _monotonic() - seen < WATCHER_GAP
 
     def unlisten(self, waiter: Waiter) -> None:
         if self._waiters.get(waiter.peer_id) is waiter:
             del self._waiters[waiter.peer_id]
+        if waiter.watcher and not waiter.superseded and waiter.peer_id in self._watching:
+            self._watching[waiter.peer_id] = _monotonic()
+
+    def forget_watcher(self, peer_id: int) -> None:
+        """The watcher ended on its own (it printed a batch): nothing to displace."""
+        self._watching.pop(peer_id, None)
+        self._displaced.pop(peer_id, None)
+
+    def _prune(self) -> None:
+        """Forget watchers that stopped polling long ago (they exited)."""
+        old = _monotonic() - 12 * WATCHER_GAP
+        for book in (self._watching, self._displaced):
+            for pid in [p for p, at in book.items() if at < old]:
+                del book[pid]
 
     def is_listening(self, peer_id: int) -> bool:
         return peer_id in self._waiters

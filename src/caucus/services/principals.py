@@ -17,6 +17,7 @@ from caucus.errors import Forbidden, Hint, Unauthorized
 from caucus.ids import hash_token
 from caucus.services.registry import Registry, agent_key_ok
 from caucus.services.roles import Access, Roles
+from caucus.services.watchers import KEY_PREFIX, Watchers
 from caucus.storage.base import Store
 
 
@@ -37,11 +38,19 @@ ANONYMOUS = Principal(PrincipalKind.ANONYMOUS)
 
 
 class Principals:
-    def __init__(self, store: Store, registry: Registry, roles: Roles, settings: Settings) -> None:
+    def __init__(
+        self,
+        store: Store,
+        registry: Registry,
+        roles: Roles,
+        settings: Settings,
+        watchers: Watchers,
+    ) -> None:
         self._store = store
         self._registry = registry
         self._roles = roles
         self._settings = settings
+        self._watchers = watchers
 
     async def resolve(self, token: str | None) -> Principal:
         """Who `token` is. No token is anonymous; an unknown one is refused."""
@@ -52,7 +61,11 @@ class Principals:
             return Principal(PrincipalKind.OPERATOR)
         if role is Role.OBSERVER:
             return Principal(PrincipalKind.OBSERVER)
-        return Principal(PrincipalKind.AGENT, await self._registry.authenticate(token))
+        try:
+            return Principal(PrincipalKind.AGENT, await self._registry.authenticate(token))
+        except Unauthorized:
+            await self._refuse_watch_key(token)
+            raise
 
     async def agent(self, token: str | None) -> Peer:
         """The agent `token` belongs to (revived if it was away). Operator and observer tokens
@@ -67,7 +80,35 @@ class Principals:
                     "for their own",
                     hint=Hint.REGISTER,
                 ) from None
+            await self._refuse_watch_key(token)
             raise
+
+    async def watcher(self, token: str | None) -> Peer:
+        """The agent a watch key waits for. Any other credential is refused: a watcher's key
+        is the only thing `caucus watch` holds, and it holds nothing else."""
+        if token and token.startswith(KEY_PREFIX):
+            return await self._watchers.holder(token)
+        if token and (
+            self._roles.role_of(token) is not None
+            or await self._store.peer_by_token(hash_token(token)) is not None
+        ):
+            raise Forbidden(
+                "this route takes a watch key (caucus watch holds one), not a token: an agent "
+                "calls GET /receive"
+            )
+        raise Unauthorized(
+            "missing or unknown watch key: call join, then watch_command, for a new watcher",
+            hint=Hint.REGISTER,
+        )
+
+    async def _refuse_watch_key(self, token: str | None) -> None:
+        """A valid watch key where an agent's token is needed is the wrong kind (403)."""
+        if token and token.startswith(KEY_PREFIX):
+            try:
+                await self._watchers.holder(token)
+            except Unauthorized:
+                return
+            raise Forbidden("a watch key only waits for messages (GET /watch): it acts as nobody")
 
     async def agent_by_handle(self, handle: str) -> Peer:
         return await self._registry.authenticate_handle(handle)
@@ -112,4 +153,5 @@ class Principals:
             )
         if await self._store.peer_by_token(hash_token(token)) is not None:
             raise Forbidden("agent tokens never authorize operator actions")
+        await self._refuse_watch_key(token)
         raise Unauthorized("unknown token: this needs the operator token")

@@ -177,6 +177,15 @@ class Registry:
         known = self._by_id.get(peer.id)
         return known if known is not None else self._remember(peer)
 
+    async def authenticate_found(self, peer: Peer | None, unknown: str) -> Peer:
+        """A peer another credential (a watcher's key) was found to stand for, treated as
+        `authenticate` treats a token's: revived if away, refused if ended or not found."""
+        if peer is None or peer.state.terminal:
+            what = _ended(peer) if peer is not None else unknown
+            raise Unauthorized(what, hint=Hint.REGISTER)
+        known = self._by_id.get(peer.id)
+        return await self._present(known if known is not None else self._remember(peer))
+
     async def _present(self, peer: Peer) -> Peer:
         if peer.state is PeerState.REAPED:
             await self._revive(peer)

@@ -15,6 +15,7 @@ class Access(StrEnum):
     ROOM = "room"  # who is here: anyone who could register (no token needed unless an agent
     # key is set), and every valid token; a bad token is refused
     AGENT = "agent"  # a registered agent's token
+    WATCHER = "watcher"  # a watch key (`caucus watch`): waits for one agent's messages
     VIEWER = "viewer"  # the operator or the observer
     OPERATOR = "operator"  # the operator only
 

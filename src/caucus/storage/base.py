@@ -57,6 +57,30 @@ class Store(Protocol):
         """Record a state handle for a peer, keeping only its `keep` newest."""
         ...
 
+    async def create_watch_credential(
+        self,
+        peer_id: int,
+        digest: bytes,
+        kind: str,
+        now: float,
+        expires_at: float | None,
+        keep: int,
+    ) -> None:
+        """Record a watcher's key or ticket (`kind`) for a peer, keeping its `keep` newest of
+        that kind."""
+        ...
+
+    async def redeem_watch_ticket(
+        self, ticket_hash: bytes, key_hash: bytes, now: float, keep: int
+    ) -> Peer | None:
+        """Spend an unexpired ticket: it is gone, a key stands in its place; the ticket's peer
+        (in any state), or None for an unknown, spent or expired ticket."""
+        ...
+
+    async def peer_by_watch_key(self, key_hash: bytes) -> Peer | None:
+        """The peer a watcher's key stands for (in any state)."""
+        ...
+
     async def set_offline(self, peer_id: int, now: float) -> bool:
         """The peer's session ended with a goodbye: reaped now, marked offline. False if it was
         already offline or has ended."""

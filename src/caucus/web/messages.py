@@ -101,6 +101,11 @@ class Batch(Wire):
     superseded: bool = Field(
         False, description="a newer receive for this identity took over; this one got nothing"
     )
+    displaced_watcher: bool = Field(
+        False,
+        description="this receive took the place of the identity's running watcher (`caucus "
+        "watch`), which ends saying DISPLACED; nothing was lost",
+    )
 
 
 class AckResult(Wire):
