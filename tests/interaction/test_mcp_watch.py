@@ -104,3 +104,22 @@ async def test_a_listen_over_mcp_while_the_watcher_runs_is_told_and_loses_nothin
         heard = await listening
         assert heard["displaced_watcher"] is True
         assert [m["seq"] for m in heard["messages"]] == [sent.seq]
+
+
+async def test_a_newcomers_backlog_is_catch_up_not_a_wake_up(
+    url: str, connect: ClientFactory
+) -> None:
+    alice = await connect("alice")
+    await alice.announce("release at noon", subject="release")
+    async with Client(f"{url}/mcp", mode="legacy") as bob:
+        joined = await call(bob, "join", name="bob")
+        assert "release at noon" in (joined["catch_up"] or "")
+        assert "<<<caucus-data" in joined["catch_up"]  # wrapped as untrusted data
+        assert (await call(bob, "whoami"))["pending"] == 0
+        # The watcher is woken by the next message, not by yesterday's news.
+        code, out = await wake(joined["watch"], alice, "bob")
+        assert (code, out.splitlines()[0]) == (0, Ending.MESSAGES.line("1 from alice"))
+        assert "release at noon" not in out
+        # Coming back is not arriving: a resumed identity's inbox stays where it is.
+        again = await call(bob, "join", name="bob")
+        assert again["catch_up"] is None

@@ -99,6 +99,11 @@ class HubPort(Protocol):
 
     async def peek(self) -> PeekResult: ...
 
+    async def catch_up(self) -> list[InboundMessage]:
+        """What waits for a brand-new identity (announcements from before it came), taken
+        and acknowledged at once: read as catch-up, so it never wakes anyone."""
+        ...
+
     async def join_channel(self, channel: str) -> ChannelJoin: ...
 
     async def leave_channel(self, channel: str) -> None: ...
@@ -244,6 +249,12 @@ class RemotePort:
 
     async def peek(self) -> PeekResult:
         return await self.client.peek()
+
+    async def catch_up(self) -> list[InboundMessage]:
+        batch = await self.client.receive(timeout=0, auto_ack=False)
+        if batch.messages:
+            await self.client.ack(seqs=[m.seq for m in batch.messages])
+        return batch.messages
 
     async def join_channel(self, channel: str) -> ChannelJoin:
         return await self.client.join_channel(channel)
@@ -494,6 +505,13 @@ class LocalPort:
 
     async def peek(self) -> PeekResult:
         return PeekResult.of(await self.hub.delivery.peek(await self._me()))
+
+    async def catch_up(self) -> list[InboundMessage]:
+        me = await self._me()
+        result = await self.hub.delivery.receive(me, wait=0)
+        if result.deliveries:
+            await self.hub.delivery.ack(me, seqs=[d.message.seq for d in result.deliveries])
+        return [InboundMessage.of(d) for d in result.deliveries]
 
     async def join_channel(self, channel: str) -> ChannelJoin:
         found, joined = await self.hub.channels.join(await self._me(), channel)

@@ -31,7 +31,7 @@ from caucus.protocol import PROTOCOL_VERSION
 from caucus.web.fields import Wire
 from caucus.web.forms import DecisionList, FormList
 from caucus.web.messages import Notice, SendResult
-from caucus.web.peers import Departure, PeerList, StatusInfo
+from caucus.web.peers import Departure, Outcome, PeerList, StatusInfo
 from caucus.web.room import ChannelInfo, ChannelList, FloorInfo, ProtocolText
 from caucus.web.work import OfferInfo, OfferList, TaskInfo, TaskList
 
@@ -140,6 +140,7 @@ class Catalog:
         )
         if self.on_join is not None:
             await self.on_join(port)
+        backlog = await port.catch_up() if joined.outcome == Outcome.CREATED else []
         waiting = await self.watch_for(call, port) if self.watch_for is not None else None
         watch = waiting.command if waiting is not None else None
         result = JoinResult(
@@ -151,12 +152,15 @@ class Catalog:
             note=joined.note,
             watch=watch,
             wait=waiting.how if waiting is not None else LISTEN_LOOP,
+            catch_up=wrap(backlog, me=joined.name) if backlog else None,
         )
         line = f"joined as {joined.name} ({joined.outcome})"
         if joined.handle:
             line += f"; your handle is {joined.handle}"
         if joined.protocol:
             line += "; the operating protocol is in this result: read it once"
+        if backlog:
+            line += f"; {len(backlog)} message(s) from before you came are in catch_up, read"
         line += f". To wait for messages: {result.wait}"
         return result, line
 
@@ -378,12 +382,11 @@ _CHANNEL = _doc("""Join, leave, set the topic of, or list the #channels.""")
 _ANNOUNCE = _doc("""News for every peer, newcomers too: at most one per {announce_interval} s,
     {announce_hourly} an hour.""")
 _FLOOR = _doc("""The talking stick of 'all' or a #channel: while another holds it, your
-    messages there are refused.""")
+    sends there are refused.""")
 _TASK = _doc("""Hand a peer work with a lifecycle (A2A states) and follow it; updates arrive
     by listen.""")
 _OFFER = _doc("""The job board: post work for whoever can take it ({open_offers} open at most),
     claim, select, withdraw, list.""")
-_ASK = _doc("""Ask the human operator one bounded question; without a title, see the forms
-    already waiting that concern you (look first). The answer comes by listen, to `to` and
-    you, and is recorded as a decision.""")
+_ASK = _doc("""Ask the human operator one bounded question (no title: list the forms
+    waiting for you; look first). The answer comes by listen and is recorded as a decision.""")
 _DECISIONS = _doc("""The operator's decisions, newest first, from the verifiable ledger.""")
