@@ -119,6 +119,12 @@ class RoomStopped(Conflict):
     code = "room_stopped"
 
 
+class InChannelMode(Conflict):
+    """This MCP session's messages are pushed into the conversation: nothing to listen for."""
+
+    code = "channel_mode"
+
+
 class ChannelClosed(Conflict):
     code = "channel_closed"
 
@@ -248,6 +254,7 @@ ERRORS_BY_CODE: dict[str, type[CaucusError]] = {
         NameTaken,
         RoomStopped,
         ChannelClosed,
+        InChannelMode,
         MisdirectedRequest,
         FloorHeld,
         CapExceeded,

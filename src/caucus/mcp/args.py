@@ -55,6 +55,10 @@ class ListenArgs(Args):
     timeout: float = Field(25.0, ge=0, description="seconds to wait, at most {listen_seconds}")
 
 
+class ConfirmArgs(Args):
+    nonce: str = Field(description="the nonce the channel check showed you", max_length=100)
+
+
 class ProtocolArgs(Args):
     section: str | None = Field(
         None, description="omitted: the core text", json_schema_extra={"enum": [*section_names()]}

@@ -28,7 +28,8 @@ from caucus.domain.names import name_from
 from caucus.errors import CaucusError
 from caucus.mcp.identity import IdentityStore
 from caucus.mcp.ports import HubPort, RemotePort
-from caucus.mcp.results import WatchCommand
+from caucus.mcp.push import CHANNEL_CAPABILITY, ChannelMode, ChannelPush
+from caucus.mcp.results import WaitVia, WatchCommand
 from caucus.mcp.server import Context, ToolServer
 from caucus.mcp.tools import Call, Catalog
 from caucus.mcp.watch import Session, by_session_file, session_dir, write_session
@@ -36,6 +37,7 @@ from caucus.web.room import Limits
 
 log = logging.getLogger(__name__)
 
+CHANNEL_ENV = "CAUCUS_CLAUDE_CHANNEL"  # "1": push messages into a Claude Code session
 GOODBYE_TIMEOUT = 5.0  # seconds to tell the hub this session ended
 MAX_LINE = 16 * 1024 * 1024  # one JSON-RPC message on stdin, at most
 
@@ -56,6 +58,7 @@ class Bridge:
         name: str | None = None,
         agent_key: str | None = None,
         identities: IdentityStore | None = None,
+        channel: bool | None = None,
     ) -> None:
         self.hub_url = hub_url.rstrip("/")
         key = agent_key or os.environ.get("CAUCUS_AGENT_KEY") or None
@@ -67,23 +70,50 @@ class Bridge:
         self._background: set[asyncio.Future[None]] = set()
         self._said_goodbye = False
         self._watching: str | None = None  # the name the session file's key waits for
+        # Claude Code channel push, when asked for: it needs the connection to write events to,
+        # which the first tool call (join comes first) brings.
+        self.push: ChannelPush | None = None
+        if channel if channel is not None else os.environ.get(CHANNEL_ENV) == "1":
+            defaults = Settings()
+            self.push = ChannelPush(self.client, gap=defaults.push_gap, cap=defaults.push_cap)
+        self._connection: Any = None
 
     def _default_name(self) -> str | None:
         return self.name or default_name()
 
     async def watch_for(self, _: Call, port: HubPort) -> WatchCommand | None:
-        """The watcher, with a watch key in its session file (never the token)."""
+        """The watcher, with a watch key in its session file (never the token); nothing to
+        run once channel push is live."""
         if port.name is None:
             return None
+        if self.push is not None and self.push.live:
+            return WatchCommand(
+                command=None,
+                via=WaitVia.CHANNEL,
+                how="nothing to run: this session is in channel mode, and messages arrive in "
+                "the conversation by themselves",
+            )
         if self._watching != port.name or not self.session_file.exists():
             key = await port.mint_watch_key()
             write_session(self.session_file, Session(self.hub_url, port.name, key.key))
             self._watching = port.name
         return by_session_file(self.session_file)
 
+    async def _joined(self, port: HubPort) -> None:
+        if self.push is not None and self._connection is not None and port.name is not None:
+            outbound = self._connection.outbound
+
+            async def notify(method: str, params: dict[str, Any]) -> None:
+                await outbound.notify(method, params)
+
+            await self.push.probe(notify, port.name)
+
     async def _left(self, port: HubPort) -> None:
         self.session_file.unlink(missing_ok=True)
         self._watching = None
+        if self.push is not None:
+            await self.push.close()
+            self.push.mode = ChannelMode.OFF
 
     async def _limits(self, _: Context) -> Limits:
         try:
@@ -92,9 +122,14 @@ class Bridge:
             return Limits.of(Settings())
 
     def tools(self) -> ToolServer:
-        catalog = Catalog(watch_for=self.watch_for, on_leave=self._left)
+        catalog = Catalog(
+            watch_for=self.watch_for, push=self.push, on_join=self._joined, on_leave=self._left
+        )
 
-        async def call_for(_: Context, __: str | None) -> Call:
+        async def call_for(ctx: Context, __: str | None) -> Call:
+            # The connection's own outbound channel: a channel event is a notification of a
+            # method the SDK has no type for (ADR 0011), sent outside any request.
+            self._connection = ctx.session._connection
             return Call(self.port, default_name=self._default_name())
 
         return ToolServer(
@@ -122,7 +157,13 @@ class Bridge:
                 loop.add_signal_handler(sig, stop)
         try:
             async with stdio_server(stdin=await _stdin_lines()) as (read, write):
-                await server.run(read, write, server.create_initialization_options())
+                experimental: dict[str, dict[str, Any]] | None = (
+                    {CHANNEL_CAPABILITY: {}} if self.push is not None else None
+                )
+                options = server.create_initialization_options(
+                    experimental_capabilities=experimental
+                )
+                await server.run(read, write, options)
         except asyncio.CancelledError:
             if not stopping or this is None:
                 raise
@@ -143,6 +184,8 @@ class Bridge:
             return
         self._said_goodbye = True
         self.session_file.unlink(missing_ok=True)
+        if self.push is not None:
+            await self.push.close()
         try:
             async with asyncio.timeout(GOODBYE_TIMEOUT):
                 await self.port.offline()

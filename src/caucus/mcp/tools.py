@@ -15,10 +15,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from caucus.errors import Hint, InvalidRequest, NotJoined
+from caucus.errors import Hint, InChannelMode, InvalidRequest, NotJoined
 from caucus.mcp import args as a
 from caucus.mcp.envelope import wrap
 from caucus.mcp.ports import HubPort
+from caucus.mcp.push import ChannelPush, ChannelState
 from caucus.mcp.results import (
     DISPLACED_NOTE,
     LISTEN_LOOP,
@@ -68,6 +69,7 @@ class Catalog:
     it names, or channel mode) and what to do when a session joins or leaves."""
 
     watch_for: Callable[[Call, HubPort], Awaitable[WatchCommand | None]] | None = None
+    push: ChannelPush | None = None  # Claude Code channel push (the bridge, when asked)
     on_join: Callable[[HubPort], Awaitable[None]] | None = None
     on_leave: Callable[[HubPort], Awaitable[None]] | None = None
     tools: dict[str, Tool] = field(init=False)
@@ -96,6 +98,9 @@ class Catalog:
         if self.watch_for is not None:
             watch = _tool("watch_command", _WATCH, a.NoArgs, WatchCommand, self.watch)
             specs.insert(7, watch)
+        if self.push is not None:
+            confirm = _tool("confirm_delivery", _CONFIRM, a.ConfirmArgs, ChannelState, self.confirm)
+            specs.insert(8, confirm)
         self.tools = {s.name: s for s in specs}
 
     # --- helpers ----------------------------------------------------------------------------
@@ -209,6 +214,11 @@ class Catalog:
 
     async def listen(self, call: Call, x: a.ListenArgs) -> Reply:
         port = await self._joined(call)
+        if self.push is not None and self.push.live:
+            raise InChannelMode(
+                "this session is in channel mode: messages arrive in the conversation by "
+                "themselves; there is nothing to listen for"
+            )
         heard = await port.listen(x.timeout)
         text = wrap(heard.messages, me=port.name)
         if heard.displaced_watcher:
@@ -222,6 +232,12 @@ class Catalog:
         if waiting is None:
             raise NotJoined("join first: the watcher needs an identity", hint=Hint.REGISTER)
         return waiting, waiting.how
+
+    async def confirm(self, call: Call, x: a.ConfirmArgs) -> Reply:
+        await self._joined(call)
+        assert self.push is not None
+        state = self.push.confirm(x.nonce)
+        return state, state.note
 
     async def protocol(self, call: Call, x: a.ProtocolArgs) -> Reply:
         text = await call.port.protocol(x.section)
@@ -377,6 +393,7 @@ _STATUS = _doc("""Say in one line what you are working on.""")
 _SAY = _doc("""Message a peer, 'all', or a '#channel'.""")
 _LISTEN = _doc("""Wait for messages and return them; the next listen acknowledges them.""")
 _WATCH = _doc("""A background command that wakes you when messages arrive.""")
+_CONFIRM = _doc("""Confirm that a Caucus channel check reached you, with its nonce.""")
 _PROTOCOL = _doc("""The hub's operating protocol, or one section of it.""")
 _CHANNEL = _doc("""Join, leave, set the topic of, or list the #channels.""")
 _ANNOUNCE = _doc("""News for every peer, newcomers too: at most one per {announce_interval} s,
