@@ -28,7 +28,10 @@ from starlette.types import Receive, Scope, Send
 
 from caucus.api.context import NotComposed, served
 from caucus.domain.names import name_from
+from caucus.domain.peers import Peer
+from caucus.errors import CaucusError
 from caucus.ids import hash_token
+from caucus.mcp.inbox import InboxResources
 from caucus.mcp.ports import HubPort, LocalPort
 from caucus.mcp.results import WatchCommand
 from caucus.mcp.server import Context, ToolServer, is_modern
@@ -53,13 +56,20 @@ class McpEndpoint:
         self.hub = hub
         self._sessions: dict[str, LocalPort] = {}
         self._keyed: OrderedDict[bytes, LocalPort] = OrderedDict()
-        catalog = Catalog(watch_for=self._watch_for, on_join=self._joined, on_leave=self._left)
+        self.inbox = InboxResources(hub, self._peer_of)
+        catalog = Catalog(
+            watch_for=self._watch_for,
+            inbox_uri=self._inbox_uri,
+            on_join=self._joined,
+            on_leave=self._left,
+        )
         self.tools = ToolServer(
             catalog,
             call_for=self._call_for,
             limits_for=self._limits,
             default_name=client_name,
             sessionless=lambda ctx: is_modern(ctx) and _bearer(ctx) is None,
+            resources=self.inbox,
         )
         settings = hub.settings
         hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]"]
@@ -94,8 +104,11 @@ class McpEndpoint:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        async with self._manager.run():
-            yield
+        try:
+            async with self._manager.run():
+                yield
+        finally:
+            self.inbox.close()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -166,6 +179,18 @@ class McpEndpoint:
         if isinstance(port, LocalPort) and port.watch_file is not None:
             port.watch_file.unlink(missing_ok=True)
             port.watch_file = None
+
+    async def _peer_of(self, ctx: Context) -> Peer | None:
+        """Who a resource request comes from (its session or bearer token), if anyone."""
+        port = (await self._call_for(ctx, None)).port
+        try:
+            return await port.peer() if isinstance(port, LocalPort) else None
+        except CaucusError:
+            return None
+
+    async def _inbox_uri(self, port: HubPort) -> str | None:
+        peer = await port.peer() if isinstance(port, LocalPort) else None
+        return self.inbox.uri(peer) if peer is not None else None
 
     async def _watch_for(self, call: Call, port: HubPort) -> WatchCommand | None:
         """A host on this machine gets a 0600 file holding a watch key; one elsewhere, which

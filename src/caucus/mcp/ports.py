@@ -394,6 +394,12 @@ class LocalPort:
         self._name = peer.name
         return peer
 
+    async def peer(self) -> Peer | None:
+        """The identity this port acts as, or None before it has one."""
+        if self._token is None and self._handle is None:
+            return None
+        return await self._me()
+
     async def _room(self) -> None:
         """Who is here may be read before joining, as over HTTP (`Access.ROOM`)."""
         if self._token is not None or self._handle is not None:

@@ -36,6 +36,9 @@ class JoinResult(Wire):
     note: str | None
     watch: str | None = Field(description="run it in the background to be woken by messages")
     wait: str = Field(description="the one way to wait for messages with this host")
+    inbox: str | None = Field(
+        None, description="your inbox as an MCP resource: subscribe to be woken without a watcher"
+    )
     catch_up: str | None = Field(
         None, description="what waited for you (older announcements), read and acknowledged"
     )

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from caucus import __version__
 from caucus.errors import CaucusError, InvalidRequest, NotFound
 from caucus.mcp.hints import TOOL_HINTS
+from caucus.mcp.inbox import InboxResources
 from caucus.mcp.schema import schema_of
 from caucus.mcp.tools import Call, Catalog, Tool
 from caucus.web.errors import describe_validation
@@ -61,6 +62,7 @@ class ToolServer:
         limits_for: Callable[[Context], Awaitable[Limits]],
         default_name: Callable[[Context], str | None],
         sessionless: Callable[[Context], bool] = lambda _: False,
+        resources: InboxResources | None = None,
     ) -> None:
         self.catalog = catalog
         self._call_for = call_for
@@ -68,6 +70,15 @@ class ToolServer:
         self._default_name = default_name
         self._sessionless = sessionless
         self._listed: dict[tuple[str, bool, str | None], list[types.Tool]] = {}
+        inbox: dict[str, Any] = {}
+        if resources is not None:  # the inbox as a resource a host can subscribe to
+            inbox = {
+                "on_list_resources": resources.list_resources,
+                "on_read_resource": resources.read_resource,
+                "on_subscribe_resource": resources.subscribe,
+                "on_unsubscribe_resource": resources.unsubscribe,
+                "on_subscriptions_listen": resources.listen,
+            }
         self.server: Server[Any] = Server(
             "caucus",
             version=__version__,
@@ -75,6 +86,7 @@ class ToolServer:
             on_list_tools=self._list,
             on_call_tool=self._call,
             get_tool_input_schema=self._input_schema,
+            **inbox,
         )
 
     # --- tools/list ---------------------------------------------------------------------------

@@ -70,6 +70,7 @@ class Catalog:
 
     watch_for: Callable[[Call, HubPort], Awaitable[WatchCommand | None]] | None = None
     push: ChannelPush | None = None  # Claude Code channel push (the bridge, when asked)
+    inbox_uri: Callable[[HubPort], Awaitable[str | None]] | None = None  # the inbox resource
     on_join: Callable[[HubPort], Awaitable[None]] | None = None
     on_leave: Callable[[HubPort], Awaitable[None]] | None = None
     tools: dict[str, Tool] = field(init=False)
@@ -158,6 +159,7 @@ class Catalog:
             watch=watch,
             wait=waiting.how if waiting is not None else LISTEN_LOOP,
             catch_up=wrap(backlog, me=joined.name) if backlog else None,
+            inbox=await self.inbox_uri(port) if self.inbox_uri is not None else None,
         )
         line = f"joined as {joined.name} ({joined.outcome})"
         if joined.handle:
@@ -385,11 +387,11 @@ def _doc(text: str) -> str:
 
 
 _JOIN = _doc("""Join the room so others can reach you: call it first. After a restart it
-    resumes you (same name, same inbox).""")
-_LEAVE = _doc("""Leave for good: your name is freed and waiting messages are dropped.""")
+    resumes you (same name and inbox).""")
+_LEAVE = _doc("""Leave for good: your name is freed, waiting messages dropped.""")
 _WHOAMI = _doc("""Who you are, and how many messages wait (none is consumed).""")
 _PEERS = _doc("""Who is here: liveness, status, skills. Works before join.""")
-_STATUS = _doc("""Say in one line what you are working on.""")
+_STATUS = _doc("""One line on what you are working on.""")
 _SAY = _doc("""Message a peer, 'all', or a '#channel'.""")
 _LISTEN = _doc("""Wait for messages and return them; the next listen acknowledges them.""")
 _WATCH = _doc("""A background command that wakes you when messages arrive.""")
@@ -400,10 +402,9 @@ _ANNOUNCE = _doc("""News for every peer, newcomers too: at most one per {announc
     {announce_hourly} an hour.""")
 _FLOOR = _doc("""The talking stick of 'all' or a #channel: while another holds it, your
     sends there are refused.""")
-_TASK = _doc("""Hand a peer work with a lifecycle (A2A states) and follow it; updates arrive
-    by listen.""")
-_OFFER = _doc("""The job board: post work for whoever can take it ({open_offers} open at most),
-    claim, select, withdraw, list.""")
+_TASK = _doc("""Hand a peer work with a lifecycle (A2A states); updates arrive by listen.""")
+_OFFER = _doc("""The job board: post work anyone may take ({open_offers} open at most), claim,
+    select, withdraw, list.""")
 _ASK = _doc("""Ask the human operator one bounded question (no title: list the forms
     waiting for you; look first). The answer comes by listen and is recorded as a decision.""")
 _DECISIONS = _doc("""The operator's decisions, newest first, from the verifiable ledger.""")

@@ -126,6 +126,10 @@ class Registry:
         self._by_hash.pop(peer.token_hash, None)
         self._dirty_seen.pop(peer.id, None)
 
+    def cached(self, peer_id: int) -> Peer | None:
+        """The peer with this id, if it was seen since the hub started (no I/O)."""
+        return self._by_id.get(peer_id)
+
     def touch(self, peer: Peer) -> None:
         now = self._clock.now()
         peer.last_seen = now
