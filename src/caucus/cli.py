@@ -8,6 +8,7 @@ import gc
 import ipaddress
 import json
 import logging
+import os
 import signal
 import socket
 import sys
@@ -351,6 +352,13 @@ def watch_command(
     give_up: Annotated[
         float, typer.Option(help="seconds of a hub that does not answer before giving up")
     ] = 30.0,
+    push: Annotated[
+        str | None,
+        typer.Option(
+            help="'codex': deliver each burst as a turn of this Codex session (inside one: "
+            "CODEX_THREAD_ID); rests on undocumented Codex behaviour; also CAUCUS_CODEX_PUSH=1",
+        ),
+    ] = None,
 ) -> None:
     """Wait for this session's next messages, print them (wrapped as untrusted data), exit.
 
@@ -359,6 +367,25 @@ def watch_command(
     (your own listen took over: do not relaunch), 6 TICKET REJECTED.
     """
     from caucus.mcp.watch import Ending, Session, end, read_session, redeem, watch
+
+    if push is None and os.environ.get("CAUCUS_CODEX_PUSH") == "1":
+        push = "codex"
+    if push not in (None, "codex"):
+        _fail(f"--push {push!r}: the one push this knows is 'codex'")
+
+    def run(found: Session) -> int:
+        thread = os.environ.get("CODEX_THREAD_ID")
+        if push == "codex" and thread:
+            from caucus.mcp.codex import push_codex
+
+            return _run_loop(push_codex(found, thread, poll=poll))
+        if push == "codex":
+            print(
+                "warning: --push codex outside a Codex session (no CODEX_THREAD_ID): "
+                "waking by printing instead",
+                file=sys.stderr,
+            )
+        return _run_loop(watch(found, poll=poll, give_up=give_up))
 
     def bad(detail: str) -> None:
         print(f"error: {detail}", file=sys.stderr)
@@ -371,7 +398,7 @@ def watch_command(
         redeemed = _run_loop(redeem(hub_url, ticket))
         if isinstance(redeemed, int):
             raise typer.Exit(redeemed)
-        raise typer.Exit(_run_loop(watch(redeemed, poll=poll, give_up=give_up)))
+        raise typer.Exit(run(redeemed))
     if session is None:
         bad("no session: give --session FILE, or --hub URL --ticket T")
         return
@@ -385,7 +412,7 @@ def watch_command(
         return
     if hub_url:
         found = Session(hub_url, found.name, found.key)
-    raise typer.Exit(_run_loop(watch(found, poll=poll, give_up=give_up)))
+    raise typer.Exit(run(found))
 
 
 @app.command()

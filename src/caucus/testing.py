@@ -4,6 +4,8 @@
 - `make_hub()`: a fresh hub on a real SQLite file, started and stopped around the block.
 - `serve()`: a real uvicorn server on an ephemeral loopback port, in the running event loop,
   serving exactly what `caucus hub` serves (`caucus.server.build_app`).
+- `FakeCodex`: a scripted stand-in for the Codex app-server's control socket
+  (`caucus watch --push codex`), whose thread a test drives.
 """
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ import uvicorn
 
 from caucus.clock import Clock
 from caucus.config import Settings
+from caucus.fake_codex import FakeCodex
 from caucus.services.hub import Hub
+
+__all__ = ["FakeClock", "FakeCodex", "hub_settings", "make_hub", "serve"]
 
 if TYPE_CHECKING:
     from caucus.server import CaucusApp
