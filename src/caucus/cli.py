@@ -23,6 +23,7 @@ from rich.console import Console
 
 from caucus import __version__, logs
 from caucus.config import BadSettings, Settings, load_settings, unknown_variables
+from caucus.connect_cli import connect, service_app
 from caucus.db_cli import db_app
 from caucus.errors import CaucusError
 from caucus.protocol import PROTOCOL_VERSION
@@ -571,3 +572,5 @@ if __name__ == "__main__":
 
 app.add_typer(db_app, name="db")
 app.command("status")(status)
+app.command("connect")(connect)
+app.add_typer(service_app, name="service")

@@ -25,7 +25,7 @@ from mcp.server.stdio import stdio_server
 from caucus.client import HubClient
 from caucus.config import Settings
 from caucus.domain.names import name_from
-from caucus.errors import CaucusError
+from caucus.errors import CaucusError, HubUnavailable
 from caucus.mcp.identity import IdentityStore
 from caucus.mcp.ports import HubPort, RemotePort
 from caucus.mcp.push import CHANNEL_CAPABILITY, ChannelMode, ChannelPush
@@ -33,6 +33,7 @@ from caucus.mcp.results import WaitVia, WatchCommand
 from caucus.mcp.server import Context, ToolServer
 from caucus.mcp.tools import Call, Catalog
 from caucus.mcp.watch import Session, by_session_file, session_dir, write_session
+from caucus.service import start_if_installed
 from caucus.web.room import Limits
 
 log = logging.getLogger(__name__)
@@ -152,6 +153,7 @@ class Bridge:
                 this.cancel()
                 self._background.add(asyncio.ensure_future(self._stop_anyway()))
 
+        self._background.add(asyncio.ensure_future(self._wake_hub()))
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, stop)
@@ -170,6 +172,18 @@ class Bridge:
             this.uncancel()  # our own stop: end normally
         finally:
             await self._goodbye()
+
+    async def _wake_hub(self) -> None:
+        """A hub that is down is started, if it is installed as a service: a connector never
+        spawns a hub of its own."""
+        try:
+            async with asyncio.timeout(2.0):
+                await self.client.health()
+        except (HubUnavailable, TimeoutError):
+            if await asyncio.to_thread(start_if_installed):
+                log.warning("the hub was down: started the caucus-hub service")
+        except CaucusError:
+            pass
 
     async def _stop_anyway(self) -> None:
         """A stdin that is not a pipe is read in a thread nothing can interrupt: if the stop

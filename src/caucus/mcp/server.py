@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from caucus import __version__
 from caucus.errors import CaucusError, InvalidRequest, NotFound
+from caucus.mcp import prompts
 from caucus.mcp.hints import TOOL_HINTS
 from caucus.mcp.inbox import InboxResources
 from caucus.mcp.schema import schema_of
@@ -81,6 +82,8 @@ class ToolServer:
             }
         self.server: Server[Any] = Server(
             "caucus",
+            on_list_prompts=prompts.list_prompts,
+            on_get_prompt=prompts.get_prompt,
             version=__version__,
             instructions=INSTRUCTIONS,
             on_list_tools=self._list,

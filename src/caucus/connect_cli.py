@@ -1,0 +1,224 @@
+"""`caucus connect` and `caucus service`: set a host up for Caucus, and the hub up as a
+service, each in one command (`--dry-run` prints instead, `--json` for scripts)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from caucus.client import DEFAULT_HUB
+from caucus.connect import ConfigError, Host, Scope, caucus_command, plan, write
+from caucus.files import replace_atomically
+from caucus.mcp.prompts import PROMPTS
+from caucus.service import installed, run, service_file, shown
+
+service_app = typer.Typer(help="Run the hub as a per-user service (systemd, launchd).")
+
+
+def connect(
+    host: Annotated[Host, typer.Argument(help="the host to set up")],
+    http: Annotated[
+        bool, typer.Option("--http", help="connect over Streamable HTTP (/mcp), not the bridge")
+    ] = False,
+    scope: Annotated[
+        Scope, typer.Option(help="user: every project; project: this directory only")
+    ] = Scope.USER,
+    hub: Annotated[str, typer.Option(envvar="CAUCUS_HUB", help="the hub's URL")] = DEFAULT_HUB,
+    channel: Annotated[
+        bool, typer.Option(help="claude: push messages into the session (channels)")
+    ] = False,
+    plugin: Annotated[
+        Path | None,
+        typer.Option(help="claude: also write a plugin folder here (MCP entry, hook, commands)"),
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="print, write nothing")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
+) -> None:
+    """Write the host's own MCP config for Caucus, merged into what is there."""
+    try:
+        found = plan(host, scope, hub, http=http, channel=channel)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise typer.Exit(2) from None
+    plugin_files = claude_plugin(found.entry, hub) if plugin is not None else {}
+    if plugin is not None and host is not Host.CLAUDE:
+        print("error: --plugin is for claude", file=sys.stderr)
+        raise typer.Exit(2)
+    if not dry_run:
+        write(found)
+        assert plugin is not None or not plugin_files
+        for relative, text in plugin_files.items():
+            target = (plugin or Path()) / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            replace_atomically(target, text.encode("utf-8"), mode=0o644)
+    report = {
+        "host": host.value,
+        "path": str(found.path),
+        "entry": found.entry,
+        "merged": found.existed,
+        "replaced": found.replaced,
+        "written": not dry_run,
+        "plugin": [str((plugin or Path()) / p) for p in plugin_files] if plugin else None,
+    }
+    if json_output:
+        print(json.dumps(report))
+        return
+    if dry_run:
+        print(f"# would write {found.path}")
+        print(found.text, end="")
+        for relative, text in plugin_files.items():
+            print(f"# would write {(plugin or Path()) / relative}")
+            print(text, end="" if text.endswith("\n") else "\n")
+        return
+    how = "replaced the caucus entry in" if found.replaced else "added caucus to"
+    print(f"{how} {found.path}" + (" (other servers kept)" if found.existed else ""))
+    if plugin is not None:
+        print(f"wrote the Claude Code plugin in {plugin}")
+    print(f"next: {_next_step(host, http)}")
+
+
+def _next_step(host: Host, http: bool) -> str:
+    if host is Host.CLAUDE:
+        return "start claude and ask it to join caucus (`claude mcp list` shows it)"
+    if host is Host.CODEX:
+        return "start codex; the caucus tools are listed under /mcp"
+    return "start gemini; /mcp lists the caucus server"
+
+
+def claude_plugin(entry: dict[str, Any], hub: str) -> dict[str, str]:
+    """A Claude Code plugin: the MCP entry, a SessionStart hook that starts the hub service
+    when it is down, and short slash commands for join, status and leave."""
+    start = " ".join([*caucus_command(), "service", "start", "--quiet"])
+    files = {
+        ".claude-plugin/plugin.json": json.dumps(
+            {
+                "name": "caucus",
+                "description": "Join a Caucus room: message other agents, take tasks, ask the "
+                "operator",
+                "version": "1.0.0",
+            },
+            indent=2,
+        )
+        + "\n",
+        ".mcp.json": json.dumps({"mcpServers": {"caucus": entry}}, indent=2) + "\n",
+        "hooks/hooks.json": json.dumps(
+            {
+                "hooks": {
+                    "SessionStart": [{"hooks": [{"type": "command", "command": start}]}],
+                }
+            },
+            indent=2,
+        )
+        + "\n",
+    }
+    for name, prompt in PROMPTS.items():
+        body = f"---\ndescription: {prompt.description}\n---\n\n{prompt.text}\n"
+        files[f"commands/{name}.md"] = body
+    del hub
+    return files
+
+
+# --- caucus service ------------------------------------------------------------------------
+@service_app.command("install")
+def service_install(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="print, change nothing")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
+) -> None:
+    """Install the hub as a user service and start it (at login from then on)."""
+    found = service_file()
+    report = {
+        "kind": found.kind,
+        "path": str(found.path),
+        "unit": found.text,
+        "commands": shown(found.install),
+        "done": not dry_run,
+    }
+    if not dry_run:
+        found.path.parent.mkdir(parents=True, exist_ok=True)
+        replace_atomically(found.path, found.text.encode("utf-8"), mode=0o644)
+        _run_all(found.install)
+    if json_output:
+        print(json.dumps(report))
+    elif dry_run:
+        print(f"# would write {found.path}")
+        print(found.text, end="")
+        for line in shown(found.install):
+            print(f"# then: {line}")
+    else:
+        print(f"installed {found.path} and started it; `caucus service status` says how it is")
+
+
+@service_app.command("uninstall")
+def service_uninstall(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="print, change nothing")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
+) -> None:
+    """Stop the hub service and remove it."""
+    found = service_file()
+    report = {"path": str(found.path), "commands": shown(found.uninstall), "done": not dry_run}
+    if not dry_run and found.path.exists():
+        _run_all(found.uninstall, check=False)
+        found.path.unlink()
+    if json_output:
+        print(json.dumps(report))
+    elif dry_run:
+        for line in shown(found.uninstall):
+            print(f"# would run: {line}")
+        print(f"# would remove {found.path}")
+    else:
+        print(f"removed {found.path}")
+
+
+@service_app.command("status")
+def service_status(
+    json_output: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
+) -> None:
+    """Whether the hub service is installed and running. Exit 1 when it is not running."""
+    found = installed()
+    report: dict[str, Any] = {"installed": found is not None, "running": False}
+    if found is not None:
+        report["path"] = str(found.path)
+        try:
+            report["running"] = run(found.status).returncode == 0
+        except (OSError, subprocess.SubprocessError) as exc:
+            report["error"] = str(exc)
+    if json_output:
+        print(json.dumps(report))
+    elif found is None:
+        print("not installed: `caucus service install` installs it")
+    else:
+        print(f"{'running' if report['running'] else 'not running'} ({found.path})")
+    raise typer.Exit(0 if report["running"] else 1)
+
+
+@service_app.command("start")
+def service_start(
+    quiet: Annotated[bool, typer.Option(help="say nothing (for a host's hook)")] = False,
+) -> None:
+    """Start the installed service if it is not running (what connectors do)."""
+    found = installed()
+    if found is None:
+        if not quiet:
+            print("not installed: `caucus service install` installs it", file=sys.stderr)
+        raise typer.Exit(0 if quiet else 1)
+    result = run(found.start)
+    if result.returncode != 0 and not quiet:
+        print(result.stderr.strip() or "the service did not start", file=sys.stderr)
+    raise typer.Exit(0 if quiet else result.returncode)
+
+
+def _run_all(commands: list[list[str]], *, check: bool = True) -> None:
+    for command in commands:
+        try:
+            result = run(command)
+        except (OSError, subprocess.SubprocessError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            raise typer.Exit(1) from None
+        if check and result.returncode != 0:
+            print(f"error: {shown([command])[0]}: {result.stderr.strip()}", file=sys.stderr)
+            raise typer.Exit(1)

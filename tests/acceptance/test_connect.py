@@ -1,0 +1,183 @@
+"""`caucus connect` writes each host's own config into a temp HOME, merged with what is
+there; `caucus service install --dry-run` prints a unit systemd accepts; the prompts a host
+lists are the room's etiquette."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from caucus.mcp.prompts import PROMPTS
+
+CAUCUS = [sys.executable, "-m", "caucus"]
+
+
+def caucus(home: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CAUCUS_", "XDG_"))}
+    env["HOME"] = str(home)
+    return subprocess.run(
+        [*CAUCUS, *args], capture_output=True, text=True, env=env, cwd=cwd, check=False, timeout=60
+    )
+
+
+def connected(home: Path, *args: str, cwd: Path | None = None) -> dict[str, Any]:
+    done = caucus(home, "connect", *args, "--json", cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+def test_claude_user_config_is_merged_never_clobbered(tmp_path: Path) -> None:
+    config = tmp_path / ".claude.json"
+    other = {"type": "stdio", "command": "other-server", "args": []}
+    config.write_text(json.dumps({"theme": "dark", "mcpServers": {"other": other}}))
+    report = connected(tmp_path, "claude", "--hub", "http://127.0.0.1:9999")
+    data = json.loads(config.read_text())
+    assert data["theme"] == "dark"
+    assert data["mcpServers"]["other"] == other
+    entry = data["mcpServers"]["caucus"]
+    assert entry["type"] == "stdio"
+    assert Path(entry["command"]).is_absolute()
+    assert Path(entry["command"]).exists()
+    assert entry["env"] == {"CAUCUS_HUB": "http://127.0.0.1:9999"}
+    assert (report["merged"], report["replaced"]) == (True, False)
+    again = connected(tmp_path, "claude", "--http")  # a second run replaces, never doubles
+    data = json.loads(config.read_text())
+    assert again["replaced"] is True
+    assert data["mcpServers"]["caucus"] == {"type": "http", "url": "http://127.0.0.1:8765/mcp"}
+    assert sorted(data["mcpServers"]) == ["caucus", "other"]
+
+
+def test_claude_project_scope_writes_the_projects_mcp_json(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    connected(tmp_path, "claude", "--scope", "project", "--channel", cwd=project)
+    entry = json.loads((project / ".mcp.json").read_text())["mcpServers"]["caucus"]
+    assert entry["env"]["CAUCUS_CLAUDE_CHANNEL"] == "1"
+    assert not (tmp_path / ".claude.json").exists()
+
+
+def test_codex_toml_keeps_every_other_table_and_comment(tmp_path: Path) -> None:
+    config = tmp_path / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(
+        '# my settings\nmodel = "gpt-5"\n\n[mcp_servers.other]\ncommand = "x"\n\n'
+        '[mcp_servers.caucus]\ncommand = "stale"\n\n[mcp_servers.caucus.env]\nOLD = "1"\n\n'
+        '[profiles.fast]\nmodel = "mini"\n'
+    )
+    report = connected(tmp_path, "codex")
+    text = config.read_text()
+    data = tomllib.loads(text)
+    assert "# my settings" in text
+    assert data["model"] == "gpt-5"
+    assert data["profiles"]["fast"]["model"] == "mini"
+    assert data["mcp_servers"]["other"] == {"command": "x"}
+    ours = data["mcp_servers"]["caucus"]
+    assert Path(ours["command"]).is_absolute()
+    assert ours["args"] == ["bridge"]
+    assert ours["env"] == {"CAUCUS_HUB": "http://127.0.0.1:8765"}  # the stale env is gone
+    assert report["replaced"] is True
+    connected(tmp_path, "codex", "--http")
+    assert tomllib.loads(config.read_text())["mcp_servers"]["caucus"] == {
+        "url": "http://127.0.0.1:8765/mcp"
+    }
+
+
+def test_gemini_settings_are_merged(tmp_path: Path) -> None:
+    settings = tmp_path / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"theme": "GitHub", "mcpServers": {"x": {"command": "x"}}}))
+    connected(tmp_path, "gemini", "--http")
+    data = json.loads(settings.read_text())
+    assert data["theme"] == "GitHub"
+    assert data["mcpServers"] == {
+        "x": {"command": "x"},
+        "caucus": {"httpUrl": "http://127.0.0.1:8765/mcp"},
+    }
+
+
+def test_a_broken_config_is_left_alone_with_a_clear_error(tmp_path: Path) -> None:
+    config = tmp_path / ".claude.json"
+    config.write_text("{ not json")
+    done = caucus(tmp_path, "connect", "claude")
+    assert done.returncode == 2
+    assert "is not valid JSON" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert config.read_text() == "{ not json"
+
+
+def test_dry_run_writes_nothing(tmp_path: Path) -> None:
+    done = caucus(tmp_path, "connect", "gemini", "--dry-run")
+    assert done.returncode == 0
+    assert '"caucus"' in done.stdout
+    assert not (tmp_path / ".gemini").exists()
+
+
+def test_the_claude_plugin_folder_has_its_entry_hook_and_commands(tmp_path: Path) -> None:
+    plugin = tmp_path / "caucus-plugin"
+    connected(tmp_path, "claude", "--plugin", str(plugin))
+    manifest = json.loads((plugin / ".claude-plugin" / "plugin.json").read_text())
+    assert manifest["name"] == "caucus"
+    assert "caucus" in json.loads((plugin / ".mcp.json").read_text())["mcpServers"]
+    hook = json.loads((plugin / "hooks" / "hooks.json").read_text())["hooks"]["SessionStart"]
+    command = hook[0]["hooks"][0]["command"]
+    assert command.endswith("service start --quiet")
+    for name in ("join", "status", "leave"):
+        text = (plugin / "commands" / f"{name}.md").read_text()
+        assert text.startswith("---\ndescription: ")
+        assert PROMPTS[name].text in text
+
+
+def test_service_install_dry_run_prints_a_unit_systemd_accepts(tmp_path: Path) -> None:
+    done = caucus(tmp_path, "service", "install", "--dry-run", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["done"] is False
+    assert not Path(report["path"]).exists()
+    if sys.platform == "darwin":
+        assert report["kind"] == "launchd"
+        return
+    assert report["kind"] == "systemd"
+    assert report["commands"][-1] == "systemctl --user enable --now caucus-hub.service"
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("systemd-analyze is missing; ./dev test installs systemd")
+        pytest.skip("systemd-analyze is not installed")
+    unit = tmp_path / "caucus-hub.service"
+    unit.write_text(report["unit"])
+    verified = subprocess.run(
+        [analyze, "verify", str(unit)], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert verified.returncode == 0, verified.stderr
+    # The check can fail: a unit without ExecStart is refused.
+    broken = tmp_path / "broken" / "caucus-hub.service"
+    broken.parent.mkdir()
+    broken.write_text(report["unit"].replace("ExecStart=", "ExecStrat="))
+    refused = subprocess.run(
+        [analyze, "verify", str(broken)], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert refused.returncode != 0
+
+
+def test_service_status_without_a_service_says_so(tmp_path: Path) -> None:
+    done = caucus(tmp_path, "service", "status", "--json")
+    assert done.returncode == 1
+    assert json.loads(done.stdout) == {"installed": False, "running": False}
+
+
+async def test_the_etiquette_is_served_as_mcp_prompts(url: str) -> None:
+    async with Client(f"{url}/mcp", mode="legacy") as client:
+        listed = await client.list_prompts()
+        assert [p.name for p in listed.prompts] == list(PROMPTS)
+        got = await client.get_prompt("join")
+        assert got.messages[0].content.text == PROMPTS["join"].text  # type: ignore[union-attr]
