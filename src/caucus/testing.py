@@ -4,6 +4,9 @@
 - `make_hub()`: a fresh hub on a real SQLite file, started and stopped around the block.
 - `serve()`: a real uvicorn server on an ephemeral loopback port, in the running event loop,
   serving exactly what `caucus hub` serves (`caucus.server.build_app`).
+- `FakeAnthropic` and `serve_fake()`: a scripted fake of the Anthropic Messages API, to drive
+  a real Claude Code offline (`ANTHROPIC_BASE_URL`); `Text`, `ToolUse` and the helpers
+  `tool_names`, `tool_results`, `result_text` write its scripts.
 - `FakeCodex`: a scripted stand-in for the Codex app-server's control socket
   (`caucus watch --push codex`), whose thread a test drives.
 """
@@ -23,10 +26,32 @@ import uvicorn
 
 from caucus.clock import Clock
 from caucus.config import Settings
+from caucus.fake_anthropic import (
+    FakeAnthropic,
+    Text,
+    ToolUse,
+    result_text,
+    serve_fake,
+    tool_names,
+    tool_results,
+)
 from caucus.fake_codex import FakeCodex
 from caucus.services.hub import Hub
 
-__all__ = ["FakeClock", "FakeCodex", "hub_settings", "make_hub", "serve"]
+__all__ = [
+    "FakeAnthropic",
+    "FakeClock",
+    "FakeCodex",
+    "Text",
+    "ToolUse",
+    "hub_settings",
+    "make_hub",
+    "result_text",
+    "serve",
+    "serve_fake",
+    "tool_names",
+    "tool_results",
+]
 
 if TYPE_CHECKING:
     from caucus.server import CaucusApp
