@@ -4,6 +4,7 @@ lists are the room's etiquette."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -181,3 +182,40 @@ async def test_the_etiquette_is_served_as_mcp_prompts(url: str) -> None:
         assert [p.name for p in listed.prompts] == list(PROMPTS)
         got = await client.get_prompt("join")
         assert got.messages[0].content.text == PROMPTS["join"].text  # type: ignore[union-attr]
+
+
+async def test_the_bridge_starts_the_installed_service_when_the_hub_is_down(
+    tmp_path: Path,
+) -> None:
+    """It never spawns a hub of its own: it asks the service manager (here a stand-in
+    `systemctl` on PATH that records what it was asked) to start the installed unit."""
+    home = tmp_path / "home"
+    unit = home / ".config" / "systemd" / "user" / "caucus-hub.service"
+    unit.parent.mkdir(parents=True)
+    unit.write_text("[Service]\nExecStart=/bin/true\n")
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    asked = tmp_path / "asked"
+    fake = tools / "systemctl"
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {asked}\n')
+    fake.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CAUCUS_", "XDG_"))}
+    env.update(HOME=str(home), PATH=f"{tools}:{env['PATH']}", CAUCUS_HUB="http://127.0.0.1:9")
+    proc = subprocess.Popen(
+        [*CAUCUS, "bridge"],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(200):
+            if asked.exists():
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert asked.read_text().split() == ["--user", "start", "caucus-hub.service"]
