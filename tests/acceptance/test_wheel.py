@@ -15,7 +15,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from caucus import __version__
-from tests.acceptance.test_readme import code_blocks
+from tests.acceptance.test_readme import block_with, code_blocks
 from tests.mcptools import call
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,3 +104,82 @@ async def test_the_installed_hub_serves_the_console_and_the_bridge_joins(
         for stream in (hub.stdout, hub.stderr):
             if stream is not None:
                 stream.close()
+
+
+def test_pipx_and_uvx_install_and_run_the_wheel_as_the_readme_says(tmp_path: Path) -> None:
+    """The README's pipx/uvx block, run as written (pipx and uv come from the dev lock), then
+    `uvx --from <wheel> caucus bridge` answers an MCP host."""
+    block = block_with("pipx install dist/")
+    tools = Path(sys.executable).parent  # the dev venv: python3 3.11+, pipx, uvx
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CAUCUS_", "VIRTUAL_ENV"))}
+    env.update(
+        PATH=f"{tools}:{env['PATH']}",
+        HOME=str(tmp_path),
+        PIPX_HOME=str(tmp_path / "pipx"),
+        PIPX_BIN_DIR=str(tmp_path / "bin"),
+        PIPX_MAN_DIR=str(tmp_path / "man"),
+        PIPX_DEFAULT_PYTHON=sys.executable,
+        UV_CACHE_DIR=str(tmp_path / "uv-cache"),
+        UV_TOOL_DIR=str(tmp_path / "uv-tools"),
+        UV_PYTHON=sys.executable,
+        UV_PYTHON_DOWNLOADS="never",
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+    )
+    run = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip().splitlines()[-1] == __version__  # uvx ran the wheel's caucus
+    pipx_caucus = tmp_path / "bin" / "caucus"
+    version = subprocess.run(
+        [pipx_caucus, "--version"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert version.stdout.strip() == __version__
+    where = subprocess.run(
+        [
+            tmp_path / "pipx" / "venvs" / "caucus-hub" / "bin" / "python",
+            "-c",
+            "import caucus; print(caucus.__file__)",
+        ],
+        capture_output=True,
+        text=True,
+        cwd="/",
+        timeout=60,
+    )
+    assert str(tmp_path / "pipx") in where.stdout  # pipx's own copy, not this checkout's
+
+
+async def test_uvx_from_the_wheel_serves_the_bridge(tmp_path: Path) -> None:
+    wheels = sorted((ROOT / "dist").glob("caucus_hub-*.whl"))
+    if not wheels:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(ROOT / "dist"), "./"],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
+        wheels = sorted((ROOT / "dist").glob("caucus_hub-*.whl"))
+    env = _outside(tmp_path)
+    env.update(
+        UV_CACHE_DIR=str(tmp_path / "uv-cache"),
+        UV_PYTHON=sys.executable,
+        UV_PYTHON_DOWNLOADS="never",
+        XDG_RUNTIME_DIR=str(tmp_path / "run"),
+        CAUCUS_HUB="http://127.0.0.1:9",
+    )
+    params = StdioServerParameters(
+        command=str(Path(sys.executable).parent / "uvx"),
+        args=["--from", str(wheels[-1]), "caucus", "bridge"],
+        env=env,
+        cwd=str(tmp_path),
+    )
+    async with Client(params, mode="legacy") as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert {"join", "say", "listen", "watch_command"} <= names
+        assert (await call(client, "whoami"))["joined"] is False
