@@ -129,6 +129,8 @@ class FakeAnthropic:
         start["usage"] = {"input_tokens": 100, "output_tokens": 1}
         yield event("message_start", {"message": start})
         for index, block in enumerate(message["content"]):
+            opening: dict[str, Any]
+            delta: dict[str, Any]
             if block["type"] == "text":
                 opening = {"type": "text", "text": ""}
                 delta = {"type": "text_delta", "text": block["text"]}

@@ -15,6 +15,7 @@ CREATE INDEX peers_state ON peers (state, last_seen);
 CREATE INDEX tasks_open ON tasks (state, expires_at) WHERE state IN ('pending', 'in_progress', 'input_required');
 CREATE INDEX tasks_sender ON tasks (sender_id, state);
 CREATE INDEX tasks_worker ON tasks (worker_id, state);
+CREATE INDEX watch_credentials_peer ON watch_credentials (peer_id, kind, created_at);
 CREATE TABLE announcements ( seq INTEGER PRIMARY KEY, -- the routed message's seq sender_id INTEGER, -- NULL for the operator sender TEXT NOT NULL, ts REAL NOT NULL );
 CREATE TABLE channel_members ( channel TEXT NOT NULL, peer_id INTEGER NOT NULL, joined_at REAL NOT NULL, PRIMARY KEY (channel, peer_id) ) WITHOUT ROWID;
 CREATE TABLE channels ( name TEXT PRIMARY KEY, topic TEXT NOT NULL DEFAULT '', topic_by TEXT, topic_at REAL, created_at REAL NOT NULL , closed_at REAL) WITHOUT ROWID;
@@ -31,3 +32,4 @@ CREATE TABLE room_state ( key TEXT PRIMARY KEY, value TEXT NOT NULL ) WITHOUT RO
 CREATE TABLE schema_migrations ( version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL);
 CREATE TABLE task_events ( task_id TEXT NOT NULL, n INTEGER NOT NULL, ts REAL NOT NULL, state TEXT NOT NULL, actor TEXT NOT NULL, detail TEXT, PRIMARY KEY (task_id, n) ) WITHOUT ROWID;
 CREATE TABLE tasks ( id TEXT PRIMARY KEY, sender_id INTEGER NOT NULL, sender TEXT NOT NULL, worker_id INTEGER NOT NULL, worker TEXT NOT NULL, subject TEXT, payload TEXT NOT NULL, thread TEXT NOT NULL, state TEXT NOT NULL CHECK (state IN ('pending', 'in_progress', 'input_required', 'completed', 'failed', 'canceled', 'expired')), created_at REAL NOT NULL, updated_at REAL NOT NULL, expires_at REAL NOT NULL, visible_at REAL, -- unused: a claim lapses by updated_at (ADR 0005) result TEXT, error TEXT, question TEXT, answer TEXT , offer_id TEXT) WITHOUT ROWID;
+CREATE TABLE watch_credentials ( hash BLOB PRIMARY KEY, peer_id INTEGER NOT NULL, kind TEXT NOT NULL CHECK (kind IN ('key', 'ticket')), created_at REAL NOT NULL, expires_at REAL ) WITHOUT ROWID;

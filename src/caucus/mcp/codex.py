@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -75,6 +76,9 @@ class CodexThread:
         self.changed = asyncio.Event()
         self._ids = itertools.count(1)
         self._answers: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        # Run by the reader as an answer arrives, before the notifications after it: what an
+        # answer says of the thread's state must not overwrite what came later.
+        self._on_answer: dict[int, Callable[[dict[str, Any]], None]] = {}
         self._reader = asyncio.ensure_future(self._read())
 
     @classmethod
@@ -89,8 +93,11 @@ class CodexThread:
             "initialize", {"clientInfo": {"name": "caucus", "title": "Caucus", "version": "1"}}
         )
         await thread.send({"method": "initialized"})
-        resumed = await thread.request("thread/resume", {"threadId": thread_id})
-        thread._apply_status(resumed.get("thread", {}).get("status"))
+        await thread.request(
+            "thread/resume",
+            {"threadId": thread_id},
+            on_answer=lambda r: thread._apply_status((r.get("thread") or {}).get("status")),
+        )
         return thread
 
     async def close(self) -> None:
@@ -106,10 +113,18 @@ class CodexThread:
         except (WebSocketException, OSError) as exc:
             raise DaemonGone(str(exc)) from exc
 
-    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any],
+        *,
+        on_answer: Callable[[dict[str, Any]], None] | None = None,
+    ) -> dict[str, Any]:
         number = next(self._ids)
         answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._answers[number] = answer
+        if on_answer is not None:
+            self._on_answer[number] = on_answer
         await self.send({"id": number, "method": method, "params": params})
         try:
             async with asyncio.timeout(REQUEST_TIMEOUT):
@@ -127,6 +142,9 @@ class CodexThread:
                 message = json.loads(raw)
                 number = message.get("id")
                 if "method" not in message and number in self._answers:
+                    hook = self._on_answer.pop(number, None)
+                    if hook is not None and "error" not in message:
+                        hook(message.get("result") or {})
                     self._answers.pop(number).set_result(message)
                 elif "method" in message:
                     self._notice(message["method"], message.get("params") or {})
@@ -165,16 +183,19 @@ class CodexThread:
             self.turn_id = None
 
     async def start_turn(self, burst: list[InboundMessage], me: str) -> None:
-        result = await self.request(
+        def started(result: dict[str, Any]) -> None:
+            self.status = "active"
+            self.turn_id = (result.get("turn") or {}).get("id") or self.turn_id
+
+        await self.request(
             "turn/start",
             {
                 "threadId": self.thread_id,
                 "input": [{"type": "text", "text": TRIGGER}],
                 "additionalContext": [{"type": "untrusted", "text": wrap(burst, me=me)}],
             },
+            on_answer=started,
         )
-        self.status = "active"
-        self.turn_id = (result.get("turn") or {}).get("id") or self.turn_id
 
     async def steer(self, burst: list[InboundMessage], me: str) -> None:
         await self.request(
