@@ -61,6 +61,12 @@ def serve(db: Path, env: dict[str, str]) -> tuple[object, str]:
         "CAUCUS_HOME": str(db.parent),
         "CAUCUS_SEND_RATE_CAPACITY": "1000000",
         "CAUCUS_SEND_RATE_REFILL": "1000000",
+        # A benchmark registers its agents from one address at once: the flood budgets
+        # (issue 12) are for strangers, not for the load it measures.
+        "CAUCUS_REGISTER_RATE_CAPACITY": "1000000",
+        "CAUCUS_RESUME_RATE_CAPACITY": "1000000",
+        "CAUCUS_STRANGER_RATE": "1000000",
+        "CAUCUS_STRANGER_BURST": "1000000",
         "CAUCUS_MAINTENANCE_INTERVAL": "0.5",
         **env,
     }
