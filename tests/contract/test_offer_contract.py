@@ -210,3 +210,37 @@ async def test_claimants_racing_each_get_one_claim(store: Store) -> None:
     final = await store.get_offer(offer.id)
     assert final is not None
     assert sorted(c.claimant for c in final.claims) == sorted(c.name for c in claimants)
+
+
+async def announce(store: Store, sender: Any, ts: float, **caps: Any) -> Any:
+    msg = message(sender, "all", "announce", ts)
+    return await store.append_announcement(
+        msg, min_interval=caps.get("min_interval", 0), hourly=caps.get("hourly", 100)
+    )
+
+
+async def test_announcements_are_capped_per_sender_and_caught_up_by_newcomers(
+    store: Store,
+) -> None:
+    from caucus.ids import hash_token, new_token
+
+    alice, bob = await peer(store, "alice"), await peer(store, "bob")
+    await announce(store, alice, NOW, min_interval=30)
+    with pytest.raises(CapInterval):
+        await announce(store, alice, NOW + 10, min_interval=30)
+    await announce(store, bob, NOW + 10, min_interval=30)  # the interval is per sender
+    await announce(store, alice, NOW + 40, min_interval=30, hourly=2)
+    with pytest.raises(CapHourly):
+        await announce(store, alice, NOW + 80, min_interval=30, hourly=2)
+    await announce(store, alice, NOW + 3700, min_interval=30, hourly=2)  # an hour later
+    # A newcomer catches up on what was announced since the window it is given.
+    carol = await store.create_peer(
+        name="carol",
+        token_hash=hash_token(new_token()),
+        skills=[],
+        description="",
+        now=NOW + 3701,
+        announcements_since=NOW + 5,
+    )
+    caught = [d.message.ts for d in (await claim(store, carol, now=NOW + 3702)).deliveries]
+    assert caught == [NOW + 10, NOW + 40, NOW + 3700]
