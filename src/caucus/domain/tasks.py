@@ -71,3 +71,57 @@ class Task:
     question: str | None = None
     answer: str | None = None
     history: list[TaskEvent] = field(default_factory=list)
+
+
+# --- who may move a task, from where, to where (data, checked without a database) ----------
+class TaskRole(StrEnum):
+    SENDER = "sender"
+    WORKER = "worker"
+
+
+class TaskMove(StrEnum):
+    COMPLETE = "complete"  # the worker's reply
+    FAIL = "fail"
+    ASK = "ask"  # the worker asks the sender for input; the task is parked
+    ANSWER = "answer"  # the sender's reply to that question; back to the worker
+    CANCEL = "cancel"
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    actor: TaskRole
+    allowed: frozenset[TaskState]
+    to_state: TaskState
+
+
+_UNCLAIMED_OR_WORKING = frozenset({TaskState.PENDING, TaskState.IN_PROGRESS})
+OPEN_STATES = frozenset(s for s in TaskState if s.open)
+
+TRANSITIONS: dict[TaskMove, Transition] = {
+    TaskMove.COMPLETE: Transition(TaskRole.WORKER, _UNCLAIMED_OR_WORKING, TaskState.COMPLETED),
+    TaskMove.FAIL: Transition(TaskRole.WORKER, _UNCLAIMED_OR_WORKING, TaskState.FAILED),
+    TaskMove.ASK: Transition(TaskRole.WORKER, _UNCLAIMED_OR_WORKING, TaskState.INPUT_REQUIRED),
+    TaskMove.ANSWER: Transition(
+        TaskRole.SENDER, frozenset({TaskState.INPUT_REQUIRED}), TaskState.PENDING
+    ),
+    TaskMove.CANCEL: Transition(TaskRole.SENDER, OPEN_STATES, TaskState.CANCELED),
+}
+
+
+class MoveRefused(Exception):
+    """Why a move does not apply: `wrong_party` (someone else's move) or the state."""
+
+    def __init__(self, move: TaskMove, state: TaskState, *, wrong_party: bool) -> None:
+        self.move, self.state, self.wrong_party = move, state, wrong_party
+        who = "the other party's" if wrong_party else f"not allowed from {state.value}"
+        super().__init__(f"{move.value}: {who}")
+
+
+def next_state(move: TaskMove, state: TaskState, actor: TaskRole) -> TaskState:
+    """Where `move`, made by `actor`, takes a task in `state`; MoveRefused if it does not."""
+    rule = TRANSITIONS[move]
+    if actor is not rule.actor:
+        raise MoveRefused(move, state, wrong_party=True)
+    if state not in rule.allowed:
+        raise MoveRefused(move, state, wrong_party=False)
+    return rule.to_state

@@ -16,13 +16,11 @@ from caucus.config import Settings
 from caucus.domain.messages import MessageKind, NewMessage, SystemSender
 from caucus.domain.names import BROADCAST, TargetKind, parse_target
 from caucus.domain.peers import Peer
-from caucus.domain.tasks import MAX_SUBJECT, Task, TaskState
+from caucus.domain.tasks import MAX_SUBJECT, TRANSITIONS, Task, TaskMove, TaskState
 from caucus.errors import Hint, InvalidRequest, NotFound, PayloadTooLarge
 from caucus.ids import MessageIds
 from caucus.services.delivery import DeliveryService
 from caucus.storage.base import Store
-
-_OPEN = (TaskState.PENDING, TaskState.IN_PROGRESS, TaskState.INPUT_REQUIRED)
 
 
 def _meta(task: Task, **extra: Any) -> dict[str, Any]:
@@ -126,9 +124,7 @@ class TaskService:
         return await self._move(
             peer,
             task_id,
-            role="sender",
-            allowed=_OPEN,
-            to_state=TaskState.CANCELED,
+            move=TaskMove.CANCEL,
             fields={},
             notify=lambda t: (
                 self._item(
@@ -154,9 +150,7 @@ class TaskService:
         return await self._move(
             peer,
             task_id,
-            role="worker",
-            allowed=(TaskState.PENDING, TaskState.IN_PROGRESS),
-            to_state=TaskState.COMPLETED,
+            move=TaskMove.COMPLETE,
             fields={"result": text},
             notify=lambda t: (
                 self._item(t, MessageKind.RESULT, sender=peer, to=t.sender, content=text),
@@ -168,9 +162,7 @@ class TaskService:
         return await self._move(
             peer,
             task_id,
-            role="sender",
-            allowed=(TaskState.INPUT_REQUIRED,),
-            to_state=TaskState.PENDING,
+            move=TaskMove.ANSWER,
             fields={"answer": answer},
             notify=lambda t: (
                 self._item(
@@ -193,9 +185,7 @@ class TaskService:
         return await self._move(
             peer,
             task_id,
-            role="worker",
-            allowed=(TaskState.PENDING, TaskState.IN_PROGRESS),
-            to_state=TaskState.FAILED,
+            move=TaskMove.FAIL,
             fields={"error": error},
             notify=lambda t: (
                 self._item(t, MessageKind.FAILURE, sender=peer, to=t.sender, content=error),
@@ -208,9 +198,7 @@ class TaskService:
         return await self._move(
             peer,
             task_id,
-            role="worker",
-            allowed=(TaskState.PENDING, TaskState.IN_PROGRESS),
-            to_state=TaskState.INPUT_REQUIRED,
+            move=TaskMove.ASK,
             fields={"question": question},
             notify=lambda t: (
                 self._item(
@@ -225,20 +213,19 @@ class TaskService:
         peer: Peer,
         task_id: str,
         *,
-        role: str,
-        allowed: tuple[TaskState, ...],
-        to_state: TaskState,
+        move: TaskMove,
         fields: dict[str, Any],
         notify: Any,
         detail: str | None = None,
     ) -> Task:
+        rule = TRANSITIONS[move]
         task, outcome = await self._store.task_transition(
             task_id,
             actor_id=peer.id,
             actor=peer.name,
-            role=role,
-            allowed=allowed,
-            to_state=to_state,
+            role=rule.actor.value,
+            allowed=rule.allowed,
+            to_state=rule.to_state,
             now=self._clock.now(),
             fields=fields,
             notify=notify,
