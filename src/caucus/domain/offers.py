@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from caucus.domain.messages import AppendOutcome
+from caucus.errors import Conflict, Forbidden, Hint, NotFound
 
 
 class OfferState(StrEnum):
@@ -55,3 +56,34 @@ class Offer:
 class Resolution:
     offer: Offer
     outcomes: list[AppendOutcome]
+
+
+# --- the board's rules (data and checks, no database: storage applies them in its transaction)
+def check_open(offer: Offer, now: float) -> None:
+    """Claims and resolutions need an open offer that has not outlived its TTL."""
+    if offer.state != OfferState.OPEN or offer.expires_at < now:
+        state = OfferState.EXPIRED.value if offer.state == OfferState.OPEN else offer.state
+        raise Conflict(f"offer {offer.id} is {state}", offer_id=offer.id, state=state)
+
+
+def check_claimant(offer: Offer, poster_id: int, claimant_id: int) -> None:
+    if poster_id == claimant_id:
+        raise Forbidden("you cannot claim your own offer")
+
+
+def check_resolver(offer: Offer, poster_id: int, actor_id: int) -> None:
+    if poster_id != actor_id:
+        raise Forbidden("only the offer's poster may resolve it")
+
+
+def pending_claimants(offer: Offer) -> list[str]:
+    return [c.claimant for c in offer.claims if c.state == ClaimState.PENDING]
+
+
+def check_selectable(offer: Offer, claimant: str) -> None:
+    if claimant not in pending_claimants(offer):
+        raise NotFound(
+            f"{claimant!r} has no pending claim on {offer.id}",
+            hint=Hint.LIST_OFFERS,
+            offer_id=offer.id,
+        )

@@ -10,8 +10,17 @@ from typing import Any
 
 from caucus.domain.messages import AppendOutcome, NewMessage
 from caucus.domain.names import Target, TargetKind
-from caucus.domain.offers import Claim, Offer, Resolution
-from caucus.errors import CapOpenOffers, Conflict, Forbidden, Hint, NotFound
+from caucus.domain.offers import (
+    Claim,
+    Offer,
+    Resolution,
+    check_claimant,
+    check_open,
+    check_resolver,
+    check_selectable,
+    pending_claimants,
+)
+from caucus.errors import CapOpenOffers, Conflict, Hint, NotFound
 from caucus.storage.sqlite_base import stored_json
 from caucus.storage.sqlite_tasks import TaskOps
 
@@ -112,8 +121,7 @@ class OfferOps(TaskOps):
     ) -> tuple[Offer, AppendOutcome | None]:
         def op(conn: sqlite3.Connection) -> tuple[Offer, AppendOutcome | None]:
             offer = self._open_offer(conn, offer_id, now)
-            if self._poster_id(conn, offer_id) == claimant_id:
-                raise Forbidden("you cannot claim your own offer")
+            check_claimant(offer, self._poster_id(conn, offer_id), claimant_id)
             cur = conn.execute(
                 "INSERT INTO offer_claims (offer_id, claimant_id, claimant, note, ts, state)"
                 " VALUES (?, ?, ?, ?, ?, 'pending') ON CONFLICT (offer_id, claimant_id)"
@@ -146,17 +154,11 @@ class OfferOps(TaskOps):
 
         def op(conn: sqlite3.Connection) -> Resolution:
             offer = self._open_offer(conn, offer_id, now)
-            if self._poster_id(conn, offer_id) != poster_id:
-                raise Forbidden("only the offer's poster may resolve it")
-            pending = [c.claimant for c in offer.claims if c.state == "pending"]
+            check_resolver(offer, self._poster_id(conn, offer_id), poster_id)
+            pending = pending_claimants(offer)
             outcomes: list[AppendOutcome] = []
             if select is not None:
-                if select not in pending:
-                    raise NotFound(
-                        f"{select!r} has no pending claim on {offer_id}",
-                        hint=Hint.LIST_OFFERS,
-                        offer_id=offer_id,
-                    )
+                check_selectable(offer, select)
                 task_id, message, expires_at = assign(offer, select)
                 _, outcome = self._create_task(
                     conn,
@@ -246,9 +248,7 @@ class OfferOps(TaskOps):
         if row is None:
             raise NotFound(f"no offer {offer_id!r}", hint=Hint.LIST_OFFERS, offer_id=offer_id)
         offer = _offer(conn, row)
-        if offer.state != "open" or offer.expires_at < now:
-            state = "expired" if offer.state == "open" else offer.state
-            raise Conflict(f"offer {offer_id} is {state}", offer_id=offer_id, state=state)
+        check_open(offer, now)
         return offer
 
     @staticmethod
