@@ -5,11 +5,10 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from caucus.domain.caps import check_channels
 from caucus.domain.channels import Channel
 from caucus.errors import (
-    CapChannels,
     ChannelClosed,
-    Hint,
     NotFound,
 )
 from caucus.storage.sqlite_base import (
@@ -30,13 +29,7 @@ class ChannelOps(SqliteOps):
                 (count,) = conn.execute(
                     "SELECT COUNT(*) FROM channel_members WHERE peer_id = ?", (peer_id,)
                 ).fetchone()
-                if member is None and count >= max_channels:
-                    raise CapChannels(
-                        f"you are in {count} channels, the limit; leave one to join {channel}",
-                        hint=Hint.LIST_CHANNELS,
-                        cap="channels_per_peer_max",
-                        limit=max_channels,
-                    )
+                check_channels(member is not None, count, max_channels, channel)
             conn.execute(
                 "INSERT OR IGNORE INTO channels (name, created_at) VALUES (?, ?)", (channel, now)
             )

@@ -9,10 +9,11 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
+from caucus.domain.caps import check_pending_forms
 from caucus.domain.forms import Form, FormField, FormState, Reach
 from caucus.domain.messages import AppendOutcome, NewMessage
 from caucus.domain.names import BROADCAST, Target
-from caucus.errors import CapOpenForms, Conflict, Hint, NotFound
+from caucus.errors import Conflict, Hint, NotFound
 from caucus.storage.sqlite_base import stored_json
 from caucus.storage.sqlite_offers import OfferOps
 
@@ -69,13 +70,7 @@ class FormOps(OfferOps):
             (pending,) = conn.execute(
                 "SELECT COUNT(*) FROM forms WHERE asker_id = ? AND state = 'pending'", (asker_id,)
             ).fetchone()
-            if pending >= max_pending:
-                raise CapOpenForms(
-                    f"you have {pending} forms waiting for the operator (at most {max_pending}):"
-                    " wait for an answer before asking more",
-                    cap="open_forms",
-                    limit=max_pending,
-                )
+            check_pending_forms(pending, max_pending)
             conn.execute(
                 "INSERT INTO forms (id, asker_id, asker, audience, title, fields, state,"
                 " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)",

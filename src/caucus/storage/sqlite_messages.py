@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
+from caucus.domain.caps import HOUR, check_announcement
 from caucus.domain.messages import (
     AppendOutcome,
     ClaimResult,
@@ -19,8 +20,6 @@ from caucus.domain.messages import (
 )
 from caucus.domain.names import Target, TargetKind
 from caucus.errors import (
-    CapHourly,
-    CapInterval,
     ChannelClosed,
     Hint,
     InvalidRequest,
@@ -377,21 +376,9 @@ class MessageOps(SqliteOps):
         if msg.sender_id is not None:
             last, count = conn.execute(
                 "SELECT MAX(ts), COUNT(*) FROM announcements WHERE sender_id = ? AND ts > ?",
-                (msg.sender_id, msg.ts - 3600),
+                (msg.sender_id, msg.ts - HOUR),
             ).fetchone()
-            if last is not None and msg.ts - last < min_interval:
-                wait = min_interval - (msg.ts - last)
-                raise CapInterval(
-                    f"one announcement per {min_interval:g} s: wait {wait:.0f} s",
-                    cap="interval",
-                    retry_after=round(wait, 3),
-                )
-            if count >= hourly:
-                raise CapHourly(
-                    f"at most {hourly} announcements per rolling hour; this sender has "
-                    f"made {count}",
-                    cap="hourly",
-                )
+            check_announcement(msg.ts, last, count, min_interval, hourly)
         outcome = self._append(conn, msg, Target(TargetKind.ALL, "all"), 0.0)
         conn.execute(
             "INSERT INTO announcements (seq, sender_id, sender, ts) VALUES (?, ?, ?, ?)",

@@ -8,6 +8,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
+from caucus.domain.caps import check_open_offers
 from caucus.domain.messages import AppendOutcome, NewMessage
 from caucus.domain.names import Target, TargetKind
 from caucus.domain.offers import (
@@ -20,7 +21,7 @@ from caucus.domain.offers import (
     check_selectable,
     pending_claimants,
 )
-from caucus.errors import CapOpenOffers, Conflict, Hint, NotFound
+from caucus.errors import Conflict, Hint, NotFound
 from caucus.storage.sqlite_base import stored_json
 from caucus.storage.sqlite_tasks import TaskOps
 
@@ -83,11 +84,7 @@ class OfferOps(TaskOps):
                 " AND expires_at >= ?",
                 (poster_id, now),
             ).fetchone()
-            if open_now >= max_open:
-                raise CapOpenOffers(
-                    f"at most {max_open} open offers per poster: resolve or withdraw one first",
-                    cap="open_offers",
-                )
+            check_open_offers(open_now, max_open)
             outcome = self._announce(conn, announcement, min_interval, hourly)
             conn.execute(
                 "INSERT INTO offers (id, poster_id, poster, subject, payload, required_skills,"

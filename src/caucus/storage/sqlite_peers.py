@@ -7,8 +7,9 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from caucus.domain.caps import check_peers
 from caucus.domain.peers import Peer, PeerState
-from caucus.errors import CapPeers, Hint, NameInUse, NameTaken
+from caucus.errors import Hint, NameInUse, NameTaken
 from caucus.storage.sqlite_base import (
     _PEER_COLS,
     _PEER_FIELDS,
@@ -53,13 +54,7 @@ class PeerOps(SqliteOps):
                 (held,) = conn.execute(
                     "SELECT COUNT(*) FROM peers WHERE state IN ('active', 'reaped')"
                 ).fetchone()
-                if held >= max_peers:
-                    raise CapPeers(
-                        f"the room holds {held} peers, its limit (peers_max); retry once "
-                        "some leave, or ask the operator to raise it",
-                        cap="peers_max",
-                        limit=max_peers,
-                    )
+                check_peers(held, max_peers)
             try:
                 cur = conn.execute(
                     "INSERT INTO peers (name, token_hash, state, skills, description, created_at,"
