@@ -16,6 +16,7 @@ from caucus.storage.sqlite_base import (
     SqliteOps,
     _peer,
 )
+from caucus.storage.watch_repo import WatchCredentials
 
 _HOLDER = f"SELECT {_PEER_COLS} FROM peers WHERE name = ? AND state IN ('active', 'reaped')"
 # Names are ASCII, which NOCASE folds; an exact holder sorts first.
@@ -129,7 +130,7 @@ class PeerOps(SqliteOps):
         keep: int,
     ) -> None:
         def op(conn: sqlite3.Connection) -> None:
-            _add_watch_credential(conn, peer_id, digest, kind, now, expires_at, keep)
+            WatchCredentials(conn).add(peer_id, digest, kind, now, expires_at, keep)
 
         await self._write(op)
 
@@ -137,33 +138,27 @@ class PeerOps(SqliteOps):
         self, ticket_hash: bytes, key_hash: bytes, now: float, keep: int
     ) -> Peer | None:
         def op(conn: sqlite3.Connection) -> Peer | None:
-            conn.execute(
-                "DELETE FROM watch_credentials WHERE kind = 'ticket' AND expires_at <= ?", (now,)
-            )
-            row = conn.execute(
-                "SELECT peer_id FROM watch_credentials WHERE hash = ? AND kind = 'ticket'",
-                (ticket_hash,),
-            ).fetchone()
-            if row is None:
+            credentials = WatchCredentials(conn)
+            peer_id = credentials.spend_ticket(ticket_hash, now)
+            if peer_id is None:
                 return None
-            conn.execute("DELETE FROM watch_credentials WHERE hash = ?", (ticket_hash,))
-            found = conn.execute(f"SELECT {_PEER_COLS} FROM peers WHERE id = ?", (row[0],))
+            found = conn.execute(f"SELECT {_PEER_COLS} FROM peers WHERE id = ?", (peer_id,))
             peer_row = found.fetchone()
             if peer_row is None:
                 return None
-            _add_watch_credential(conn, row[0], key_hash, "key", now, None, keep)
+            credentials.add(peer_id, key_hash, "key", now, None, keep)
             return _peer(peer_row)
 
         return await self._write(op)
 
     async def peer_by_watch_key(self, key_hash: bytes) -> Peer | None:
         def op(conn: sqlite3.Connection) -> Peer | None:
-            row = conn.execute(
-                f"SELECT {_PEER_COLS} FROM peers WHERE id ="
-                " (SELECT peer_id FROM watch_credentials WHERE hash = ? AND kind = 'key')",
-                (key_hash,),
-            ).fetchone()
-            return _peer(row) if row else None
+            peer_id = WatchCredentials(conn).key_holder(key_hash)
+            if peer_id is None:
+                return None
+            found = conn.execute(f"SELECT {_PEER_COLS} FROM peers WHERE id = ?", (peer_id,))
+            peer_row = found.fetchone()
+            return _peer(peer_row) if peer_row else None
 
         return await self._read(op)
 
@@ -312,27 +307,4 @@ def _end(conn: sqlite3.Connection, peer_id: int, state: PeerState, now: float) -
     conn.execute("DELETE FROM deliveries WHERE peer_id = ?", (peer_id,))
     conn.execute("DELETE FROM channel_members WHERE peer_id = ?", (peer_id,))
     conn.execute("DELETE FROM mcp_handles WHERE peer_id = ?", (peer_id,))
-    conn.execute("DELETE FROM watch_credentials WHERE peer_id = ?", (peer_id,))
-
-
-def _add_watch_credential(
-    conn: sqlite3.Connection,
-    peer_id: int,
-    digest: bytes,
-    kind: str,
-    now: float,
-    expires_at: float | None,
-    keep: int,
-) -> None:
-    """Record one, keeping the peer's `keep` newest of that kind (a ticket's keep is 1)."""
-    conn.execute(
-        "INSERT INTO watch_credentials (hash, peer_id, kind, created_at, expires_at)"
-        " VALUES (?, ?, ?, ?, ?)",
-        (digest, peer_id, kind, now, expires_at),
-    )
-    conn.execute(
-        "DELETE FROM watch_credentials WHERE peer_id = ? AND kind = ? AND hash NOT IN ("
-        " SELECT hash FROM watch_credentials WHERE peer_id = ? AND kind = ?"
-        " ORDER BY created_at DESC LIMIT ?)",
-        (peer_id, kind, peer_id, kind, keep),
-    )
+    WatchCredentials(conn).forget_peer(peer_id)

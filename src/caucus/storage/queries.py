@@ -1,0 +1,60 @@
+"""Named SQL statements, loaded from `storage/sql/<dialect>/queries.sql` (issue 14).
+
+A file holds blocks that each start with a `-- name: <name>` line (the style procrastinate
+uses); the text up to the next such line is the statement. Repositories take their statements
+from here by name, so no SQL lives in Python, and each backend has its own file with the same
+names.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+
+_NAME = re.compile(r"^--\s*name:\s*([a-z_][a-z0-9_]*)\s*$", re.M)
+
+
+class Queries:
+    def __init__(self, dialect: str, statements: dict[str, str]) -> None:
+        self.dialect = dialect
+        self._statements = statements
+
+    def __getitem__(self, name: str) -> str:
+        try:
+            return self._statements[name]
+        except KeyError:
+            raise KeyError(f"no query {name!r} in storage/sql/{self.dialect}/queries.sql") from None
+
+    def names(self) -> set[str]:
+        return set(self._statements)
+
+
+def parse(text: str, where: str = "queries.sql") -> dict[str, str]:
+    """The named statements in `text`; a name given twice, or SQL before the first name, is
+    an error (a file that reads wrong must not load)."""
+    marks = list(_NAME.finditer(text))
+    head = text[: marks[0].start()] if marks else text
+    if any(line.strip() and not line.strip().startswith("--") for line in head.splitlines()):
+        raise ValueError(f"{where}: SQL before the first '-- name:' line")
+    found: dict[str, str] = {}
+    for i, mark in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
+        body = "\n".join(
+            line
+            for line in text[mark.end() : end].splitlines()
+            if not line.strip().startswith("--")
+        ).strip()
+        name = mark.group(1)
+        if name in found:
+            raise ValueError(f"{where}: query {name!r} is named twice")
+        if not body:
+            raise ValueError(f"{where}: query {name!r} is empty")
+        found[name] = body.rstrip(";")
+    return found
+
+
+@cache
+def queries(dialect: str) -> Queries:
+    path = resources.files("caucus.storage") / "sql" / dialect / "queries.sql"
+    return Queries(dialect, parse(path.read_text(encoding="utf-8"), f"sql/{dialect}/queries.sql"))
