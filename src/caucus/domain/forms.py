@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from caucus.errors import InvalidRequest
+from caucus.errors import Conflict, InvalidRequest
 
 
 class FieldType(StrEnum):
@@ -229,3 +229,14 @@ def answer_lines(form: Form) -> list[str]:
         shown = ", ".join(value) if isinstance(value, list) else value
         lines.append(f"{f.label}: {shown}")
     return lines
+
+
+def settled(form: Form, to: FormState) -> FormState:
+    """Where settling takes a form: only a pending one is answered or canceled, once."""
+    if to is FormState.PENDING:
+        raise InvalidRequest("a form is settled by answering or canceling it", field="state")
+    if form.state is not FormState.PENDING:
+        raise Conflict(
+            f"form {form.id} is already {form.state.value}", form_id=form.id, state=form.state.value
+        )
+    return to

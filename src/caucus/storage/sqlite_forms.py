@@ -10,10 +10,10 @@ from collections.abc import Callable
 from typing import Any
 
 from caucus.domain.caps import check_pending_forms
-from caucus.domain.forms import Form, FormField, FormState, Reach
+from caucus.domain.forms import Form, FormField, FormState, Reach, settled
 from caucus.domain.messages import AppendOutcome, NewMessage
 from caucus.domain.names import BROADCAST, Target
-from caucus.errors import Conflict, Hint, NotFound
+from caucus.errors import Hint, NotFound
 from caucus.storage.sqlite_base import stored_json
 from caucus.storage.sqlite_offers import OfferOps
 
@@ -130,13 +130,8 @@ class FormOps(OfferOps):
             if row is None:
                 raise NotFound(f"no form {form_id!r}", hint=Hint.LIST_FORMS, form_id=form_id)
             form = _form(row)
-            if form.state is not FormState.PENDING:
-                raise Conflict(
-                    f"form {form_id} is already {form.state.value}",
-                    form_id=form_id,
-                    state=form.state.value,
-                )
-            form.state, form.answer, form.reason, form.updated_at = state, answer, reason, now
+            form.state = settled(form, state)
+            form.answer, form.reason, form.updated_at = answer, reason, now
             asker = conn.execute(
                 "SELECT 1 FROM peers WHERE id = ? AND state IN ('active', 'reaped')", (row[11],)
             ).fetchone()
