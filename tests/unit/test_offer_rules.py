@@ -56,3 +56,15 @@ def test_only_a_pending_claimant_can_be_selected() -> None:
     for name in ("carol", "dave", "erin"):
         with pytest.raises(NotFound):
             check_selectable(board, name)
+
+
+def test_an_assigned_offer_follows_its_tasks_ending() -> None:
+    from caucus.domain.offers import OfferState, after_assignment
+    from caucus.domain.tasks import TaskState
+
+    for open_state in (TaskState.PENDING, TaskState.IN_PROGRESS, TaskState.INPUT_REQUIRED):
+        assert after_assignment(open_state, expires_at=100, now=50) is None
+    assert after_assignment(TaskState.COMPLETED, expires_at=100, now=500) is OfferState.COMPLETED
+    for ended in (TaskState.FAILED, TaskState.CANCELED, TaskState.EXPIRED):
+        assert after_assignment(ended, expires_at=100, now=50) is OfferState.OPEN
+        assert after_assignment(ended, expires_at=100, now=101) is OfferState.EXPIRED

@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from caucus.domain.messages import AppendOutcome
+from caucus.domain.tasks import TaskState
 from caucus.errors import Conflict, Forbidden, Hint, NotFound
 
 
@@ -87,3 +88,14 @@ def check_selectable(offer: Offer, claimant: str) -> None:
             hint=Hint.LIST_OFFERS,
             offer_id=offer.id,
         )
+
+
+def after_assignment(task_state: TaskState, expires_at: float, now: float) -> OfferState | None:
+    """What an assigned offer becomes when its task moves to `task_state`: completed with it;
+    open again for another claimant when it fails, is canceled or expires (expired instead,
+    past the offer's own TTL); unchanged (None) while the task is open."""
+    if task_state is TaskState.COMPLETED:
+        return OfferState.COMPLETED
+    if task_state.open:
+        return None
+    return OfferState.EXPIRED if expires_at < now else OfferState.OPEN

@@ -10,6 +10,7 @@ from typing import Any
 
 from caucus.domain.messages import AppendOutcome, Delivery, NewMessage, SystemSender
 from caucus.domain.names import Target, TargetKind
+from caucus.domain.offers import OfferState, after_assignment
 from caucus.domain.tasks import Task, TaskEvent, TaskState
 from caucus.errors import Conflict, Forbidden, Hint, NotFound
 from caucus.storage.sqlite_messages import MessageOps
@@ -65,28 +66,29 @@ def _event(
 
 
 def _settle_offer(conn: sqlite3.Connection, task_id: str, state: TaskState, now: float) -> None:
-    """The job board: an offer's assignment completing completes the offer; its failing
-    (or being canceled, or expiring) re-opens the offer, or expires it past its TTL."""
-    if state is TaskState.COMPLETED:
+    """The job board: the offer a task was assigned from follows the task's ending
+    (`domain.offers.after_assignment`); a claimant whose assignment ended is rejected."""
+    row = conn.execute(
+        "SELECT id, winner, expires_at FROM offers WHERE task_id = ? AND state = 'assigned'",
+        (task_id,),
+    ).fetchone()
+    if row is None:
+        return
+    becomes = after_assignment(state, row[2], now)
+    if becomes is OfferState.COMPLETED:
         conn.execute(
-            "UPDATE offers SET state = 'completed', updated_at = ?"
-            " WHERE task_id = ? AND state = 'assigned'",
-            (now, task_id),
+            "UPDATE offers SET state = 'completed', updated_at = ? WHERE id = ?", (now, row[0])
         )
-    elif not state.open:
-        row = conn.execute(
-            "SELECT id, winner FROM offers WHERE task_id = ? AND state = 'assigned'", (task_id,)
-        ).fetchone()
-        if row is not None:
-            conn.execute(
-                "UPDATE offers SET state = CASE WHEN expires_at < ? THEN 'expired' ELSE 'open'"
-                " END, winner = NULL, task_id = NULL, updated_at = ? WHERE id = ?",
-                (now, now, row[0]),
-            )
-            conn.execute(
-                "UPDATE offer_claims SET state = 'rejected' WHERE offer_id = ? AND claimant = ?",
-                (row[0], row[1]),
-            )
+    elif becomes is not None:
+        conn.execute(
+            "UPDATE offers SET state = ?, winner = NULL, task_id = NULL, updated_at = ?"
+            " WHERE id = ?",
+            (becomes.value, now, row[0]),
+        )
+        conn.execute(
+            "UPDATE offer_claims SET state = 'rejected' WHERE offer_id = ? AND claimant = ?",
+            (row[0], row[1]),
+        )
 
 
 def _peer_target(name: str) -> Target:
