@@ -379,7 +379,7 @@ def watch_command(
         if push == "codex" and thread:
             from caucus.mcp.codex import push_codex
 
-            return _run_loop(push_codex(found, thread, poll=poll))
+            return _run_loop(push_codex(found, thread, poll=poll, give_up=give_up))
         if push == "codex":
             print(
                 "warning: --push codex outside a Codex session (no CODEX_THREAD_ID): "

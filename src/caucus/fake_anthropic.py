@@ -6,21 +6,17 @@ Point the host at it with `ANTHROPIC_BASE_URL` (and any `ANTHROPIC_API_KEY`). Ea
 host runs the tool and asks again with its result; a reply of text alone ends the turn. The
 answer is streamed as server-sent events when the request asks for a stream, as the real API
 does. Every request is kept in `requests`, so a test can read what the host sent (the tools it
-listed, the tool results it got back).
+listed, the tool results it got back). `caucus.testing.serve_fake` serves it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
-import socket
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -143,36 +139,3 @@ class FakeAnthropic:
         stop = {"stop_reason": message["stop_reason"], "stop_sequence": None}
         yield event("message_delta", {"delta": stop, "usage": {"output_tokens": 20}})
         yield event("message_stop", {})
-
-
-class _Quiet(uvicorn.Server):
-    @staticmethod
-    def _no_signals() -> Iterator[None]:
-        yield
-
-    def capture_signals(self) -> Any:  # the test runner owns the signals
-        from contextlib import contextmanager
-
-        return contextmanager(self._no_signals)()
-
-
-@asynccontextmanager
-async def serve_fake(fake: FakeAnthropic) -> AsyncIterator[str]:
-    """Serve the fake on 127.0.0.1 and an ephemeral port; yields its base URL."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    port = sock.getsockname()[1]
-    server = _Quiet(uvicorn.Config(fake.app, log_level="warning", access_log=False, lifespan="off"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        while not server.started:
-            if task.done():
-                task.result()
-                raise RuntimeError("the fake model API stopped before it started")
-            await asyncio.sleep(0.005)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()

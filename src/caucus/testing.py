@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import socket
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,7 +31,6 @@ from caucus.fake_anthropic import (
     Text,
     ToolUse,
     result_text,
-    serve_fake,
     tool_names,
     tool_results,
 )
@@ -48,6 +47,7 @@ __all__ = [
     "make_hub",
     "result_text",
     "serve",
+    "serve_app",
     "serve_fake",
     "tool_names",
     "tool_results",
@@ -123,30 +123,16 @@ class _TestServer(uvicorn.Server):
 
 
 @asynccontextmanager
-async def serve(hub: Hub, app: CaucusApp | None = None) -> AsyncIterator[str]:
-    """Serve `hub` over real HTTP on 127.0.0.1 and an ephemeral port; yields the base URL.
-
-    The hub's lifecycle stays with the caller (start it before, stop it after). Leaving the
-    block answers parked long-polls, as a hub shutting down does.
-    """
-    from caucus.server import build_app
-    from caucus.web.patience import uvicorn_config
-
+async def serve_app(config: Callable[[Any], uvicorn.Config], app: Any) -> AsyncIterator[str]:
+    """Serve `app` over real HTTP on 127.0.0.1 and an ephemeral port; yields the base URL.
+    `config(app)` makes its uvicorn configuration."""
     # IPPROTO_TCP so asyncio sets TCP_NODELAY (see caucus.cli._bind).
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(1024)
     port = sock.getsockname()[1]
-    server = _TestServer(
-        uvicorn_config(
-            app or build_app(hub),
-            hub.settings,
-            log_level="warning",
-            access_log=False,
-            timeout_graceful_shutdown=2,
-        )
-    )
+    server = _TestServer(config(app))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         while not server.started:
@@ -156,7 +142,44 @@ async def serve(hub: Hub, app: CaucusApp | None = None) -> AsyncIterator[str]:
             await asyncio.sleep(0.005)
         yield f"http://127.0.0.1:{port}"
     finally:
-        hub.begin_shutdown()
         server.should_exit = True
         await task
         sock.close()
+
+
+@asynccontextmanager
+async def serve(hub: Hub, app: CaucusApp | None = None) -> AsyncIterator[str]:
+    """Serve `hub` over real HTTP on 127.0.0.1 and an ephemeral port; yields the base URL.
+
+    The hub's lifecycle stays with the caller (start it before, stop it after). Leaving the
+    block answers parked long-polls, as a hub shutting down does.
+    """
+    from caucus.server import build_app
+    from caucus.web.patience import uvicorn_config
+
+    def config(served: Any) -> uvicorn.Config:
+        return uvicorn_config(
+            served,
+            hub.settings,
+            log_level="warning",
+            access_log=False,
+            timeout_graceful_shutdown=2,
+        )
+
+    async with serve_app(config, app or build_app(hub)) as url:
+        try:
+            yield url
+        finally:
+            hub.begin_shutdown()  # parked long-polls answer before the server stops
+
+
+@asynccontextmanager
+async def serve_fake(fake: FakeAnthropic) -> AsyncIterator[str]:
+    """Serve the scripted model API on 127.0.0.1 and an ephemeral port; yields its base URL
+    (what `ANTHROPIC_BASE_URL` is set to)."""
+
+    def config(app: Any) -> uvicorn.Config:
+        return uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+
+    async with serve_app(config, fake.app) as url:
+        yield url

@@ -28,19 +28,11 @@ from caucus.testing import (
     tool_results,
 )
 from caucus.testing import serve_fake as serve_model
+from tests.nodebin import node_bin, run_host
 
-CLAUDE = Path(__file__).resolve().parents[1] / "node" / "node_modules" / ".bin" / "claude"
 NAME = "claude-host"
 GREETING = "hello from claude code"
 REPLY = "hi claude, alice here"
-
-
-def claude_binary() -> Path:
-    if not CLAUDE.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{CLAUDE} is missing: ./dev test installs it with npm")
-        pytest.skip("Claude Code is not installed (./dev test installs it when npm is available)")
-    return CLAUDE
 
 
 def last_tool_use(request: dict[str, Any]) -> str | None:
@@ -98,24 +90,10 @@ def handle_from(results: list[dict[str, Any]]) -> str | None:
     return None
 
 
-async def run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        env=env,
-        cwd=str(cwd),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 180)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("transport", ["bridge", "http"])
 async def test_claude_code_joins_says_and_hears_back(tmp_path: Path, transport: str) -> None:
-    claude = claude_binary()
+    claude = node_bin("claude")
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
@@ -144,7 +122,7 @@ async def test_claude_code_joins_says_and_hears_back(tmp_path: Path, transport: 
         done = subprocess.run(connect, env=env, capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stderr
 
-        code, out, err = await run([str(claude), "mcp", "list"], env, work)
+        code, out, err = await run_host([str(claude), "mcp", "list"], env, work)
         assert code == 0, err
         line = next(x for x in out.splitlines() if x.startswith("caucus:"))
         assert "Connected" in line, out
@@ -160,7 +138,7 @@ async def test_claude_code_joins_says_and_hears_back(tmp_path: Path, transport: 
         answering = asyncio.ensure_future(answer())
         prompt = "Join the caucus room, greet alice, and tell me what she says."
         argv = [str(claude), "-p", prompt, "--output-format", "json"]
-        code, out, err = await run([*argv, "--allowedTools", "mcp__caucus"], env, work)
+        code, out, err = await run_host([*argv, "--allowedTools", "mcp__caucus"], env, work)
         assert code == 0, err
         await asyncio.wait_for(answering, 30)
         result = json.loads(out)

@@ -5,7 +5,6 @@ the user's own; Gemini CLI also connects to Caucus, through the bridge and throu
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -15,16 +14,8 @@ from typing import Any
 
 import pytest
 
-BIN = Path(__file__).resolve().parents[1] / "node" / "node_modules" / ".bin"
-
-
-def host(name: str) -> Path:
-    path = BIN / name
-    if not path.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{path} is missing: ./dev test installs it with npm")
-        pytest.skip(f"{name} is not installed (./dev test installs it when npm is available)")
-    return path
+from tests.nodebin import node_bin as host
+from tests.nodebin import run_host
 
 
 def environment(home: Path) -> dict[str, str]:
@@ -41,17 +32,9 @@ def connect(env: dict[str, str], host_name: str, hub: str, *extra: str) -> None:
 
 async def run(argv: list[str], env: dict[str, str], cwd: Path, *, stream: str = "out") -> str:
     """What the command printed on `stream` ("out", or "err": Gemini CLI lists there)."""
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        env=env,
-        cwd=str(cwd),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 120)
-    assert proc.returncode == 0, err.decode()
-    return (out if stream == "out" else err).decode()
+    code, out, err = await run_host(argv, env, cwd, timeout=120)
+    assert code == 0, err
+    return out if stream == "out" else err
 
 
 async def codex_servers(codex: Path, env: dict[str, str], cwd: Path) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,21 @@ async def watcher(
     )
 
 
+@asynccontextmanager
+async def attached(
+    url: str, bob: HubClient, where: Path, codex: FakeCodex
+) -> AsyncIterator[asyncio.subprocess.Process]:
+    """bob's watcher, pushing to the stand-in, once it has attached to the thread."""
+    proc = await watcher(url, bob, where, codex.path)
+    try:
+        await codex.wait_for("thread/resume")
+        yield proc
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+        await proc.wait()
+
+
 async def pending(bob: HubClient) -> int:
     return (await bob.peek()).pending
 
@@ -77,9 +93,7 @@ async def test_an_idle_thread_gets_a_turn_acknowledged_only_once_accepted(
     url: str, connect: ClientFactory, codex: FakeCodex, short_dir: Path
 ) -> None:
     alice, bob = await connect("alice"), await connect("bob")
-    proc = await watcher(url, bob, short_dir, codex.path)
-    try:
-        await codex.wait_for("thread/resume")
+    async with attached(url, bob, short_dir, codex):
         await eventually(lambda: _listening(alice), what="the watcher parked")
         await alice.send("bob", "please rebase")
         await codex.wait_for("turn/start")
@@ -91,9 +105,6 @@ async def test_an_idle_thread_gets_a_turn_acknowledged_only_once_accepted(
         assert "please rebase" in context["text"]
         assert "<<<caucus-data" in context["text"]
         await eventually(lambda: _zero(bob), what="acknowledged after the turn was accepted")
-    finally:
-        proc.kill()
-        await proc.wait()
 
 
 async def test_a_busy_thread_holds_the_burst_and_the_operator_is_steered_in(
@@ -104,9 +115,7 @@ async def test_a_busy_thread_holds_the_burst_and_the_operator_is_steered_in(
     operator: OperatorClient,
 ) -> None:
     alice, bob = await connect("alice"), await connect("bob")
-    proc = await watcher(url, bob, short_dir, codex.path)
-    try:
-        await codex.wait_for("thread/resume")
+    async with attached(url, bob, short_dir, codex):
         turn = await codex.begin_turn()
         await eventually(lambda: _listening(alice), what="the watcher parked")
         await alice.send("bob", "when you are free")
@@ -122,9 +131,6 @@ async def test_a_busy_thread_holds_the_burst_and_the_operator_is_steered_in(
         await codex.wait_for("turn/start")
         assert "when you are free" in codex.calls("turn/start")[0]["additionalContext"][0]["text"]
         await eventually(lambda: _zero(bob), what="both acknowledged")
-    finally:
-        proc.kill()
-        await proc.wait()
 
 
 async def test_an_approval_holds_everything_even_the_operator(
@@ -135,9 +141,7 @@ async def test_an_approval_holds_everything_even_the_operator(
     operator: OperatorClient,
 ) -> None:
     alice, bob = await connect("alice"), await connect("bob")
-    proc = await watcher(url, bob, short_dir, codex.path)
-    try:
-        await codex.wait_for("thread/resume")
+    async with attached(url, bob, short_dir, codex):
         await codex.begin_turn()
         await codex.ask_approval()
         await eventually(lambda: _listening(alice), what="the watcher parked")
@@ -150,9 +154,6 @@ async def test_an_approval_holds_everything_even_the_operator(
         await codex.approve()  # the turn runs again: now the operator is steered in
         await codex.wait_for("turn/steer")
         await eventually(lambda: _zero(bob), what="acknowledged after the steer")
-    finally:
-        proc.kill()
-        await proc.wait()
 
 
 async def test_a_daemon_that_is_gone_falls_back_to_printing(

@@ -18,8 +18,9 @@ from mcp import Client, StdioServerParameters
 
 from caucus.client import HubClient
 from caucus.errors import NameInUse
+from caucus.mcp.watch import Ending
 from caucus.testing import make_hub, serve
-from tests.conftest import ClientFactory
+from tests.conftest import ClientFactory, eventually
 from tests.injection import holds
 from tests.mcptools import call, fail, text_of
 
@@ -164,16 +165,33 @@ async def test_two_agents_talk_through_their_bridges_on_both_protocol_eras(
             assert (await call(bob, "whoami"))["joined"] is False
 
 
-async def test_the_watch_command_points_at_a_private_session_file(url: str, tmp_path: Path) -> None:
+async def test_the_watch_command_points_at_a_private_session_file(
+    url: str, tmp_path: Path, connect: ClientFactory
+) -> None:
+    alice = await connect("alice")
     async with bridge(url, tmp_path, "carol") as carol:
         joined = await call(carol, "join")
-        command = (await call(carol, "watch_command"))["command"]
-        assert joined["watch"] == command
+        watch = await call(carol, "watch_command")
+        command = watch["command"]
+        assert (joined["watch"], watch["via"]) == (command, "session_file")
         argv = shlex.split(command)
         assert argv[1:4] == ["-m", "caucus", "watch"]
         session_file = Path(argv[argv.index("--session") + 1])
         assert session_file.stat().st_mode & 0o777 == 0o600
         assert "cau_" not in command  # the token never appears on a command line
+        assert "cau_" not in session_file.read_text()  # nor in the file: a watch key
+        # The command, run as the host runs it, wakes on the next message and prints it.
+        proc = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE)
+
+        async def parked() -> bool:
+            return (await alice.ping("carol")).listening
+
+        await eventually(parked, what="the bridge's watcher parked")
+        await alice.send("carol", "wake up, carol")
+        out, _ = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode == Ending.MESSAGES.status
+        assert out.decode().splitlines()[0] == Ending.MESSAGES.line("1 from alice")
+        assert "wake up, carol" in out.decode()
         await call(carol, "leave")
         assert not session_file.exists()
 

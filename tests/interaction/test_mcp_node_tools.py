@@ -12,16 +12,8 @@ from pathlib import Path
 
 import pytest
 
-BIN = Path(__file__).resolve().parents[1] / "node" / "node_modules" / ".bin"
-
-
-def tool(name: str) -> Path:
-    path = BIN / name
-    if not path.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{path} is missing: ./dev test installs it with npm")
-        pytest.skip(f"{name} is not installed (./dev test installs it when npm is available)")
-    return path
+from tests.nodebin import BIN
+from tests.nodebin import node_bin as tool
 
 
 async def run(*argv: str | Path, env: dict[str, str] | None = None) -> str:

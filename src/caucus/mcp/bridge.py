@@ -27,8 +27,9 @@ from caucus.config import Settings
 from caucus.domain.names import name_from
 from caucus.errors import CaucusError, HubUnavailable
 from caucus.mcp.identity import IdentityStore
-from caucus.mcp.ports import HubPort, RemotePort
+from caucus.mcp.ports import HubPort
 from caucus.mcp.push import CHANNEL_CAPABILITY, ChannelMode, ChannelPush
+from caucus.mcp.remote import RemotePort
 from caucus.mcp.results import WaitVia, WatchCommand
 from caucus.mcp.server import Context, ToolServer
 from caucus.mcp.tools import Call, Catalog

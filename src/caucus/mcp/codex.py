@@ -34,10 +34,9 @@ from websockets.exceptions import WebSocketException
 
 from caucus.client import HubClient
 from caucus.config import Settings
-from caucus.errors import HubUnavailable, Unauthorized
 from caucus.mcp.envelope import wrap
 from caucus.mcp.push import is_urgent, settle
-from caucus.mcp.watch import Ending, Session, batch_line, control_lines, end
+from caucus.mcp.watch import UNREACHABLE_AFTER, Session, next_batch, print_batch
 from caucus.web.messages import InboundMessage
 
 log = logging.getLogger(__name__)
@@ -219,6 +218,7 @@ async def push_codex(
     *,
     socket: Path | None = None,
     poll: float = 25.0,
+    give_up: float = UNREACHABLE_AFTER,
     settings: Settings | None = None,
     out: TextIO = sys.stdout,
 ) -> int:
@@ -237,19 +237,10 @@ async def push_codex(
 
         try:
             while True:
-                try:
-                    batch = await client.watch(timeout=poll)
-                except Unauthorized:
-                    return end(Ending.SESSION_EXPIRED, out)
-                except HubUnavailable as exc:
-                    return end(Ending.UNREACHABLE, out, f"({exc.detail})")
-                if batch.superseded:
-                    return end(Ending.DISPLACED, out)
-                if not batch.messages:
-                    continue
-                burst = await settle(
-                    batch.messages, more, gap=settings.push_gap, cap=settings.push_cap
-                )
+                got = await next_batch(client, poll=poll, give_up=give_up, out=out)
+                if isinstance(got, int):
+                    return got
+                burst = await settle(got, more, gap=settings.push_gap, cap=settings.push_cap)
                 if thread is not None:
                     try:
                         await _deliver(thread, burst, session.name)
@@ -257,14 +248,7 @@ async def push_codex(
                         continue
                     except (DaemonGone, Refused) as exc:
                         log.warning("%s: waking by printing instead", exc)
-                # The classic ending: print, acknowledge, exit.
-                print(batch_line(burst), file=out)
-                for line in control_lines(burst):
-                    print(line, file=out)
-                print(wrap(burst, me=session.name), file=out, flush=True)
-                with contextlib.suppress(Unauthorized):
-                    await client.watch_ack([m.seq for m in burst])
-                return Ending.MESSAGES.status
+                return await print_batch(client, burst, session.name, out)
         finally:
             if thread is not None:
                 await thread.close()

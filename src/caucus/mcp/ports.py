@@ -1,9 +1,9 @@
-"""The small interface the MCP tool catalog is written against, and its two implementations.
+"""The small interface the MCP tool catalog is written against, and its in-process side.
 
-`RemotePort` is a hub over HTTP, through `HubClient` (the stdio bridge); `LocalPort` calls the
-hub's services in-process (`/mcp`). Both answer with the same wire models (`caucus.web`), built
-by the same constructors, and both go through the same services, so the same policies apply
-and the catalog formats the same answer whichever path a call took.
+`LocalPort` calls the hub's services in-process (`/mcp`); `RemotePort` (`mcp/remote.py`) is a
+hub over HTTP, through `HubClient` (the stdio bridge). Both answer with the same wire models
+(`caucus.web`), built by the same constructors, and both go through the same services, so the
+same policies apply and the catalog formats the same answer whichever path a call took.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from caucus.client import HubClient
 from caucus.domain.peers import Peer
 from caucus.errors import InvalidRequest, Unauthorized
 from caucus.protocol import PROTOCOL_VERSION, core_text, section, section_names
@@ -151,190 +150,6 @@ class HubPort(Protocol):
     async def forms(self) -> list[FormInfo]: ...
 
     async def decisions(self, limit: int) -> list[DecisionRecord]: ...
-
-
-class RemotePort:
-    """A hub over HTTP, through `HubClient` (which acknowledges each batch on the next listen).
-
-    `credentials` is where the bridge keeps its token per (hub, name), so a restarted host
-    resumes its identity instead of losing it."""
-
-    def __init__(self, client: HubClient, credentials: Credentials | None = None) -> None:
-        self.client = client
-        self.credentials = credentials
-        self._limits: Limits | None = None
-
-    @property
-    def name(self) -> str | None:
-        return self.client.name if self.client.token else None
-
-    @property
-    def handle(self) -> str | None:
-        return None
-
-    async def identify(self) -> None:
-        return None
-
-    async def join(
-        self,
-        name: str | None,
-        skills: list[str] | None,
-        description: str | None,
-        *,
-        protocol_version: int | None,
-        handle: str | None,
-        agent_key: str | None,
-    ) -> Joined:
-        client = self.client
-        if name is None:  # a state handle is for /mcp; over the bridge a name is needed
-            raise InvalidRequest("give a name: join(name='...')", field="name")
-        if client.token is None and self.credentials is not None:
-            client.token = self.credentials.token_for(name)
-        wanted: list[str | dict[str, Any]] | None = list(skills) if skills is not None else None
-        try:
-            reg = await client.register(
-                name, skills=wanted, description=description, protocol_version=protocol_version
-            )
-        except Unauthorized:
-            if client.token is None:
-                raise
-            # The kept token ended (left, kicked, forgotten): the name is free again.
-            client.token = None
-            reg = await client.register(
-                name, skills=wanted, description=description, protocol_version=protocol_version
-            )
-        if self.credentials is not None:
-            self.credentials.keep(reg.name, reg.token)
-        return Joined.of(reg, None)
-
-    async def leave(self) -> Departure:
-        name = self.client.name
-        left = await self.client.leave()
-        self.client.name = None
-        if self.credentials is not None and name is not None:
-            self.credentials.forget(name)
-        return left
-
-    async def offline(self) -> None:
-        if self.client.token is not None:
-            await self.client.offline()
-
-    async def limits(self) -> Limits:
-        if self._limits is None:
-            self._limits = await self.client.limits()
-        return self._limits
-
-    async def peers(self) -> list[PeerInfo]:
-        return await self.client.peers()
-
-    async def ping(self, peer: str) -> PeerInfo:
-        return await self.client.ping(peer)
-
-    async def set_status(self, status: str) -> StatusInfo:
-        return await self.client.set_status(status)
-
-    async def say(
-        self, to: str, content: str, thread: str | None, reply_to: str | None
-    ) -> SendResult:
-        return await self.client.send(to, content, thread=thread, reply_to=reply_to)
-
-    async def listen(self, timeout: float) -> Batch:
-        return await self.client.receive(timeout=timeout)
-
-    async def mint_watch_key(self) -> WatchKey:
-        return await self.client.mint_watch_key()
-
-    async def mint_watch_ticket(self) -> WatchTicket:
-        return await self.client.mint_watch_ticket()
-
-    async def peek(self) -> PeekResult:
-        return await self.client.peek()
-
-    async def catch_up(self) -> list[InboundMessage]:
-        batch = await self.client.receive(timeout=0, auto_ack=False)
-        if batch.messages:
-            await self.client.ack(seqs=[m.seq for m in batch.messages])
-        return batch.messages
-
-    async def join_channel(self, channel: str) -> ChannelJoin:
-        return await self.client.join_channel(channel)
-
-    async def leave_channel(self, channel: str) -> None:
-        await self.client.leave_channel(channel)
-
-    async def channels(self) -> list[ChannelInfo]:
-        return await self.client.channels()
-
-    async def set_topic(self, channel: str, topic: str) -> ChannelInfo:
-        return await self.client.set_topic(channel, topic)
-
-    async def protocol(self, name: str | None) -> ProtocolText:
-        return await self.client.protocol(name)
-
-    async def send_task(
-        self, to: str, payload: str, subject: str | None, thread: str | None
-    ) -> TaskInfo:
-        return await self.client.send_task(to, payload, subject=subject, thread=thread)
-
-    async def task_status(self, task_id: str) -> TaskInfo:
-        return await self.client.task_status(task_id)
-
-    async def list_tasks(self, role: str, status: str | None) -> list[TaskInfo]:
-        return await self.client.list_tasks(role, status)
-
-    async def reply_task(self, task_id: str, result: str) -> TaskInfo:
-        return await self.client.reply_task(task_id, result)
-
-    async def fail_task(self, task_id: str, error: str) -> TaskInfo:
-        return await self.client.fail_task(task_id, error)
-
-    async def request_input(self, task_id: str, question: str) -> TaskInfo:
-        return await self.client.request_input(task_id, question)
-
-    async def cancel_task(self, task_id: str) -> TaskInfo:
-        return await self.client.cancel_task(task_id)
-
-    async def announce(self, payload: str, subject: str | None) -> SendResult:
-        return await self.client.announce(payload, subject=subject)
-
-    async def floor(self, action: str, scope: str, reason: str | None) -> FloorInfo:
-        return await self.client.floor(action, scope, reason)
-
-    async def post_offer(
-        self, payload: str, subject: str | None, skills: list[str] | None, ttl: float | None
-    ) -> OfferInfo:
-        wanted: list[str | dict[str, Any]] | None = list(skills) if skills is not None else None
-        return await self.client.post_offer(
-            payload, subject=subject, required_skills=wanted, ttl_seconds=ttl
-        )
-
-    async def claim_offer(self, offer_id: str, note: str | None) -> OfferInfo:
-        return await self.client.claim_offer(offer_id, note)
-
-    async def resolve_offer(self, offer_id: str, select: str | None, withdraw: bool) -> OfferInfo:
-        return await self.client.resolve_offer(offer_id, select=select, withdraw=withdraw)
-
-    async def list_offers(self, status: str | None, matching: bool) -> list[OfferInfo]:
-        return await self.client.list_offers(status, matching=matching)
-
-    async def ask_operator(self, title: str, fields: list[dict[str, Any]], to: str) -> FormInfo:
-        return await self.client.ask_operator(title, fields, to=to)
-
-    async def forms(self) -> list[FormInfo]:
-        return await self.client.forms()
-
-    async def decisions(self, limit: int) -> list[DecisionRecord]:
-        return await self.client.decisions(limit)
-
-
-class Credentials(Protocol):
-    """Where a port keeps the token of each name it joined as (the bridge's identity file)."""
-
-    def token_for(self, name: str) -> str | None: ...
-
-    def keep(self, name: str, token: str) -> None: ...
-
-    def forget(self, name: str) -> None: ...
 
 
 class LocalPort:

@@ -157,6 +157,48 @@ async def redeem(hub: str, ticket: str, out: TextIO = sys.stdout) -> Session | i
     return Session(hub, found.name, found.key)
 
 
+async def next_batch(
+    client: HubClient, *, poll: float, give_up: float, out: TextIO
+) -> list[InboundMessage] | int:
+    """The watcher's next messages, or, when it ends without any, the exit status after its
+    line is printed. A hub that does not answer is retried for `give_up` seconds."""
+    loop = asyncio.get_running_loop()
+    unreachable_since: float | None = None
+    while True:
+        try:
+            batch = await client.watch(timeout=poll)
+        except Unauthorized:
+            return end(Ending.SESSION_EXPIRED, out)
+        except HubUnavailable as exc:
+            now = loop.time()
+            unreachable_since = unreachable_since or now
+            if now - unreachable_since > give_up:
+                return end(Ending.UNREACHABLE, out, f"({exc.detail})")
+            await asyncio.sleep(1.0)
+            continue
+        unreachable_since = None
+        if batch.superseded:
+            return end(Ending.DISPLACED, out)
+        if batch.messages:
+            return batch.messages
+
+
+async def print_batch(
+    client: HubClient, messages: list[InboundMessage], me: str, out: TextIO
+) -> int:
+    """The classic ending: the batch's line, the operator's controls, the batch wrapped as
+    untrusted data; acknowledged once it is out. The exit status (MESSAGES or STOP)."""
+    print(batch_line(messages), file=out)
+    for line in control_lines(messages):
+        print(line, file=out)
+    print(wrap(messages, me=me), file=out, flush=True)
+    # Acknowledge only after the batch is out: a watcher killed before this point leaves it
+    # to come back, never to vanish.
+    with contextlib.suppress(Unauthorized):  # ended meanwhile: the output stands
+        await client.watch_ack([m.seq for m in messages])
+    return Ending.STOP.status if _stopped(messages) else Ending.MESSAGES.status
+
+
 async def watch(
     session: Session,
     *,
@@ -165,32 +207,8 @@ async def watch(
     out: TextIO = sys.stdout,
 ) -> int:
     """Wait for the first batch, print it, acknowledge it; the exit status for the process."""
-    loop = asyncio.get_running_loop()
-    unreachable_since: float | None = None
     async with HubClient(session.hub, token=session.key) as client:
-        while True:
-            try:
-                batch = await client.watch(timeout=poll)
-            except Unauthorized:
-                return end(Ending.SESSION_EXPIRED, out)
-            except HubUnavailable as exc:
-                now = loop.time()
-                unreachable_since = unreachable_since or now
-                if now - unreachable_since > give_up:
-                    return end(Ending.UNREACHABLE, out, f"({exc.detail})")
-                await asyncio.sleep(1.0)
-                continue
-            unreachable_since = None
-            if batch.superseded:
-                return end(Ending.DISPLACED, out)
-            if not batch.messages:
-                continue
-            print(batch_line(batch.messages), file=out)
-            for line in control_lines(batch.messages):
-                print(line, file=out)
-            print(wrap(batch.messages, me=session.name), file=out, flush=True)
-            # Acknowledge only after the batch is out: a watcher killed before this point
-            # leaves it to come back, never to vanish.
-            with contextlib.suppress(Unauthorized):  # ended meanwhile: the output stands
-                await client.watch_ack([m.seq for m in batch.messages])
-            return Ending.STOP.status if _stopped(batch.messages) else Ending.MESSAGES.status
+        got = await next_batch(client, poll=poll, give_up=give_up, out=out)
+        if isinstance(got, int):
+            return got
+        return await print_batch(client, got, session.name, out)

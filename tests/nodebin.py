@@ -1,0 +1,38 @@
+"""The Node tools and real hosts `./dev test` installs into tests/node, for the tiers that
+run them: found, or skipped where npm is missing (never under CI=true, where it fails)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+BIN = Path(__file__).resolve().parent / "node" / "node_modules" / ".bin"
+
+
+def node_bin(name: str) -> Path:
+    path = BIN / name
+    if not path.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{path} is missing: ./dev test installs it with npm")
+        pytest.skip(f"{name} is not installed (./dev test installs it when npm is available)")
+    return path
+
+
+async def run_host(
+    argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 180
+) -> tuple[int, str, str]:
+    """Run a host's command to its end, with no stdin: (exit status, stdout, stderr)."""
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        env=env,
+        cwd=str(cwd),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), timeout)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
