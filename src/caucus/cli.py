@@ -106,7 +106,8 @@ def hub(
         int | None, typer.Option(help="port (default 8765; 0 picks a free one)")
     ] = None,
     db: Annotated[
-        str | None, typer.Option(help="SQLite file (default: in the user data directory)")
+        str | None,
+        typer.Option(help="SQLite file (default: in the user data directory) or postgresql:// URL"),
     ] = None,
     config: Annotated[
         Path | None, typer.Option(help="TOML config file (keys as in `CAUCUS_*` without prefix)")
@@ -263,14 +264,14 @@ async def _serve(
         bound_port = sock.getsockname()[1]
         shown_host = f"[{settings.host}]" if ":" in settings.host else settings.host
         url = f"http://{shown_host}:{bound_port}"
-        db_path = hub.db_path or settings.db_path()
+        db_shown = settings.db_shown()
         token_file = hub.operator.path
         if json_output:
             # Machine-readable, and likely to end up in a supervisor's log: no token, only
             # where to find it.
             line = {
                 "url": url,
-                "db": str(db_path),
+                "db": db_shown,
                 "version": __version__,
                 "operator_token_file": str(token_file) if token_file else None,
             }
@@ -278,7 +279,7 @@ async def _serve(
         else:
             out = Console(soft_wrap=True, highlight=False)
             out.print(f"[bold]Caucus hub {__version__}[/] listening on [cyan]{url}[/]")
-            out.print(f"database: {db_path}")
+            out.print(f"database: {db_shown}")
             where = (
                 f"{'generated, ' if hub.operator.created else ''}kept in {token_file}"
                 if token_file is not None
@@ -433,7 +434,7 @@ def settings(
 ) -> None:
     """Show the effective settings (defaults, config file, environment)."""
     current = load_settings().model_dump()
-    current["db"] = str(load_settings().db_path())
+    current["db"] = load_settings().db_shown()
     if json_output:
         print(json.dumps(current, indent=2))
         return

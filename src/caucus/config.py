@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -56,7 +57,11 @@ class Settings(BaseSettings):
 
     host: str = "127.0.0.1"
     port: int = Field(DEFAULT_PORT, ge=0, le=65535)
-    db: str = Field("", description="SQLite file path; empty means the user data directory")
+    db: str = Field(
+        "",
+        description="SQLite file path (empty: the user data directory), or a postgresql:// "
+        "URL that several hub processes share",
+    )
     ledger: str = Field(
         "", description="decision ledger (JSONL); empty means decisions.jsonl beside the database"
     )
@@ -212,19 +217,32 @@ class Settings(BaseSettings):
     def stale_after(self) -> float:
         return self.peer_ttl * 3 / 5
 
+    @property
+    def postgres(self) -> bool:
+        """The database is a PostgreSQL server (several hub processes may share it)."""
+        return self.db.startswith(("postgresql://", "postgres://"))
+
     def db_path(self) -> Path:
-        return Path(self.db).expanduser() if self.db else default_db_path()
+        """The SQLite file (for a PostgreSQL database: where a file would be, unused)."""
+        if self.db and not self.postgres:
+            return Path(self.db).expanduser()
+        return default_db_path()
+
+    def db_shown(self) -> str:
+        """The database as it may be printed: a URL without its password."""
+        if not self.postgres:
+            return str(self.db_path())
+        return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", self.db)
 
     def ledger_path(self) -> Path:
         return (
-            Path(self.ledger).expanduser()
-            if self.ledger
-            else self.db_path().with_name("decisions.jsonl")
+            Path(self.ledger).expanduser() if self.ledger else self.data_dir() / "decisions.jsonl"
         )
 
     def data_dir(self) -> Path:
-        """Where the hub keeps its own files (the operator token): beside the database."""
-        return self.db_path().parent
+        """Where the hub keeps its own files (the operator token, the ledger): beside the
+        SQLite file, or for PostgreSQL the user data directory (CAUCUS_HOME)."""
+        return user_data_dir() if self.postgres else self.db_path().parent
 
     @classmethod
     def settings_customise_sources(

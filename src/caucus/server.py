@@ -75,7 +75,7 @@ def open_hub(
     if settings.transcript:
         hub.attach(
             TranscriptWriter(
-                hub.store,
+                hub.db,
                 hub.notifier,
                 hub.clock,
                 Path(settings.transcript).expanduser(),

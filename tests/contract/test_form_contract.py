@@ -1,7 +1,8 @@
-"""The storage contract for the operator's forms (issue 14: the contract first): a pending
-form, an identical ask answered with the one already pending, the per-asker cap, settling once
-(answer or cancel) with its messages routed in the same transaction and told who they reach,
-two settlements racing, and the ledger bookkeeping (unrecorded answers, their hashes)."""
+"""The contract for the operator's forms, run against each backend: the repository (a pending
+form found again by its identical twin, counted per asker, settled once even when two settle
+at once, the ledger bookkeeping) and the rules above it, which the form service applies in one
+unit of work (the cap, the answer routed to its audience and to an asker outside it, a
+cancellation told to the asker, one winner when two operators race)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,16 @@ from typing import Any
 
 import pytest
 
-from caucus.domain.forms import Form, FormField, FormState, Reach
-from caucus.domain.messages import NewMessage
-from caucus.domain.names import Target, parse_target
+from caucus.domain.forms import Form, FormField, FormState
+from caucus.domain.peers import Peer
 from caucus.errors import CapOpenForms, Conflict, NotFound
-from caucus.storage.base import Store
-from tests.contract.test_store_contract import NOW, claim, peer
+from caucus.services.hub import Hub
+from caucus.storage.engine import Engine
+from tests.contract.conftest import NOW, RoomFactory
+from tests.contract.test_store_contract import peer
 
 _ids = itertools.count(1)
+GO = [{"key": "go", "label": "Go?", "type": "radio", "options": ["yes", "no"], "required": True}]
 
 
 def form(asker: str, title: str = "Ship it?", audience: str = "all") -> Form:
@@ -34,105 +37,132 @@ def form(asker: str, title: str = "Ship it?", audience: str = "all") -> Form:
     )
 
 
-class Told:
-    """A `notify` that records the reach it was given and sends one message to the audience."""
+async def stored(db: Engine, asker: Peer, title: str = "Ship it?") -> Form:
+    new = form(asker.name, title)
+    await db.write(lambda r: r.forms.insert(new, asker.id))
+    return new
 
-    def __init__(self) -> None:
-        self.reach: Reach | None = None
 
-    def __call__(self, f: Form, reach: Reach) -> list[tuple[NewMessage, Target]]:
-        self.reach = reach
-        message = NewMessage(
-            id=f"m_f{next(_ids)}",
-            ts=NOW + 1,
-            sender_id=0,
-            sender="operator",
-            to=f.audience,
-            kind="form_answer",
-            content=f"{f.title}: {f.answer}",
-            meta={"form_id": f.id},
-            joins_channel=False,
+async def settle(db: Engine, form_id: str, state: FormState) -> bool:
+    answer: dict[str, Any] | None = {"go": "yes"} if state is FormState.ANSWERED else None
+    return await db.write(lambda r: r.forms.settle(form_id, state, answer, None, NOW + 1))
+
+
+# --- the repository --------------------------------------------------------------------------
+async def test_a_pending_form_is_found_by_its_twin_and_counted(db: Engine) -> None:
+    alice, bob = await peer(db, "alice"), await peer(db, "bob")
+    first = await stored(db, alice)
+    twin = await db.read(lambda r: r.forms.same_pending(form("alice"), alice.id))
+    assert twin is not None
+    assert twin.id == first.id
+    assert [f.key for f in twin.fields] == ["go"]
+    other = form("alice", "Something else?")
+    assert await db.read(lambda r: r.forms.same_pending(other, alice.id)) is None
+    assert await db.read(lambda r: r.forms.same_pending(form("bob"), bob.id)) is None
+    await stored(db, alice, "two")
+    assert await db.read(lambda r: r.forms.pending_count(alice.id)) == 2
+    assert await db.read(lambda r: r.forms.pending_count(bob.id)) == 0
+    listed = await db.read(lambda r: r.forms.listed(FormState.PENDING))
+    assert [f.title for f in listed] == ["Ship it?", "two"]
+
+
+async def test_a_form_settles_once_even_when_two_settle_at_once(db: Engine) -> None:
+    alice = await peer(db, "alice")
+    for _ in range(5):
+        pending = await stored(db, alice)
+        won = await asyncio.gather(
+            settle(db, pending.id, FormState.ANSWERED), settle(db, pending.id, FormState.CANCELED)
         )
-        return [(message, parse_target(f.audience))]
-
-
-async def settle(store: Store, form_id: str, state: FormState, told: Told | None = None) -> Any:
-    answer = {"go": "yes"} if state is FormState.ANSWERED else None
-    reason = "not needed" if state is FormState.CANCELED else None
-    return await store.settle_form(
-        form_id, state=state, answer=answer, reason=reason, now=NOW + 1, notify=told or Told()
-    )
-
-
-async def test_a_form_waits_and_an_identical_ask_gets_the_same_one(store: Store) -> None:
-    alice = await peer(store, "alice")
-    stored, existed = await store.create_form(form("alice"), asker_id=alice.id, max_pending=5)
-    assert (stored.state, existed) == (FormState.PENDING, False)
-    again, existed = await store.create_form(form("alice"), asker_id=alice.id, max_pending=5)
-    assert (again.id, existed) == (stored.id, True)
-    assert [f.id for f in await store.list_forms(FormState.PENDING)] == [stored.id]
-    found = await store.get_form(stored.id)
+        assert sorted(won) == [False, True]
+    found = await db.read(lambda r: r.forms.with_asker(pending.id))
     assert found is not None
-    assert [f.key for f in found.fields] == ["go"]
+    assert (found[0].state, found[1]) == (FormState.ANSWERED, alice.id)
+    assert found[0].answer == {"go": "yes"}
 
 
-async def test_the_cap_counts_one_askers_pending_forms(store: Store) -> None:
-    alice, bob = await peer(store, "alice"), await peer(store, "bob")
-    await store.create_form(form("alice", "one"), asker_id=alice.id, max_pending=2)
-    second, _ = await store.create_form(form("alice", "two"), asker_id=alice.id, max_pending=2)
+async def test_answers_wait_for_the_ledger_until_marked(db: Engine) -> None:
+    alice = await peer(db, "alice")
+    first, second = await stored(db, alice, "one"), await stored(db, alice, "two")
+    canceled = await stored(db, alice, "x")
+    await settle(db, first.id, FormState.ANSWERED)
+    await settle(db, second.id, FormState.ANSWERED)
+    await settle(db, canceled.id, FormState.CANCELED)
+    unrecorded = await db.read(lambda r: r.forms.unrecorded())
+    assert [f.id for f in unrecorded] == [first.id, second.id]
+    await db.write(lambda r: r.forms.mark_recorded({first.id: "a" * 64}))
+    assert [f.id for f in await db.read(lambda r: r.forms.unrecorded())] == [second.id]
+    recorded = await db.read(lambda r: r.forms.get(first.id))
+    assert recorded is not None
+    assert recorded.decision_hash == "a" * 64
+    await db.write(lambda r: r.ledger.note(["b" * 64, "c" * 64], NOW))
+    assert await db.read(lambda r: r.ledger.all()) == {"b" * 64, "c" * 64}
+    await db.write(lambda r: r.ledger.clear())
+    assert await db.read(lambda r: r.ledger.all()) == set()
+
+
+# --- the rules above it, over each backend --------------------------------------------------
+async def join(room: Hub, name: str) -> Peer:
+    return (await room.registry.register(name=name)).peer
+
+
+async def kinds(room: Hub, p: Peer) -> list[str]:
+    return [d.message.kind for d in (await room.delivery.receive(p, wait=0)).deliveries]
+
+
+async def test_an_identical_ask_gets_the_same_form_and_the_cap_counts_one_asker(
+    rooms: RoomFactory,
+) -> None:
+    room = await rooms(pending_forms_max=2)
+    alice, bob = await join(room, "alice"), await join(room, "bob")
+    first = await room.forms.ask(alice, "one", GO)
+    assert (await room.forms.ask(alice, "one", GO)).id == first.id
+    await room.forms.ask(alice, "two", GO)
     with pytest.raises(CapOpenForms):
-        await store.create_form(form("alice", "three"), asker_id=alice.id, max_pending=2)
-    await store.create_form(form("bob", "three"), asker_id=bob.id, max_pending=2)  # bob's own
-    await settle(store, second.id, FormState.CANCELED)
-    await store.create_form(form("alice", "three"), asker_id=alice.id, max_pending=2)
+        await room.forms.ask(alice, "three", GO)
+    await room.forms.ask(bob, "three", GO)  # bob's own count
+    await room.forms.cancel(first.id)
+    await room.forms.ask(alice, "three", GO)
 
 
-async def test_an_answer_settles_once_and_reaches_its_audience(store: Store) -> None:
-    alice, bob = await peer(store, "alice"), await peer(store, "bob")
-    stored, _ = await store.create_form(form("alice"), asker_id=alice.id, max_pending=5)
-    told = Told()
-    answered, outcomes = await settle(store, stored.id, FormState.ANSWERED, told)
+async def test_an_answer_settles_once_and_reaches_its_audience(room: Hub) -> None:
+    alice, bob = await join(room, "alice"), await join(room, "bob")
+    asked = await room.forms.ask(alice, "Ship it?", GO)
+    answered = await room.forms.answer(asked.id, {"go": "yes"})
     assert (answered.state, answered.answer) == (FormState.ANSWERED, {"go": "yes"})
-    assert told.reach == Reach(asker_present=True, asker_in_audience=True)  # "all" has her
-    assert sorted(r.name for o in outcomes for r in o.recipients) == ["alice", "bob"]
-    assert [d.message.kind for d in (await claim(store, bob)).deliveries] == ["form_answer"]
+    assert answered.decision_hash is not None  # recorded on the ledger
+    assert await kinds(room, bob) == ["form_answer"]
+    assert await kinds(room, alice) == ["form_answer"]  # "all" has her: no second copy
     with pytest.raises(Conflict):
-        await settle(store, stored.id, FormState.CANCELED)
+        await room.forms.cancel(asked.id)
     with pytest.raises(NotFound):
-        await settle(store, "f_ghost", FormState.ANSWERED)
-    after = await store.get_form(stored.id)
-    assert after is not None
-    assert after.state is FormState.ANSWERED
+        await room.forms.answer("f_ghost", {"go": "yes"})
 
 
-async def test_two_settlements_racing_one_wins(store: Store) -> None:
-    alice = await peer(store, "alice")
-    await peer(store, "bob")
-    stored, _ = await store.create_form(form("alice"), asker_id=alice.id, max_pending=5)
+async def test_an_asker_outside_the_audience_gets_a_copy_and_a_cancel_tells_it(
+    room: Hub,
+) -> None:
+    alice, bob = await join(room, "alice"), await join(room, "bob")
+    await room.channels.join(alice, "#ops")
+    await room.channels.join(bob, "#ops")
+    asked = await room.forms.ask(alice, "Deploy?", GO, to="#ops")
+    await room.channels.leave(alice, "#ops")
+    await room.forms.answer(asked.id, {"go": "no"})
+    assert await kinds(room, bob) == ["form_answer"]
+    assert await kinds(room, alice) == ["form_answer"]  # a direct copy
+    dropped = await room.forms.ask(alice, "Later?", GO)
+    await room.forms.cancel(dropped.id, "not needed")
+    assert await kinds(room, alice) == ["form_canceled"]
+    assert await kinds(room, bob) == []  # a cancellation is the asker's alone
+
+
+async def test_two_operators_racing_one_wins(room: Hub) -> None:
+    alice = await join(room, "alice")
+    await join(room, "bob")
+    asked = await room.forms.ask(alice, "Ship it?", GO)
     results = await asyncio.gather(
-        settle(store, stored.id, FormState.ANSWERED),
-        settle(store, stored.id, FormState.CANCELED),
+        room.forms.answer(asked.id, {"go": "yes"}),
+        room.forms.cancel(asked.id),
         return_exceptions=True,
     )
     assert sum(isinstance(r, Conflict) for r in results) == 1
-    assert sum(not isinstance(r, BaseException) for r in results) == 1
-
-
-async def test_answers_wait_for_the_ledger_until_marked(store: Store) -> None:
-    alice = await peer(store, "alice")
-    first, _ = await store.create_form(form("alice", "one"), asker_id=alice.id, max_pending=5)
-    second, _ = await store.create_form(form("alice", "two"), asker_id=alice.id, max_pending=5)
-    canceled, _ = await store.create_form(form("alice", "x"), asker_id=alice.id, max_pending=5)
-    await settle(store, first.id, FormState.ANSWERED)
-    await settle(store, second.id, FormState.ANSWERED)
-    await settle(store, canceled.id, FormState.CANCELED)
-    assert [f.id for f in await store.unrecorded_forms()] == [first.id, second.id]
-    await store.mark_forms_recorded({first.id: "a" * 64})
-    assert [f.id for f in await store.unrecorded_forms()] == [second.id]
-    recorded = await store.get_form(first.id)
-    assert recorded is not None
-    assert recorded.decision_hash == "a" * 64
-    await store.note_ledger_intents(["b" * 64, "c" * 64], NOW)
-    assert await store.ledger_intents() == {"b" * 64, "c" * 64}
-    await store.clear_ledger_intents()
-    assert await store.ledger_intents() == set()
+    assert sum(isinstance(r, Form) for r in results) == 1

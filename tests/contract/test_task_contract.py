@@ -1,194 +1,228 @@
-"""The storage contract for tasks (issue 14: the contract first, before the code moves): what
-every backend does with a task's creation, its transitions (the acting party, the states a
-move is allowed from, the item it sends, all at once), its claim by a receive, the sweeps,
-and two parties racing for one task."""
+"""The contract for tasks, run against each backend: the repository (a task stored with its
+item, claimed by the receive that hands the item out, moved only from the state it was read
+in, listed, swept) and the rules above it, which the task service applies in one unit of work
+per move (the acting party, the states a move is allowed from, the item it sends, one winner
+when two parties race)."""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-from typing import Any
 
 import pytest
 
 from caucus.domain.messages import NewMessage
+from caucus.domain.peers import Peer
 from caucus.domain.tasks import Task, TaskState
 from caucus.errors import Conflict, Forbidden, NotFound
-from caucus.storage.base import Store
-from tests.contract.test_store_contract import NOW, claim, peer
+from caucus.services.delivery import claim_deliveries
+from caucus.services.hub import Hub
+from caucus.services.tasks import open_task
+from caucus.storage.engine import Engine
+from tests.contract.conftest import NOW
+from tests.contract.test_store_contract import peer
 
 _ids = itertools.count(1)
-OPEN = (TaskState.PENDING, TaskState.IN_PROGRESS, TaskState.INPUT_REQUIRED)
 
 
-def item(
-    sender: str, sender_id: int, to: str, kind: str, task_id: str, ts: float = NOW
-) -> NewMessage:
-    return NewMessage(
-        id=f"m_t{next(_ids)}",
-        ts=ts,
-        sender_id=sender_id,
-        sender=sender,
-        to=to,
-        kind=kind,
-        content=f"{kind} of {task_id}",
-        meta={"task_id": task_id},
-    )
-
-
-async def new_task(store: Store, sender: Any, worker: Any, *, ttl: float = 3600) -> Task:
+async def new_task(db: Engine, sender: Peer, to: str, *, ttl: float = 3600) -> Task:
     task_id = f"t_{next(_ids)}"
-    task, outcome = await store.create_task(
-        task_id=task_id,
+    item = NewMessage(
+        id=f"m_t{next(_ids)}",
+        ts=NOW,
         sender_id=sender.id,
         sender=sender.name,
-        to=worker.name,
-        subject="review",
-        payload="please review",
-        thread=f"task-{task_id}",
-        now=NOW,
-        expires_at=NOW + ttl,
-        message=item(sender.name, sender.id, worker.name, "task", task_id),
+        to=to,
+        kind="task",
+        content="please review",
+        meta={"task_id": task_id},
     )
-    assert [r.name for r in outcome.recipients] == [worker.name]
+    task, outcome = await db.write(
+        lambda r: open_task(
+            r,
+            task_id=task_id,
+            sender_id=sender.id,
+            sender=sender.name,
+            to=to,
+            subject="review",
+            payload="please review",
+            thread=task_id,
+            now=NOW,
+            expires_at=NOW + ttl,
+            message=item,
+        )
+    )
+    assert [r.name for r in outcome.recipients] == [to]
     return task
 
 
-async def move(
-    store: Store,
-    task: Task,
-    actor: Any,
-    role: str,
-    to_state: TaskState,
-    *,
-    allowed: tuple[TaskState, ...] = OPEN,
-    fields: dict[str, Any] | None = None,
-    now: float = NOW + 1,
-    tell: Any = None,
-) -> tuple[Task, Any]:
-    def notify(t: Task) -> tuple[NewMessage, str] | None:
-        if tell is None:
-            return None
-        return item(actor.name, actor.id, tell.name, "result", t.id, ts=now), tell.name
-
-    return await store.task_transition(
-        task.id,
-        actor_id=actor.id,
-        actor=actor.name,
-        role=role,
-        allowed=allowed,
-        to_state=to_state,
-        now=now,
-        fields=fields or {},
-        notify=notify,
+async def receive(db: Engine, p: Peer, now: float = NOW) -> list[str]:
+    unit = claim_deliveries(
+        p.id, now=now, visibility=60, limit=100, ack_through=None, priority_only=False
     )
+    return [d.message.kind for d in (await db.write(unit)).deliveries]
 
 
-async def test_a_task_is_stored_pending_and_its_item_reaches_the_worker(store: Store) -> None:
-    alice, bob = await peer(store, "alice"), await peer(store, "bob")
-    task = await new_task(store, alice, bob)
+async def get(db: Engine, task_id: str) -> Task:
+    found = await db.read(lambda r: r.tasks.get(task_id))
+    assert found is not None
+    return found
+
+
+async def move(db: Engine, task_id: str, to: TaskState) -> bool:
+    return await db.write(lambda r: r.tasks.move(task_id, TaskState.PENDING, to, NOW))
+
+
+# --- the repository --------------------------------------------------------------------------
+async def test_a_task_is_stored_pending_and_its_item_claims_it_when_received(db: Engine) -> None:
+    alice, bob = await peer(db, "alice"), await peer(db, "bob")
+    task = await new_task(db, alice, "bob")
     assert (task.state, task.sender, task.worker) == (TaskState.PENDING, "alice", "bob")
-    assert await store.task_parties(task.id) == (alice.id, bob.id)
-    got = await claim(store, bob)
-    assert [d.message.kind for d in got.deliveries] == ["task"]
-    # Receiving the item claims the task, in the same transaction.
-    claimed = await store.get_task(task.id)
-    assert claimed is not None
+    stored = await db.read(lambda r: r.tasks.stored(task.id))
+    assert stored is not None
+    assert (stored.sender_id, stored.worker_id) == (alice.id, bob.id)
+    assert await receive(db, bob) == ["task"]
+    claimed = await get(db, task.id)
     assert claimed.state is TaskState.IN_PROGRESS
     assert [e.state for e in claimed.history] == ["pending", "in_progress"]
+    assert [e.detail for e in claimed.history] == ["sent", "received"]
 
 
-async def test_a_task_for_nobody_is_not_created(store: Store) -> None:
-    alice = await peer(store, "alice")
-    ghost = type("Ghost", (), {"id": 999, "name": "ghost"})()
+async def test_a_task_for_nobody_is_not_created(db: Engine) -> None:
+    alice = await peer(db, "alice")
     with pytest.raises(NotFound):
-        await new_task(store, alice, ghost)
-    assert await store.all_tasks(None) == []
+        await new_task(db, alice, "ghost")
+    assert await db.read(lambda r: r.tasks.all(None)) == []
 
 
-async def test_a_transition_checks_the_party_and_the_state_and_sends_its_item(
-    store: Store,
-) -> None:
-    alice, bob, carol = (
-        await peer(store, "alice"),
-        await peer(store, "bob"),
-        await peer(store, "carol"),
+async def test_a_move_applies_only_from_the_state_it_was_read_in(db: Engine) -> None:
+    alice = await peer(db, "alice")
+    await peer(db, "bob")
+    task = await new_task(db, alice, "bob")
+    wrong = TaskState.INPUT_REQUIRED
+    assert not await db.write(lambda r: r.tasks.move(task.id, wrong, TaskState.PENDING, NOW))
+    assert await db.write(
+        lambda r: r.tasks.move(task.id, TaskState.PENDING, TaskState.COMPLETED, NOW, result="ok")
     )
-    task = await new_task(store, alice, bob)
-    with pytest.raises(NotFound):  # no party to it: it is not carol's to see
-        await move(store, task, carol, "worker", TaskState.COMPLETED)
-    with pytest.raises(Forbidden):  # the sender cannot complete the worker's task
-        await move(store, task, alice, "worker", TaskState.COMPLETED)
-    done, outcome = await move(
-        store, task, bob, "worker", TaskState.COMPLETED, fields={"result": "lgtm"}, tell=alice
-    )
-    assert (done.state, done.result) == (TaskState.COMPLETED, "lgtm")
-    assert outcome is not None
-    assert [r.name for r in outcome.recipients] == ["alice"]
-    with pytest.raises(Conflict):  # completed is not open: nothing moves
-        await move(store, task, alice, "sender", TaskState.CANCELED, tell=bob)
-    after = await store.get_task(task.id)
-    assert after is not None
-    assert after.state is TaskState.COMPLETED
-    assert [e.state for e in after.history][-1] == "completed"
-    assert [d.message.kind for d in (await claim(store, alice)).deliveries] == ["result"]
+    done = await get(db, task.id)
+    assert (done.state, done.result) == (TaskState.COMPLETED, "ok")
 
 
-async def test_two_parties_racing_for_one_task_one_wins(store: Store) -> None:
-    alice, bob = await peer(store, "alice"), await peer(store, "bob")
+async def test_two_moves_racing_from_one_state_one_wins(db: Engine) -> None:
+    alice = await peer(db, "alice")
+    await peer(db, "bob")
     for _ in range(5):
-        task = await new_task(store, alice, bob)
+        task = await new_task(db, alice, "bob")
+        moved = await asyncio.gather(
+            *(move(db, task.id, to) for to in (TaskState.COMPLETED, TaskState.CANCELED))
+        )
+        assert sorted(moved) == [False, True]
+
+
+async def test_lists_by_party_and_state(db: Engine) -> None:
+    alice, bob = await peer(db, "alice"), await peer(db, "bob")
+    first = await new_task(db, alice, "bob")
+    second = await new_task(db, bob, "alice")
+    await db.write(lambda r: r.tasks.move(first.id, TaskState.PENDING, TaskState.FAILED, NOW))
+
+    async def ids(p: Peer, role: str, state: TaskState | None) -> list[str]:
+        return [t.id for t in await db.read(lambda r: r.tasks.of_party(p.id, role, state))]
+
+    assert await ids(alice, "sent", None) == [first.id]
+    assert await ids(alice, "received", None) == [second.id]
+    assert await ids(bob, "received", TaskState.FAILED) == [first.id]
+    assert await ids(bob, "received", TaskState.PENDING) == []
+    every = await db.read(lambda r: r.tasks.all(None))
+    assert {t.id for t in every} == {first.id, second.id}
+    pending = await db.read(lambda r: r.tasks.all(TaskState.PENDING))
+    assert [t.id for t in pending] == [second.id]
+
+
+async def test_silent_claims_and_stale_tasks_are_found_for_the_sweep(db: Engine) -> None:
+    alice, bob = await peer(db, "alice"), await peer(db, "bob")
+    silent = await new_task(db, alice, "bob")
+    await receive(db, bob)  # in progress since NOW
+    stale = await new_task(db, alice, "bob", ttl=10)
+    found = await db.read(lambda r: r.tasks.silent(NOW + 50))
+    assert [t.id for t in found] == [silent.id]
+    assert [t.id for t in await db.read(lambda r: r.tasks.stale(NOW + 100))] == [stale.id]
+    assert await db.write(lambda r: r.tasks.requeue(silent.id, NOW + 100))
+    assert not await db.write(lambda r: r.tasks.requeue(silent.id, NOW + 101))  # once
+    assert (await get(db, silent.id)).state is TaskState.PENDING
+
+
+# --- the rules above it, over each backend -------------------------------------------------
+async def join(room: Hub, name: str) -> Peer:
+    return (await room.registry.register(name=name)).peer
+
+
+async def test_a_move_checks_the_party_and_the_state_and_sends_its_item(room: Hub) -> None:
+    alice, bob, carol = [await join(room, n) for n in ("alice", "bob", "carol")]
+    task = await room.tasks.send(alice, to="bob", payload="review this")
+    with pytest.raises(NotFound):  # no party to it: it is not carol's to see
+        await room.tasks.fail(carol, task.id, "no")
+    with pytest.raises(Forbidden):  # the sender cannot fail the worker's task
+        await room.tasks.fail(alice, task.id, "no")
+    done = await room.tasks.reply(bob, task.id, "lgtm")
+    assert (done.state, done.result) == (TaskState.COMPLETED, "lgtm")
+    with pytest.raises(Conflict):  # completed is not open: nothing moves
+        await room.tasks.cancel(alice, task.id)
+    after = await room.tasks.status(alice, task.id)
+    assert after.state is TaskState.COMPLETED
+    assert [e.state for e in after.history] == ["pending", "completed"]
+    got = await room.delivery.receive(alice, wait=0)
+    assert [d.message.kind for d in got.deliveries] == ["result"]
+
+
+async def test_a_question_parks_the_task_and_the_answer_sends_it_back(room: Hub) -> None:
+    alice, bob = await join(room, "alice"), await join(room, "bob")
+    task = await room.tasks.send(alice, to="bob", payload="which branch?")
+    parked = await room.tasks.request_input(bob, task.id, "main or dev?")
+    assert parked.state is TaskState.INPUT_REQUIRED
+    with pytest.raises(Conflict):
+        await room.tasks.reply(bob, task.id, "done")  # parked: the worker waits
+    answered = await room.tasks.reply(alice, task.id, "dev")
+    assert (answered.state, answered.answer) == (TaskState.PENDING, "dev")
+    kinds = [d.message.kind for d in (await room.delivery.receive(bob, wait=0)).deliveries]
+    assert kinds == ["task", "task"]  # the first item, then the one with the answer
+
+
+async def test_two_parties_racing_for_one_task_one_wins(room: Hub) -> None:
+    alice, bob = await join(room, "alice"), await join(room, "bob")
+    for _ in range(5):
+        task = await room.tasks.send(alice, to="bob", payload="race")
         outcomes = await asyncio.gather(
-            move(store, task, bob, "worker", TaskState.COMPLETED, tell=alice),
-            move(store, task, alice, "sender", TaskState.CANCELED, tell=bob),
+            room.tasks.reply(bob, task.id, "done"),
+            room.tasks.cancel(alice, task.id),
             return_exceptions=True,
         )
-        won = [o for o in outcomes if not isinstance(o, BaseException)]
+        won = [o for o in outcomes if isinstance(o, Task)]
         lost = [o for o in outcomes if isinstance(o, BaseException)]
         assert len(won) == 1
         assert len(lost) == 1
         assert isinstance(lost[0], Conflict)
-        final = await store.get_task(task.id)
-        assert final is not None
-        assert final.state is won[0][0].state
+        final = await room.tasks.status(alice, task.id)
+        assert final.state is won[0].state
 
 
-async def test_lists_by_role_and_state(store: Store) -> None:
-    alice, bob = await peer(store, "alice"), await peer(store, "bob")
-    first = await new_task(store, alice, bob)
-    second = await new_task(store, bob, alice)
-    await move(store, first, bob, "worker", TaskState.FAILED, fields={"error": "no"})
-    assert [t.id for t in await store.list_tasks(alice.id, "sent", None)] == [first.id]
-    assert [t.id for t in await store.list_tasks(alice.id, "received", None)] == [second.id]
-    assert [t.id for t in await store.list_tasks(bob.id, "received", TaskState.FAILED)] == [
-        first.id
-    ]
-    assert await store.list_tasks(bob.id, "received", TaskState.PENDING) == []
-    assert {t.id for t in await store.all_tasks(None)} == {first.id, second.id}
-    assert [t.id for t in await store.all_tasks(TaskState.PENDING)] == [second.id]
-
-
-async def test_the_sweep_requeues_a_silent_claim_and_expires_the_stale(store: Store) -> None:
-    alice, bob = await peer(store, "alice"), await peer(store, "bob")
-    silent = await new_task(store, alice, bob)
-    await claim(store, bob, ack=None)  # bob takes the item: in progress since NOW
-    got = await claim(store, bob, now=NOW + 1)
-    await store.ack(bob.id, through=max((d.message.seq for d in got.deliveries), default=0))
-    stale = await new_task(store, alice, bob, ttl=10)
-
-    def requeue(t: Task) -> NewMessage:
-        return item("hub", 0, t.worker, "task", t.id, ts=NOW + 100)
-
-    def expire(t: Task) -> NewMessage:
-        return item("hub", 0, t.sender, "failure", t.id, ts=NOW + 100)
-
-    outcomes = await store.sweep_tasks(NOW + 100, NOW + 50, requeue, expire)
-    assert sorted(r.name for o in outcomes for r in o.recipients) == ["alice", "bob"]
-    back = await store.get_task(silent.id)
-    gone = await store.get_task(stale.id)
-    assert back is not None
-    assert gone is not None
+async def test_the_sweep_requeues_a_silent_claim_and_expires_the_stale(room: Hub) -> None:
+    alice, bob = await join(room, "alice"), await join(room, "bob")
+    silent = await room.tasks.send(alice, to="bob", payload="slow")
+    got = await room.delivery.receive(bob, wait=0)  # bob takes it: in progress
+    await room.delivery.ack(bob, through=got.deliveries[-1].message.seq)
+    clock = room.clock
+    clock.advance(room.settings.task_visibility_timeout + 1)  # type: ignore[attr-defined]
+    await room.tasks.sweep()
+    back = await room.tasks.status(alice, silent.id)
     assert back.state is TaskState.PENDING
+    assert back.history[-1].detail == "the worker went silent"
+    again = [d.message for d in (await room.delivery.receive(bob, wait=0)).deliveries]
+    assert [(m.kind, (m.meta or {}).get("requeued")) for m in again] == [("task", True)]
+    stale = await room.tasks.send(alice, to="bob", payload="never taken")
+    clock.advance(room.settings.task_ttl + 1)  # type: ignore[attr-defined]
+    await room.tasks.sweep()
+    gone = await room.tasks.status(alice, stale.id)
     assert gone.state is TaskState.EXPIRED
-    # A second sweep finds nothing more to do.
-    assert await store.sweep_tasks(NOW + 101, NOW + 51, requeue, expire) == []
+    assert gone.history[-1].detail == "its time to live ran out"
+    told = [d.message.kind for d in (await room.delivery.receive(alice, wait=0)).deliveries]
+    assert "failure" in told

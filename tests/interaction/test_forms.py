@@ -263,7 +263,7 @@ async def test_the_operator_cancels_and_the_asker_is_told(
     with pytest.raises(Conflict):
         await operator.cancel_form(form.form_id)
     assert await alice.forms() == []
-    assert await live_hub.store.unrecorded_forms() == []
+    assert await live_hub.db.read(lambda r: r.forms.unrecorded()) == []
     assert await operator.decisions() == []  # a canceled form decides nothing
 
 

@@ -42,7 +42,9 @@ def test_every_sqlite_statement_compiles_against_the_migrated_schema(tmp_path: P
         q = queries("sqlite")
         assert q.names()
         for name in sorted(q.names()):
-            params = dict.fromkeys(re.findall(r":([a-z_]+)", q[name]))
-            conn.execute(f"EXPLAIN {q[name]}", params)  # a typo in a column or table fails
+            # Maintenance statements take whole numbers formatted in (PRAGMAs bind nothing).
+            text = re.sub(r"\{[a-z_]+\}", "1", q[name])
+            params = dict.fromkeys(re.findall(r":([a-z_]+)", text))
+            conn.execute(f"EXPLAIN {text}", params)  # a typo in a column or table fails
     finally:
         conn.close()

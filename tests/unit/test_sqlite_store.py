@@ -1,4 +1,5 @@
-"""SQLite-specific behaviour: group commit, durability settings, the single-process lock."""
+"""SQLite-specific behaviour of its engine: group commit, durability settings, the
+single-process lock."""
 
 from __future__ import annotations
 
@@ -12,36 +13,37 @@ from caucus.domain.messages import NewMessage
 from caucus.domain.names import parse_target
 from caucus.errors import StorageError
 from caucus.ids import hash_token, new_token
-from caucus.storage.sqlite import SqliteStore
+from caucus.storage.sqlite_engine import SqliteEngine
 
 
 async def test_concurrent_sends_share_commits(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "g.db")
+    store = SqliteEngine(tmp_path / "g.db")
     await store.open()
     try:
-        a = await store.create_peer(
-            name="a", token_hash=hash_token(new_token()), skills=[], description="", now=1.0
-        )
-        await store.create_peer(
-            name="b", token_hash=hash_token(new_token()), skills=[], description="", now=1.0
-        )
+        for name in ("a", "b"):
+            digest = hash_token(new_token())
+            await store.write(
+                lambda r: r.peers.create(
+                    name=name,  # noqa: B023
+                    token_hash=digest,  # noqa: B023
+                    skills=[],
+                    description="",
+                    now=1.0,
+                )
+            )
+        a = await store.read(lambda r: r.peers.holder("a"))
+        assert a is not None
+        messages = [
+            NewMessage(
+                id=f"m{i}", ts=1.0, sender_id=a.id, sender="a", to="b", kind="chat", content="x"
+            )
+            for i in range(300)
+        ]
         before = store.stats["write_batches"]
         await asyncio.gather(
             *[
-                store.append_message(
-                    NewMessage(
-                        id=f"m{i}",
-                        ts=1.0,
-                        sender_id=a.id,
-                        sender="a",
-                        to="b",
-                        kind="chat",
-                        content="x",
-                    ),
-                    parse_target("b"),
-                    idempotency_since=0.0,
-                )
-                for i in range(300)
+                store.write(lambda r, m=m: r.inbox.append(m, parse_target("b")))  # type: ignore[misc]
+                for m in messages
             ]
         )
         batches = store.stats["write_batches"] - before
@@ -52,7 +54,7 @@ async def test_concurrent_sends_share_commits(tmp_path: Path) -> None:
 
 
 async def test_the_database_is_in_wal_mode_with_full_sync(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "w.db")
+    store = SqliteEngine(tmp_path / "w.db")
     await store.open()
     await store.close()
     conn = sqlite3.connect(tmp_path / "w.db")
@@ -63,13 +65,13 @@ async def test_the_database_is_in_wal_mode_with_full_sync(tmp_path: Path) -> Non
 
 
 async def test_a_second_hub_cannot_open_the_same_database(tmp_path: Path) -> None:
-    first = SqliteStore(tmp_path / "one.db")
+    first = SqliteEngine(tmp_path / "one.db")
     await first.open()
     try:
         with pytest.raises(StorageError, match="in use by another hub"):
-            await SqliteStore(tmp_path / "one.db").open()
+            await SqliteEngine(tmp_path / "one.db").open()
     finally:
         await first.close()
-    again = SqliteStore(tmp_path / "one.db")
+    again = SqliteEngine(tmp_path / "one.db")
     await again.open()
     await again.close()

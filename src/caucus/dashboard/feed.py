@@ -37,7 +37,9 @@ from caucus.domain.events import (
     StatusChanged,
     TopicChanged,
 )
+from caucus.domain.messages import Message
 from caucus.services.hub import Hub
+from caucus.storage.repos import Repos
 from caucus.web.console import ConsolePeer, FeedHealth, Snapshot
 from caucus.web.fields import Wire
 from caucus.web.forms import DecisionRecord, FormInfo
@@ -225,10 +227,14 @@ class Feed:
     async def snapshot(self) -> Snapshot:
         hub = self._hub
         if self._sent_by is None:
-            self._sent_by = await hub.store.message_counts()
+            self._sent_by = await hub.db.read(lambda r: r.messages.counts_by_sender())
         sent = self._sent_by
-        last = await hub.store.last_seq()
-        recent = await hub.store.messages_after(max(0, last - RECENT_MESSAGES), RECENT_MESSAGES)
+
+        def recent_messages(r: Repos) -> list[Message]:
+            after = max(0, r.messages.last_seq() - RECENT_MESSAGES)
+            return r.messages.after(after, RECENT_MESSAGES)
+
+        recent = await hub.db.read(recent_messages)
         room = RoomState.of(hub.control.state())
         return Snapshot.model_construct(
             mode=room.mode,
@@ -247,7 +253,7 @@ class Feed:
         recent = sum(count for second, count in self._per_second if second > now - 60)
         # The queue depth is a count over storage: shared by every client for a second.
         if self._depth is None or now - self._depth[0] >= 1.0:
-            self._depth = (now, await hub.store.pending_count())
+            self._depth = (now, await hub.db.read(lambda r: r.inbox.pending_count()))
         views = await hub.registry.peers()
         return FeedHealth(
             uptime=round(now - (hub.started_at or now), 3),

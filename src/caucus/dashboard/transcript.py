@@ -18,14 +18,17 @@ import contextlib
 import json
 import logging
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from caucus.clock import Clock
 from caucus.domain.events import Event, MessageRouted
+from caucus.domain.messages import Message
 from caucus.files import open_private, tighten
 from caucus.services.notifier import Notifier
-from caucus.storage.base import Store
+from caucus.storage.engine import Engine
+from caucus.storage.repos import Repos
 from caucus.web.messages import RoutedMessage
 
 log = logging.getLogger(__name__)
@@ -42,7 +45,7 @@ def _line(value: dict[str, Any]) -> bytes:
 class TranscriptWriter:
     def __init__(
         self,
-        store: Store,
+        db: Engine,
         notifier: Notifier,
         clock: Clock,
         path: Path,
@@ -50,7 +53,7 @@ class TranscriptWriter:
         max_bytes: int = 0,
         keep: int = 5,
     ) -> None:
-        self._store = store
+        self._db = db
         self._notifier = notifier
         self._clock = clock
         self.path = path
@@ -69,7 +72,7 @@ class TranscriptWriter:
         tighten(self.path)  # an older hub made it world-readable
         found = await asyncio.to_thread(self._recover)
         if found is None:
-            self.last_seq = await self._store.last_seq()
+            self.last_seq = await self._db.read(lambda r: r.messages.last_seq())
             await asyncio.to_thread(self._append, [_line(self._header())])
         else:
             self.last_seq = found
@@ -118,7 +121,7 @@ class TranscriptWriter:
         written = 0
         async with self._writing:
             while True:
-                page = await self._store.messages_after(self.last_seq, BATCH)
+                page = await self._db.read(partial(_after, self.last_seq))
                 if not page:
                     return written
                 lines = [_line(RoutedMessage.of(m).model_dump(mode="json")) for m in page]
@@ -226,3 +229,7 @@ def _first_header(path: Path) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def _after(seq: int, r: Repos) -> list[Message]:
+    return r.messages.after(seq, BATCH)

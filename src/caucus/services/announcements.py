@@ -4,18 +4,27 @@ from __future__ import annotations
 
 from caucus.clock import Clock
 from caucus.config import Settings
-from caucus.domain.messages import Lane, MessageKind, NewMessage, SendReceipt, SystemSender
+from caucus.domain.caps import check_announcement
+from caucus.domain.messages import (
+    AppendOutcome,
+    Lane,
+    MessageKind,
+    NewMessage,
+    SendReceipt,
+    SystemSender,
+)
 from caucus.domain.peers import Peer
 from caucus.errors import CapPayloadSize, CapSubjectLength, InvalidRequest
 from caucus.services.delivery import DeliveryService
-from caucus.storage.base import Store
+from caucus.storage.engine import Engine
+from caucus.storage.repos import Repos
 
 
 class Announcements:
     def __init__(
-        self, store: Store, delivery: DeliveryService, clock: Clock, settings: Settings
+        self, db: Engine, delivery: DeliveryService, clock: Clock, settings: Settings
     ) -> None:
-        self._store = store
+        self._db = db
         self._delivery = delivery
         self._clock = clock
         self._settings = settings
@@ -65,10 +74,19 @@ class Announcements:
             lane=Lane.CHATTER if peer else Lane.PRIORITY,
             joins_channel=False,
         )
-        outcome = await self._store.append_announcement(
-            message,
-            min_interval=self._settings.announce_interval,
-            hourly=self._settings.announce_hourly,
-        )
+        interval, hourly = self._settings.announce_interval, self._settings.announce_hourly
+        outcome = await self._db.write(lambda r: announce(r, message, interval, hourly))
         self._delivery.after_append(outcome)
         return outcome.receipt
+
+
+def announce(r: Repos, msg: NewMessage, min_interval: float, hourly: int) -> AppendOutcome:
+    """Route `msg` to everyone and record it as an announcement, unless its sender made one
+    less than `min_interval` ago (CapInterval) or `hourly` in the last hour (CapHourly): the
+    caps are read in the same unit that writes, so racing announcements cannot pass them."""
+    if msg.sender_id is not None:
+        last, count = r.announcements.recent(msg.sender_id, msg.ts)
+        check_announcement(msg.ts, last, count, min_interval, hourly)
+    outcome = r.inbox.to_everyone(msg)
+    r.announcements.record(outcome.message.seq, msg.sender_id, msg.sender, msg.ts)
+    return outcome

@@ -29,15 +29,18 @@ from caucus.services.announcements import Announcements
 from caucus.services.delivery import DeliveryService
 from caucus.services.notifier import Notifier
 from caucus.services.registry import Registry
-from caucus.storage.base import Store
+from caucus.storage.engine import Engine
 
 MAX_REASON = 500
+
+
+ROOM_SIGNAL = "room"  # the mode or the send budget changed (Engine.signal)
 
 
 class Control:
     def __init__(
         self,
-        store: Store,
+        db: Engine,
         notifier: Notifier,
         registry: Registry,
         delivery: DeliveryService,
@@ -46,7 +49,7 @@ class Control:
         room: Room,
         announcements: Announcements,
     ) -> None:
-        self._store = store
+        self._db = db
         self._announcements = announcements
         self._notifier = notifier
         self._registry = registry
@@ -56,12 +59,22 @@ class Control:
         self.room = room
 
     async def load(self) -> None:
-        """Restore the room's mode and send budget from storage (they survive restarts)."""
-        state = await self._store.room_state()
+        """Restore the room's mode and send budget from storage (they survive restarts, and
+        another hub process sharing the database may have changed them: `reload`)."""
+        state = await self._db.read(lambda r: r.room.all())
         if "mode" in state:
             self.room.mode = RoomMode(state["mode"])
         if "rate" in state:
             self._apply_rate(Rate(float(state["rate"][0]), float(state["rate"][1])))
+
+    async def reload(self) -> None:
+        """Another process changed the room: take its mode and budget, and let every parked
+        receive claim again under the mode now in force."""
+        before = self.room.mode
+        await self.load()
+        self._notifier.wake_everyone()
+        if self.room.mode is not before:
+            self._notifier.emit(ModeChanged(self._clock.now(), self.room.mode.value, None))
 
     def state(self) -> Room:
         """A snapshot of the room's mode and send budget."""
@@ -96,8 +109,9 @@ class Control:
         return self.state()
 
     async def _set_mode(self, mode: RoomMode, reason: str | None = None) -> None:
-        await self._store.set_room_state("mode", mode.value)
+        await self._db.write(lambda r: r.room.set("mode", mode.value))
         self.room.mode = mode
+        await self._db.signal(ROOM_SIGNAL)
         # Parked receives claim again under the new rule (a resume releases held chatter).
         self._notifier.wake_everyone()
         self._notifier.emit(ModeChanged(self._clock.now(), mode.value, reason))
@@ -221,9 +235,9 @@ class Control:
     async def close_channel(self, channel: str) -> list[str]:
         """Tell the members, then close: history stays, joins and sends are refused."""
         name = check_channel_name(channel)
-        found = await self._store.get_channel(name)
+        found = await self._db.read(lambda r: r.channels.get(name))
         if found is None:
-            await self._store.close_channel(name, self._clock.now())  # raises NotFound
+            await self._close(name)  # raises NotFound
             return []
         members = list(found.members)
         if found.closed_at is None and members:
@@ -235,16 +249,22 @@ class Control:
                 {"channel": name},
                 sender=SystemSender.HUB,
             )
-        await self._store.close_channel(name, self._clock.now())
+        await self._close(name)
         self._notifier.emit(ChannelClosed(self._clock.now(), name))
         return members
 
     async def set_rate(self, capacity: float, refill: float) -> Room:
         rate = Rate(capacity, refill).check()
-        await self._store.set_room_state("rate", [rate.capacity, rate.refill])
+        budget = [rate.capacity, rate.refill]
+        await self._db.write(lambda r: r.room.set("rate", budget))
         self._apply_rate(rate)
+        await self._db.signal(ROOM_SIGNAL)
         self._notifier.emit(RateChanged(self._clock.now(), rate.capacity, rate.refill))
         return self.state()
+
+    async def _close(self, name: str) -> None:
+        now = self._clock.now()
+        await self._db.write(lambda r: r.channels.close(name, now))
 
     def _apply_rate(self, rate: Rate) -> None:
         self.room.rate = rate

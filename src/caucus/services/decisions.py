@@ -42,7 +42,7 @@ from caucus.ledger.chain import Ledger
 from caucus.ledger.tail import newest_first
 from caucus.ledger.verify import Report, head_path
 from caucus.services.notifier import Notifier
-from caucus.storage.base import Store
+from caucus.storage.engine import Engine
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -54,12 +54,12 @@ LOOKBACK = timedelta(minutes=10)
 
 
 class DecisionLog:
-    def __init__(self, store: Store, notifier: Notifier, clock: Clock, path: Path) -> None:
-        self._store = store
+    def __init__(self, db: Engine, notifier: Notifier, clock: Clock, path: Path) -> None:
+        self._db = db
         self._notifier = notifier
         self._clock = clock
         self.path = path
-        self._intents = StoredIntents(store, clock)
+        self._intents = StoredIntents(db, clock)
         self._ledger = Ledger(path, self._intents)
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[int] | None = None
@@ -93,7 +93,7 @@ class DecisionLog:
 
     async def _record_batch(self) -> tuple[int, bool]:
         async with self._lock:
-            forms = await self._store.unrecorded_forms(BATCH)
+            forms = await self._db.read(lambda r: r.forms.unrecorded(BATCH))
             if not forms:
                 return 0, False
             try:
@@ -107,7 +107,7 @@ class DecisionLog:
             hashes = dict(found)
             for _, record in appended:
                 hashes[form_id_of(record) or ""] = record["hash"]
-            await self._store.mark_forms_recorded(hashes)
+            await self._db.write(lambda r: r.forms.mark_recorded(hashes))
             now = self._clock.now()
             for index, record in appended:
                 self._notifier.emit(DecisionRecorded(now, index, Decision(record)))
@@ -150,7 +150,7 @@ class DecisionLog:
 
     async def visible(self, peer: Peer, limit: int) -> list[Decision]:
         """The newest decisions `peer` may see: broadcast ones and its channels'."""
-        channels = frozenset(await self._store.peer_channels(peer.id))
+        channels = frozenset(await self._db.read(lambda r: r.channels.of_peer(peer.id)))
         return await self.recent(limit, channels)
 
     async def status(self) -> LedgerStatus:
@@ -175,10 +175,10 @@ class DecisionLog:
 
 class StoredIntents:
     """The ledger writer's intents, in the hub's database. The writer runs in a worker thread
-    and calls these there; each waits for the store on the hub's event loop."""
+    and calls these there; each waits for the database on the hub's event loop."""
 
-    def __init__(self, store: Store, clock: Clock) -> None:
-        self._store = store
+    def __init__(self, db: Engine, clock: Clock) -> None:
+        self._db = db
         self._clock = clock
         self.loop: asyncio.AbstractEventLoop | None = None
 
@@ -187,13 +187,14 @@ class StoredIntents:
         return asyncio.run_coroutine_threadsafe(work, self.loop).result(timeout=60)
 
     def note(self, hashes: list[str]) -> None:
-        self._run(self._store.note_ledger_intents(hashes, self._clock.now()))
+        now = self._clock.now()
+        self._run(self._db.write(lambda r: r.ledger.note(hashes, now)))
 
     def written(self) -> set[str]:
-        return self._run(self._store.ledger_intents())
+        return self._run(self._db.read(lambda r: r.ledger.all()))
 
     def clear(self) -> None:
-        self._run(self._store.clear_ledger_intents())
+        self._run(self._db.write(lambda r: r.ledger.clear()))
 
 
 def _older(record: dict[str, Any], since: datetime) -> bool:

@@ -10,7 +10,7 @@ identity registers again (a reconnect).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,7 @@ from caucus.domain.control import Room, RoomMode
 from caucus.domain.events import ChannelJoined, MessageRouted
 from caucus.domain.messages import (
     AppendOutcome,
+    ClaimResult,
     Delivery,
     Message,
     MessageKind,
@@ -35,7 +36,8 @@ from caucus.ids import MessageIds
 from caucus.services.notifier import Notifier
 from caucus.services.ratelimit import TokenBuckets
 from caucus.services.registry import Registry
-from caucus.storage.base import Store
+from caucus.storage.engine import Engine
+from caucus.storage.repos import Repos
 
 MAX_THREAD = 128
 MAX_IDEMPOTENCY_KEY = 200
@@ -55,14 +57,14 @@ class ReceiveResult:
 class DeliveryService:
     def __init__(
         self,
-        store: Store,
+        db: Engine,
         notifier: Notifier,
         registry: Registry,
         clock: Clock,
         settings: Settings,
         room: Room,
     ) -> None:
-        self._store = store
+        self._db = db
         self._room = room
         self._notifier = notifier
         self._registry = registry
@@ -138,9 +140,8 @@ class DeliveryService:
     async def route(self, message: NewMessage, target: Target) -> AppendOutcome:
         """Store a message durably, queue it for its audience, wake them and tell subscribers.
         The one way every message (agent, operator, control) enters the hub."""
-        outcome = await self._store.append_message(
-            message, target, idempotency_since=message.ts - self._settings.idempotency_window
-        )
+        since = message.ts - self._settings.idempotency_window
+        outcome = await self._db.write(lambda r: r.inbox.append(message, target, since))
         if not outcome.receipt.duplicate:
             self.after_append(outcome)
         return outcome
@@ -149,7 +150,7 @@ class DeliveryService:
         """Wake the recipients of a stored message and tell subscribers it was routed."""
         message = outcome.message
         ids = tuple(r.peer_id for r in outcome.recipients)
-        self._notifier.wake(ids)
+        self._db.wake(ids)
         if outcome.joined_channel:
             self._notifier.emit(ChannelJoined(message.ts, message.to, message.sender))
         if self._notifier.has_subscribers:
@@ -198,13 +199,17 @@ class DeliveryService:
                 now = self._clock.now()
                 if idle is None or idle <= now or waiter.signalled or not defer_ack:
                     waiter.signalled = False
-                    result = await self._store.claim(
-                        peer.id,
-                        now=now,
-                        visibility=self._settings.visibility_timeout,
-                        limit=batch,
-                        ack_through=pending_ack,
-                        priority_only=self._room.mode is RoomMode.PAUSED or peer.delivery_paused,
+                    result = await self._db.write(
+                        claim_deliveries(
+                            peer.id,
+                            now=now,
+                            visibility=self._settings.visibility_timeout,
+                            limit=batch,
+                            ack_through=pending_ack,
+                            priority_only=(
+                                self._room.mode is RoomMode.PAUSED or peer.delivery_paused
+                            ),
+                        )
                     )
                     acked += result.acked
                     pending_ack = None
@@ -227,14 +232,14 @@ class DeliveryService:
                 if waiter.superseded or notifier.closing:
                     break
             if pending_ack is not None:
-                acked += await self._store.ack(peer.id, through=pending_ack)
+                acked += await self._ack(peer.id, (), pending_ack)
                 pending_ack = None
             return ReceiveResult([], acked, waiter.superseded, displaced)
         finally:
             notifier.unlisten(waiter)
             self._registry.touch(peer)
             if pending_ack is not None:  # cancelled (the client hung up): still honour the ack
-                task = asyncio.ensure_future(self._store.ack(peer.id, through=pending_ack))
+                task = asyncio.ensure_future(self._ack(peer.id, (), pending_ack))
                 self._background.add(task)
                 task.add_done_callback(self._background.discard)
 
@@ -245,10 +250,13 @@ class DeliveryService:
             raise InvalidRequest("give seqs (a list) or through (a seq) to acknowledge")
         if seqs and len(seqs) > MAX_ACK_SEQS:
             raise InvalidRequest(f"at most {MAX_ACK_SEQS} seqs per ack", field="seqs")
-        return await self._store.ack(peer.id, seqs=seqs or (), through=through)
+        return await self._ack(peer.id, seqs or (), through)
+
+    async def _ack(self, peer_id: int, seqs: Sequence[int], through: int | None) -> int:
+        return await self._db.write(lambda r: r.inbox.ack(peer_id, seqs=seqs, through=through))
 
     async def peek(self, peer: Peer) -> Peek:
-        return await self._store.peek(peer.id)
+        return await self._db.read(lambda r: r.inbox.peek(peer.id))
 
     async def history(
         self,
@@ -271,8 +279,35 @@ class DeliveryService:
             channel = check_channel_name(channel)
         if text is not None and len(text) > MAX_SEARCH:
             raise InvalidRequest(f"q is at most {MAX_SEARCH} characters", field="q")
-        found = await self._store.messages_before(
-            before, limit + 1, peer=peer, channel=channel, kind=kind or None, text=text or None
-        )
+        wanted = {"peer": peer, "channel": channel, "kind": kind or None, "text": text or None}
+        found = await self._db.read(lambda r: r.messages.before(before, limit + 1, **wanted))
         more = len(found) > limit
         return (found[1:] if more else found), more
+
+
+def claim_deliveries(
+    peer_id: int,
+    *,
+    now: float,
+    visibility: float,
+    limit: int,
+    ack_through: int | None,
+    priority_only: bool,
+) -> Callable[[Repos], ClaimResult]:
+    """A receive's unit: acknowledge, hand out what is visible, and claim the tasks among it
+    (receiving a task's item claims the task), in one transaction."""
+
+    def unit(r: Repos) -> ClaimResult:
+        result = r.inbox.claim(
+            peer_id,
+            now=now,
+            visibility=visibility,
+            limit=limit,
+            ack_through=ack_through,
+            priority_only=priority_only,
+        )
+        if result.deliveries:
+            r.tasks.claim_received(peer_id, result.deliveries, now)
+        return result
+
+    return unit

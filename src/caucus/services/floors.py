@@ -32,7 +32,7 @@ from caucus.domain.peers import Peer
 from caucus.errors import CapHands, FloorHeld, Forbidden, Hint, InvalidRequest
 from caucus.services.delivery import DeliveryService
 from caucus.services.notifier import Notifier
-from caucus.storage.base import Store
+from caucus.storage.engine import Engine
 
 log = logging.getLogger(__name__)
 
@@ -51,14 +51,14 @@ def floor_data(floor: Floor) -> dict[str, Any]:
 class Floors:
     def __init__(
         self,
-        store: Store,
+        db: Engine,
         notifier: Notifier,
         delivery: DeliveryService,
         clock: Clock,
         settings: Settings,
     ) -> None:
         self._settings = settings
-        self._store = store
+        self._db = db
         self._notifier = notifier
         self._delivery = delivery
         self._clock = clock
@@ -88,7 +88,7 @@ class Floors:
             raise InvalidRequest(f"action is one of {choices}", field="action")
         name = parse_scope(scope)
         asks = action in ("take", "raise")
-        if asks and name != BROADCAST and name not in await self._store.peer_channels(peer.id):
+        if asks and name != BROADCAST and name not in await self._memberships(peer):
             raise Forbidden(f"join {name} before asking for its floor", hint=Hint.JOIN_CHANNEL)
         if action == "status" or (action == "lower" and name not in self._floors):
             return self._floors.get(name, Floor(name)).copy()  # a look leaves nothing behind
@@ -120,6 +120,9 @@ class Floors:
         if action != "status":
             self._changed(floor)
         return floor.copy()
+
+    async def _memberships(self, peer: Peer) -> list[str]:
+        return await self._db.read(lambda r: r.channels.of_peer(peer.id))
 
     def _changed(self, floor: Floor) -> None:
         self._notifier.emit(FloorChanged(self._clock.now(), floor.copy()))

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from caucus.clock import Clock
+from caucus.domain.caps import check_pending_forms
 from caucus.domain.events import FormAsked, FormSettled
 from caucus.domain.forms import (
     MAX_PENDING_PER_ASKER,
@@ -27,15 +28,17 @@ from caucus.domain.forms import (
     check_answer,
     check_title,
     parse_fields,
+    settled,
 )
-from caucus.domain.messages import Lane, MessageKind, NewMessage, SystemSender
+from caucus.domain.messages import AppendOutcome, Lane, MessageKind, NewMessage, SystemSender
 from caucus.domain.names import BROADCAST, Target, TargetKind, check_channel_name
 from caucus.domain.peers import Peer
 from caucus.errors import Forbidden, Hint, InvalidRequest, NotFound
 from caucus.ids import MessageIds
 from caucus.services.delivery import DeliveryService
 from caucus.services.notifier import Notifier
-from caucus.storage.base import Store
+from caucus.storage.engine import Engine
+from caucus.storage.repos import Repos
 
 MAX_REASON = 500
 
@@ -43,7 +46,7 @@ MAX_REASON = 500
 class Forms:
     def __init__(
         self,
-        store: Store,
+        db: Engine,
         delivery: DeliveryService,
         notifier: Notifier,
         clock: Clock,
@@ -53,7 +56,7 @@ class Forms:
     ) -> None:
         self._record = record  # writes answered forms to the ledger
         self._max_pending = max_pending
-        self._store = store
+        self._db = db
         self._delivery = delivery
         self._notifier = notifier
         self._clock = clock
@@ -66,8 +69,6 @@ class Forms:
         title = check_title(title)
         parsed = parse_fields(fields)
         audience = self._audience(to)
-        if audience != BROADCAST and audience not in await self._store.peer_channels(peer.id):
-            raise Forbidden(f"join {audience} before asking the operator on its behalf")
         now = self._clock.now()
         form = Form(
             id="f_" + self._ids.next().removeprefix("m_"),
@@ -79,21 +80,35 @@ class Forms:
             created_at=now,
             updated_at=now,
         )
-        stored, existing = await self._store.create_form(
-            form, asker_id=peer.id, max_pending=self._max_pending
-        )
+        cap = self._max_pending
+
+        def ask(r: Repos) -> tuple[Form, bool]:
+            if audience != BROADCAST and not r.channels.is_member(audience, peer.id):
+                raise Forbidden(f"join {audience} before asking the operator on its behalf")
+            same = r.forms.same_pending(form, peer.id)
+            if same is not None:
+                return same, True
+            check_pending_forms(r.forms.pending_count(peer.id), cap)
+            r.forms.insert(form, peer.id)
+            return form, False
+
+        stored, existing = await self._db.write(ask)
         if not existing:
             self._notifier.emit(FormAsked(now, stored))
         return stored
 
     async def visible(self, peer: Peer) -> list[Form]:
         """Pending forms this peer's audiences share: broadcast ones, its channels', its own."""
-        channels = set(await self._store.peer_channels(peer.id))
-        return [
-            f
-            for f in await self._store.list_forms(FormState.PENDING)
-            if f.audience == BROADCAST or f.audience in channels or f.asker == peer.name
-        ]
+
+        def visible(r: Repos) -> list[Form]:
+            channels = set(r.channels.of_peer(peer.id))
+            return [
+                f
+                for f in r.forms.listed(FormState.PENDING)
+                if f.audience == BROADCAST or f.audience in channels or f.asker == peer.name
+            ]
+
+        return await self._db.read(visible)
 
     @staticmethod
     def _audience(to: str) -> str:
@@ -106,10 +121,10 @@ class Forms:
     # --- the operator -------------------------------------------------------------------------
     async def listing(self, state: FormState | None = FormState.PENDING) -> list[Form]:
         """Forms in one state (pending ones oldest first), or all of them newest first."""
-        return await self._store.list_forms(state)
+        return await self._db.read(lambda r: r.forms.listed(state))
 
     async def get(self, form_id: str) -> Form:
-        form = await self._store.get_form(form_id)
+        form = await self._db.read(lambda r: r.forms.get(form_id))
         if form is None:
             raise NotFound(f"no form {form_id!r}", hint=Hint.LIST_FORMS, form_id=form_id)
         return form
@@ -132,14 +147,26 @@ class Forms:
         self, form_id: str, state: FormState, answer: dict[str, Any] | None, reason: str | None
     ) -> Form:
         now = self._clock.now()
-        form, outcomes = await self._store.settle_form(
-            form_id,
-            state=state,
-            answer=answer,
-            reason=reason,
-            now=now,
-            notify=self._answer_messages if state is FormState.ANSWERED else self._cancel_messages,
-        )
+        tell = self._answer_messages if state is FormState.ANSWERED else self._cancel_messages
+
+        def settle(r: Repos) -> tuple[Form, list[AppendOutcome]]:
+            found = r.forms.with_asker(form_id)
+            if found is None:
+                raise NotFound(f"no form {form_id!r}", hint=Hint.LIST_FORMS, form_id=form_id)
+            form, asker_id = found
+            form.state = settled(form, state)  # Conflict for one settled already
+            form.answer, form.reason, form.updated_at = answer, reason, now
+            present = r.peers.present(asker_id)
+            inside = present and (
+                form.audience == BROADCAST or r.channels.is_member(form.audience, asker_id)
+            )
+            # Messages first: routing raises (a closed channel) before anything is written.
+            outcomes = [r.inbox.append(m, t) for m, t in tell(form, Reach(present, inside))]
+            if not r.forms.settle(form_id, state, answer, reason, now):
+                raise AssertionError("a pending form read in this unit could not be settled")
+            return form, outcomes
+
+        form, outcomes = await self._db.write(settle)
         for outcome in outcomes:
             self._delivery.after_append(outcome)
         self._notifier.emit(FormSettled(now, form))

@@ -1,12 +1,14 @@
-"""The façade transports talk to: builds every service over one store, runs background loops."""
+"""The façade transports talk to: builds every service over one storage engine, runs
+background loops."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from caucus.clock import Clock, SystemClock
 from caucus.config import Settings
@@ -14,7 +16,7 @@ from caucus.credentials import operator_token
 from caucus.domain.control import Rate, Room, RoomMode
 from caucus.services.announcements import Announcements
 from caucus.services.channels import Channels
-from caucus.services.control import Control
+from caucus.services.control import ROOM_SIGNAL, Control
 from caucus.services.decisions import DecisionLog
 from caucus.services.delivery import DeliveryService
 from caucus.services.floors import Floors
@@ -22,13 +24,13 @@ from caucus.services.forms import Forms
 from caucus.services.notifier import Notifier
 from caucus.services.offers import OfferService
 from caucus.services.principals import Principals
-from caucus.services.registry import Registry
+from caucus.services.registry import PEER_SIGNAL, Registry
 from caucus.services.retention import Retention
 from caucus.services.roles import Roles
 from caucus.services.tasks import TaskService
 from caucus.services.watchers import Watchers
-from caucus.storage.base import Store
-from caucus.storage.sqlite import SqliteStore
+from caucus.storage.engine import Engine
+from caucus.storage.sqlite_engine import SqliteEngine
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +46,14 @@ class Part(Protocol):
     async def stop(self) -> None: ...
 
 
-def open_store(settings: Settings) -> Store:
-    return SqliteStore(
+def open_engine(settings: Settings) -> Engine:
+    """The engine `settings.db` names: a PostgreSQL server (`postgresql://…`, the optional
+    `postgres` extra), else the embedded SQLite file."""
+    if settings.postgres:
+        from caucus.storage.postgres_engine import PgEngine
+
+        return PgEngine(settings.db, batch_max=settings.group_commit_max)
+    return SqliteEngine(
         settings.db_path(),
         synchronous=settings.sqlite_synchronous,
         batch_max=settings.group_commit_max,
@@ -53,7 +61,7 @@ def open_store(settings: Settings) -> Store:
 
 
 class Hub:
-    """One hub: its store, its services and its maintenance loop.
+    """One hub: its storage engine, its services and its maintenance loop.
 
     `start()` opens storage and starts the loop; `stop()` ends the loop, flushes and closes.
     Tests may call `maintain()` directly instead of waiting for the loop.
@@ -63,36 +71,39 @@ class Hub:
         self,
         settings: Settings,
         *,
-        store: Store | None = None,
+        db: Engine | None = None,
         clock: Clock | None = None,
         run_maintenance: bool = True,
     ) -> None:
         self.settings = settings
         self.clock: Clock = clock or SystemClock()
-        self.store: Store = store or open_store(settings)
+        self.db: Engine = db or open_engine(settings)
         self.notifier = Notifier()
+        self.db.on_wake(self.notifier.wake)  # deliveries committed by any process sharing it
+        self.db.on_signal(self._signalled)
+        self._signalled_tasks: set[asyncio.Task[None]] = set()
         self.operator = operator_token(settings)
         self.roles = Roles(self.operator.token, settings.observer_token or None)
-        self.registry = Registry(self.store, self.notifier, self.clock, settings)
-        self.watchers = Watchers(self.store, self.registry, self.clock, settings)
-        self.principals = Principals(self.store, self.registry, self.roles, settings, self.watchers)
+        self.registry = Registry(self.db, self.notifier, self.clock, settings)
+        self.watchers = Watchers(self.db, self.registry, self.clock, settings)
+        self.principals = Principals(self.db, self.registry, self.roles, settings, self.watchers)
         room = Room(RoomMode.OPEN, Rate(settings.send_rate_capacity, settings.send_rate_refill))
         self.delivery = DeliveryService(
-            self.store, self.notifier, self.registry, self.clock, settings, room
+            self.db, self.notifier, self.registry, self.clock, settings, room
         )
         self.channels = Channels(
-            self.store, self.notifier, self.clock, max_per_peer=settings.channels_per_peer_max
+            self.db, self.notifier, self.clock, max_per_peer=settings.channels_per_peer_max
         )
-        self.tasks = TaskService(self.store, self.delivery, self.clock, settings)
-        self.announcements = Announcements(self.store, self.delivery, self.clock, settings)
+        self.tasks = TaskService(self.db, self.delivery, self.clock, settings)
+        self.announcements = Announcements(self.db, self.delivery, self.clock, settings)
         self.offers = OfferService(
-            self.store, self.delivery, self.announcements, self.clock, settings
+            self.db, self.delivery, self.announcements, self.tasks, self.clock, settings
         )
-        self.floors = Floors(self.store, self.notifier, self.delivery, self.clock, settings)
-        self.decisions = DecisionLog(self.store, self.notifier, self.clock, settings.ledger_path())
-        self.retention = Retention(self.store, self.clock, settings)
+        self.floors = Floors(self.db, self.notifier, self.delivery, self.clock, settings)
+        self.decisions = DecisionLog(self.db, self.notifier, self.clock, settings.ledger_path())
+        self.retention = Retention(self.db, self.clock, settings)
         self.forms = Forms(
-            self.store,
+            self.db,
             self.delivery,
             self.notifier,
             self.clock,
@@ -101,7 +112,7 @@ class Hub:
         )
         self.delivery.floor_gate = self.floors.check_send
         self.control = Control(
-            self.store,
+            self.db,
             self.notifier,
             self.registry,
             self.delivery,
@@ -127,11 +138,11 @@ class Hub:
 
     @property
     def db_path(self) -> Path | None:
-        path = getattr(self.store, "path", None)
+        path = getattr(self.db, "path", None)
         return path if isinstance(path, Path) else None
 
     async def start(self) -> None:
-        await self.store.open()
+        await self.db.open()
         await self.control.load()
         await self.decisions.start()
         for part in self._parts:
@@ -156,14 +167,34 @@ class Hub:
             await self.registry.flush_last_seen()
         for part in reversed(self._parts):
             await part.stop()
-        await self.store.close()
+        await self.db.close()
+
+    def _signalled(self, topic: str) -> None:
+        """Another hub process sharing the database changed something this one caches."""
+        kind, _, arg = topic.partition(" ")
+        work: Coroutine[Any, Any, None] | None = None
+        if kind == ROOM_SIGNAL:
+            work = self.control.reload()
+        elif kind == PEER_SIGNAL and arg.isdigit():
+            work = self.registry.refresh(int(arg))
+        if work is None:
+            return
+        task = asyncio.create_task(work)
+        self._signalled_tasks.add(task)
+        task.add_done_callback(self._signal_done)
+
+    def _signal_done(self, task: asyncio.Task[None]) -> None:
+        self._signalled_tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("could not apply another process's change", exc_info=task.exception())
 
     async def maintain(self) -> None:
         """One round of upkeep: flush liveness, reap, forget, purge old idempotency keys."""
         await self.registry.reap()
         await self.tasks.sweep()
         await self.offers.sweep()
-        await self.store.purge_idempotency(self.clock.now() - self.settings.idempotency_window)
+        before = self.clock.now() - self.settings.idempotency_window
+        await self.db.write(lambda r: r.idempotency.purge(before))
         await self.retention.sweep()
 
     async def _loop(self) -> None:

@@ -12,14 +12,29 @@ from typing import Any
 
 from caucus.clock import Clock
 from caucus.config import Settings
-from caucus.domain.messages import MessageKind, NewMessage, SystemSender
-from caucus.domain.offers import OFFER_STATES, Offer
+from caucus.domain.caps import check_open_offers
+from caucus.domain.messages import AppendOutcome, MessageKind, NewMessage, SystemSender
+from caucus.domain.offers import (
+    OFFER_STATES,
+    Offer,
+    OfferState,
+    Resolution,
+    after_assignment,
+    check_claimant,
+    check_open,
+    check_resolver,
+    check_selectable,
+    pending_claimants,
+)
 from caucus.domain.peers import Peer, normalize_skills
-from caucus.errors import InvalidRequest
+from caucus.domain.tasks import TaskState
+from caucus.errors import Conflict, Hint, InvalidRequest, NotFound
 from caucus.ids import MessageIds
-from caucus.services.announcements import Announcements
+from caucus.services.announcements import Announcements, announce
 from caucus.services.delivery import DeliveryService
-from caucus.storage.base import Store
+from caucus.services.tasks import TaskService, open_task
+from caucus.storage.engine import Engine
+from caucus.storage.repos import Repos
 
 MIN_TTL, MAX_TTL, DEFAULT_TTL = 60.0, 72 * 3600.0, 24 * 3600.0
 MAX_NOTE = 500
@@ -28,13 +43,15 @@ MAX_NOTE = 500
 class OfferService:
     def __init__(
         self,
-        store: Store,
+        db: Engine,
         delivery: DeliveryService,
         announcements: Announcements,
+        tasks: TaskService,
         clock: Clock,
         settings: Settings,
     ) -> None:
-        self._store = store
+        self._db = db
+        tasks.on_moved.append(self.after_task)
         self._delivery = delivery
         self._announcements = announcements
         self._clock = clock
@@ -94,40 +111,50 @@ class OfferService:
             thread=offer_id,
             joins_channel=False,
         )
-        offer, outcome = await self._store.create_offer(
-            offer_id=offer_id,
-            poster_id=peer.id,
-            announcement=announcement,
-            subject=subject,
-            payload=payload,
-            required_skills=skills,
-            now=now,
-            expires_at=now + ttl,
-            max_open=self._settings.open_offers_max,
-            min_interval=self._settings.announce_interval,
-            hourly=self._settings.announce_hourly,
-        )
+        settings = self._settings
+
+        def post(r: Repos) -> tuple[Offer, AppendOutcome]:
+            # Announce and open, or neither: every cap is read before anything is written.
+            check_open_offers(r.offers.open_count(peer.id, now), settings.open_offers_max)
+            outcome = announce(
+                r, announcement, settings.announce_interval, settings.announce_hourly
+            )
+            r.offers.insert(
+                offer_id=offer_id,
+                poster_id=peer.id,
+                poster=peer.name,
+                subject=subject,
+                payload=payload,
+                required_skills=skills,
+                now=now,
+                expires_at=now + ttl,
+            )
+            offer = r.offers.get(offer_id)
+            assert offer is not None
+            return offer, outcome
+
+        offer, outcome = await self._db.write(post)
         self._delivery.after_append(outcome)
         return offer
 
     async def claim(self, peer: Peer, offer_id: str, note: str | None = None) -> Offer:
         if note is not None and len(note) > MAX_NOTE:
             raise InvalidRequest(f"a note is at most {MAX_NOTE} characters", field="note")
-        offer, outcome = await self._store.claim_offer(
-            offer_id,
-            claimant_id=peer.id,
-            claimant=peer.name,
-            note=note,
-            now=self._clock.now(),
-            notice=lambda o: self._notice(
-                peer,
-                o.poster,
-                MessageKind.OFFER_CLAIM,
-                note or f"{peer.name} claims your offer",
-                o,
-                claimant=peer.name,
-            ),
-        )
+        now = self._clock.now()
+
+        def claim(r: Repos) -> tuple[Offer, AppendOutcome | None]:
+            offer, poster_id = self._open(r, offer_id, now)
+            check_claimant(offer, poster_id, peer.id)
+            if not r.offers.add_claim(offer_id, peer.id, peer.name, note, now):
+                raise Conflict(f"you already have a pending claim on {offer_id}", offer_id=offer_id)
+            offer, _ = self._open(r, offer_id, now)
+            text = note or f"{peer.name} claims your offer"
+            notice = self._notice(
+                peer, offer.poster, MessageKind.OFFER_CLAIM, text, offer, claimant=peer.name
+            )
+            return offer, r.inbox.to_peer(notice, offer.poster)  # a poster who left: nothing
+
+        offer, outcome = await self._db.write(claim)
         if outcome is not None:
             self._delivery.after_append(outcome)
         return offer
@@ -138,41 +165,57 @@ class OfferService:
         if (select is None) == (not withdraw):
             raise InvalidRequest("give exactly one of select=<claimant> or withdraw=true")
 
-        def assign(o: Offer, winner: str) -> tuple[str, NewMessage, float]:
-            task_id = "t_" + self._ids.next().removeprefix("m_")
-            message = self._notice(
-                peer,
-                winner,
-                MessageKind.TASK,
-                o.payload,
-                o,
-                task_id=task_id,
-                state="pending",
-                subject=o.subject,
-            )
-            return task_id, message, self._clock.now() + self._settings.task_ttl
+        now = self._clock.now()
+        task_ttl = self._settings.task_ttl
 
-        def notice(o: Offer, claimant: str, how: str) -> NewMessage:
-            text = (
-                f"offer {o.id} went to {o.winner}"
-                if how == "not_selected"
-                else f"offer {o.id} was withdrawn"
-            )
-            kind = (
-                MessageKind.OFFER_NOT_SELECTED
-                if how == "not_selected"
-                else MessageKind.OFFER_WITHDRAWN
-            )
-            return self._notice(peer, claimant, kind, text, o)
+        def resolve(r: Repos) -> Resolution:
+            offer, poster_id = self._open(r, offer_id, now)
+            check_resolver(offer, poster_id, peer.id)
+            losers = pending_claimants(offer)
+            outcomes: list[AppendOutcome] = []
+            if select is not None:
+                check_selectable(offer, select)
+                task_id = "t_" + self._ids.next().removeprefix("m_")
+                item = self._notice(
+                    peer,
+                    select,
+                    MessageKind.TASK,
+                    offer.payload,
+                    offer,
+                    task_id=task_id,
+                    state="pending",
+                    subject=offer.subject,
+                )
+                _, outcome = open_task(
+                    r,
+                    task_id=task_id,
+                    sender_id=peer.id,
+                    sender=offer.poster,
+                    to=select,
+                    subject=offer.subject,
+                    payload=offer.payload,
+                    thread=offer.id,
+                    now=now,
+                    expires_at=now + task_ttl,
+                    message=item,
+                    offer_id=offer.id,
+                )
+                outcomes.append(outcome)
+                r.offers.assign(offer_id, select, task_id, now)
+                losers = [c for c in losers if c != select]
+                kind, text = MessageKind.OFFER_NOT_SELECTED, f"offer {offer_id} went to {select}"
+            else:
+                r.offers.withdraw(offer_id, now)
+                kind, text = MessageKind.OFFER_WITHDRAWN, f"offer {offer_id} was withdrawn"
+            updated = r.offers.get(offer_id)
+            assert updated is not None
+            for name in losers:
+                told = r.inbox.to_peer(self._notice(peer, name, kind, text, updated), name)
+                if told is not None:
+                    outcomes.append(told)
+            return Resolution(updated, outcomes)
 
-        resolution = await self._store.resolve_offer(
-            offer_id,
-            poster_id=peer.id,
-            select=select,
-            now=self._clock.now(),
-            assign=assign,
-            notice=notice,
-        )
+        resolution = await self._db.write(resolve)
         for outcome in resolution.outcomes:
             self._delivery.after_append(outcome)
         return resolution.offer
@@ -183,11 +226,37 @@ class OfferService:
         """Offers in `state`; with `matching`, only those whose required skills that peer has."""
         if state is not None and state not in OFFER_STATES:
             raise InvalidRequest(f"status is one of {', '.join(OFFER_STATES)}", field="status")
-        offers = await self._store.list_offers(state)
+        offers = await self._db.read(lambda r: r.offers.in_state(state))
         if matching is not None:
             mine = {s["id"] for s in matching.skills}
             offers = [o for o in offers if {s["id"] for s in o.required_skills} <= mine]
         return offers
 
     async def sweep(self) -> None:
-        await self._store.expire_offers(self._clock.now())
+        now = self._clock.now()
+        await self._db.write(lambda r: r.offers.expire(now))
+
+    # --- inside other units ---------------------------------------------------------------
+    @staticmethod
+    def after_task(r: Repos, task_id: str, state: TaskState, now: float) -> None:
+        """The job board's reaction to a task's move, in the move's own unit: the offer the
+        task was assigned from follows its ending (`domain.offers.after_assignment`)."""
+        if state.open:
+            return
+        offer = r.offers.assigned_from(task_id)
+        if offer is None:
+            return
+        becomes = after_assignment(state, offer.expires_at, now)
+        if becomes is OfferState.COMPLETED:
+            r.offers.set_state(offer.id, becomes, now)
+        elif becomes is not None:
+            r.offers.reopen(offer, becomes, now)
+
+    @staticmethod
+    def _open(r: Repos, offer_id: str, now: float) -> tuple[Offer, int]:
+        """An open offer (and its poster's id), or the reason it is not."""
+        found = r.offers.with_poster(offer_id)
+        if found is None:
+            raise NotFound(f"no offer {offer_id!r}", hint=Hint.LIST_OFFERS, offer_id=offer_id)
+        check_open(found[0], now)
+        return found

@@ -18,7 +18,7 @@ from caucus.ids import hash_token
 from caucus.services.registry import Registry, agent_key_ok
 from caucus.services.roles import Access, Roles
 from caucus.services.watchers import KEY_PREFIX, Watchers
-from caucus.storage.base import Store
+from caucus.storage.engine import Engine
 
 
 class PrincipalKind(StrEnum):
@@ -40,13 +40,13 @@ ANONYMOUS = Principal(PrincipalKind.ANONYMOUS)
 class Principals:
     def __init__(
         self,
-        store: Store,
+        db: Engine,
         registry: Registry,
         roles: Roles,
         settings: Settings,
         watchers: Watchers,
     ) -> None:
-        self._store = store
+        self._db = db
         self._registry = registry
         self._roles = roles
         self._settings = settings
@@ -88,10 +88,7 @@ class Principals:
         is the only thing `caucus watch` holds, and it holds nothing else."""
         if token and token.startswith(KEY_PREFIX):
             return await self._watchers.holder(token)
-        if token and (
-            self._roles.role_of(token) is not None
-            or await self._store.peer_by_token(hash_token(token)) is not None
-        ):
+        if token and (self._roles.role_of(token) is not None or await self._is_agent_token(token)):
             raise Forbidden(
                 "this route takes a watch key (caucus watch holds one), not a token: an agent "
                 "calls GET /receive"
@@ -151,7 +148,11 @@ class Principals:
                 "operator credentials required: send the operator token (caucus hub prints "
                 "where to find it)"
             )
-        if await self._store.peer_by_token(hash_token(token)) is not None:
+        if await self._is_agent_token(token):
             raise Forbidden("agent tokens never authorize operator actions")
         await self._refuse_watch_key(token)
         raise Unauthorized("unknown token: this needs the operator token")
+
+    async def _is_agent_token(self, token: str) -> bool:
+        digest = hash_token(token)
+        return await self._db.read(lambda r: r.peers.by_token(digest)) is not None

@@ -14,6 +14,7 @@ from typing import Any
 
 from caucus.clock import Clock
 from caucus.config import Settings
+from caucus.domain.caps import check_peers
 from caucus.domain.events import (
     PeerJoined,
     PeerLeft,
@@ -38,10 +39,12 @@ from caucus.ids import hash_token, new_token, tokens_equal
 from caucus.protocol import PROTOCOL_VERSION, core_text
 from caucus.services.notifier import Notifier
 from caucus.services.ratelimit import TokenBuckets
-from caucus.storage.base import Store
+from caucus.storage.engine import Engine
+from caucus.storage.repos import Repos
 
 _HELD = (PeerState.ACTIVE, PeerState.REAPED)
 HANDLE_PREFIX = "h_"
+PEER_SIGNAL = "peer"  # `peer <id>`: a peer's row changed in a way caches must see
 HANDLES_KEPT = 8  # per peer: each join of a session-less client may mint one
 
 
@@ -76,8 +79,8 @@ def age(seconds: float) -> str:
 
 
 class Registry:
-    def __init__(self, store: Store, notifier: Notifier, clock: Clock, settings: Settings) -> None:
-        self._store = store
+    def __init__(self, db: Engine, notifier: Notifier, clock: Clock, settings: Settings) -> None:
+        self._db = db
         self._notifier = notifier
         self._clock = clock
         self._settings = settings
@@ -130,6 +133,28 @@ class Registry:
         """The peer with this id, if it was seen since the hub started (no I/O)."""
         return self._by_id.get(peer_id)
 
+    async def refresh(self, peer_id: int) -> None:
+        """Another hub process changed this peer (ended it, renamed or paused it): the copy
+        cached here takes the database's state, and a receive parked for it claims again (and
+        ends, if the peer has)."""
+        known = self._by_id.get(peer_id)
+        if known is None:
+            return
+        found = await self._db.read(lambda r: r.peers.by_id(peer_id))
+        if found is None or found.state.terminal:
+            known.state = found.state if found is not None else PeerState.FORGOTTEN
+            self._forget(known)
+        else:
+            self._by_hash.pop(known.token_hash, None)
+            known.name, known.state = found.name, found.state
+            known.delivery_paused, known.token_hash = found.delivery_paused, found.token_hash
+            self._by_hash[known.token_hash] = known
+        self._notifier.wake([peer_id])
+
+    async def _changed(self, peer: Peer) -> None:
+        """Tell the other hub processes sharing the database (Engine.signal)."""
+        await self._db.signal(f"{PEER_SIGNAL} {peer.id}")
+
     def touch(self, peer: Peer) -> None:
         now = self._clock.now()
         peer.last_seen = now
@@ -148,7 +173,7 @@ class Registry:
         digest = hash_token(token)
         peer = self._by_hash.get(digest)
         if peer is None:
-            peer = await self._store.peer_by_token(digest)
+            peer = await self._db.read(lambda r: r.peers.by_token(digest))
             if peer is None:
                 raise Unauthorized("unknown or replaced token", hint=Hint.REGISTER)
             if peer.state.terminal:
@@ -165,7 +190,7 @@ class Registry:
     async def holder_of_token(self, token: str) -> Peer:
         """The peer a token stands for, as it is (not revived, not touched)."""
         digest = hash_token(token)
-        peer = self._by_hash.get(digest) or await self._store.peer_by_token(digest)
+        peer = self._by_hash.get(digest) or await self._db.read(lambda r: r.peers.by_token(digest))
         if peer is None or peer.state.terminal:
             what = _ended(peer) if peer is not None else "unknown or replaced token"
             raise Unauthorized(what, hint=Hint.REGISTER)
@@ -174,7 +199,8 @@ class Registry:
 
     async def holder_of_handle(self, handle: str) -> Peer:
         """The peer a state handle stands for, as it is (not revived, not touched)."""
-        peer = await self._store.peer_by_handle(hash_token(handle))
+        digest = hash_token(handle)
+        peer = await self._db.read(lambda r: r.peers.by_handle(digest))
         if peer is None or peer.state.terminal:
             what = _ended(peer) if peer is not None else "unknown handle"
             raise Unauthorized(f"{what}: join again for a new one", hint=Hint.REGISTER)
@@ -200,7 +226,10 @@ class Registry:
 
     async def _revive(self, peer: Peer) -> None:
         now = self._clock.now()
-        await self._store.revive_peer(peer.id, now)
+        await self._db.write(lambda r: r.peers.revive(peer.id, now))
+        self._revived(peer, now)
+
+    def _revived(self, peer: Peer, now: float) -> None:
         peer.state = PeerState.ACTIVE
         peer.reaped_at = peer.offline_at = None
         peer.last_seen = now
@@ -209,9 +238,8 @@ class Registry:
     async def mint_handle(self, peer: Peer) -> str:
         """A fresh state handle for `peer` (MCP clients that keep no session carry it)."""
         handle = new_token(HANDLE_PREFIX)[:24]
-        await self._store.create_handle(
-            peer.id, hash_token(handle), self._clock.now(), HANDLES_KEPT
-        )
+        digest, now = hash_token(handle), self._clock.now()
+        await self._db.write(lambda r: r.peers.add_handle(peer.id, digest, now, HANDLES_KEPT))
         return handle
 
     # --- register / resume / offline / leave -----------------------------------------------
@@ -240,7 +268,9 @@ class Registry:
             check_description(description)
         if token:
             digest = hash_token(token)
-            peer = self._by_hash.get(digest) or await self._store.peer_by_token(digest)
+            peer = self._by_hash.get(digest) or await self._db.read(
+                lambda r: r.peers.by_token(digest)
+            )
             if peer is None:
                 raise Unauthorized(
                     "unknown or replaced token: register without a token for a new identity",
@@ -283,26 +313,33 @@ class Registry:
         self._joins_by_peer.take(peer.id)
         peer = self._remember(peer)
         note: str | None = None
-        fields: dict[str, Any] = {}
-        if skills is not None:
-            fields["skills"] = skills
-        if description is not None:
-            fields["description"] = description
-        if name is not None and name != peer.name:
-            holder = await self._store.peer_by_name(name, any_case=True)
+        new_name = name if name is not None and name != peer.name else None
+        if new_name is not None:
+            holder = await self._holder(new_name)
             if holder is not None and holder.id != peer.id:
-                raise self._in_use(self._remember(holder), name)
-            await self._store.update_peer(peer.id, {"name": name})
-            note = f"renamed from {peer.name!r}"
-            peer.name = name
+                raise self._in_use(self._remember(holder), new_name)
         away = peer.state is PeerState.REAPED
+        now = self._clock.now()
+        peer_id = peer.id
+
+        def reconnect(r: Repos) -> int:
+            if new_name is not None:
+                r.peers.rename(peer_id, new_name)
+            if away:
+                r.peers.revive(peer_id, now)
+            if skills is not None or description is not None:
+                r.peers.set_profile(peer_id, skills=skills, description=description)
+            return r.inbox.release(peer_id, now)
+
+        released = await self._db.write(reconnect)
+        if new_name is not None:
+            note = f"renamed from {peer.name!r}"
+            peer.name = new_name
+            await self._changed(peer)
         if away:
-            await self._revive(peer)
-        if fields:
-            await self._store.update_peer(peer.id, fields)
-            peer.skills = fields.get("skills", peer.skills)
-            peer.description = fields.get("description", peer.description)
-        released = await self._store.release_inflight(peer.id, self._clock.now())
+            self._revived(peer, now)
+        peer.skills = peer.skills if skills is None else skills
+        peer.description = peer.description if description is None else description
         self._notifier.wake([peer.id])
         if released:
             extra = f"{released} unacknowledged message(s) will be delivered again"
@@ -316,29 +353,42 @@ class Registry:
     async def _create(
         self, name: str, skills: list[dict[str, Any]] | None, description: str | None
     ) -> Registration:
-        holder = await self._store.peer_by_name(name, any_case=True)
+        holder = await self._holder(name)
         if holder is not None:
             raise self._in_use(self._remember(holder), name)
         now = self._clock.now()
         token = new_token()
-        try:
-            peer = await self._store.create_peer(
+        digest = hash_token(token)
+        since = now - self._settings.announce_catch_up
+        max_peers = self._settings.peers_max
+
+        def create(r: Repos) -> Peer:
+            r.peers.check_name_free(name)
+            check_peers(r.peers.held_count(), max_peers)
+            peer = r.peers.create(
                 name=name,
-                token_hash=hash_token(token),
+                token_hash=digest,
                 skills=skills or [],
                 description=description or "",
                 now=now,
-                announcements_since=now - self._settings.announce_catch_up,
-                max_peers=self._settings.peers_max,
             )
+            r.inbox.queue_announcements(peer.id, since)  # a newcomer hears them once
+            return peer
+
+        try:
+            peer = await self._db.write(create)
         except NameInUse:  # someone registered it since the check above
-            raced = await self._store.peer_by_name(name, any_case=True)
+            raced = await self._holder(name)
             if raced is None:
                 raise
             raise self._in_use(self._remember(raced), name) from None
         self._remember(peer)
         self._notifier.emit(PeerJoined(now, name, "created"))
         return Registration(token, peer, "created", PROTOCOL_VERSION, None, None)
+
+    async def _holder(self, name: str) -> Peer | None:
+        """Who holds `name`, or one a person could not tell from it (case)."""
+        return await self._db.read(lambda r: r.peers.holder(name, any_case=True))
 
     def _in_use(self, holder: Peer, asked: str | None = None) -> NameInUse:
         """The truth about who holds a name (or one that differs only by case: two names a
@@ -379,10 +429,17 @@ class Registry:
         """The peer's session ended and said so: it shows offline at once and keeps its
         identity, inbox and channels for the grace period. False if nothing changed."""
         now = self._clock.now()
-        if peer.state.terminal or not await self._store.set_offline(peer.id, now):
+        seen = {peer.id: peer.last_seen}
+
+        def goodbye(r: Repos) -> bool:
+            if not r.peers.set_offline(peer.id, now):
+                return False
+            r.peers.touch(seen)
+            return True
+
+        if peer.state.terminal or not await self._db.write(goodbye):
             return False
         self._dirty_seen.pop(peer.id, None)
-        await self._store.touch_peers({peer.id: peer.last_seen})
         peer.state = PeerState.REAPED
         peer.reaped_at = peer.offline_at = now
         self._status_budget.forget(peer.id)
@@ -397,14 +454,15 @@ class Registry:
         await self._end(peer, PeerState.KICKED)
 
     async def set_delivery_paused(self, peer: Peer, paused: bool) -> None:
-        await self._store.update_peer(peer.id, {"delivery_paused": int(paused)})
+        await self._db.write(lambda r: r.peers.set_paused(peer.id, paused))
         peer.delivery_paused = paused
         self._notifier.wake([peer.id])  # a parked receive re-claims under the new rule
+        await self._changed(peer)
         self._notifier.emit(PeerPaused(self._clock.now(), peer.name, paused))
 
     async def find(self, name: str) -> Peer:
         """The peer known by `name` now (active or away)."""
-        peer = await self._store.peer_by_name(name)
+        peer = await self._db.read(lambda r: r.peers.holder(name))
         if peer is None:
             raise NotFound(f"no peer named {name!r} is here", hint=Hint.LIST_PEERS, peer=name)
         known = self._by_id.get(peer.id)
@@ -412,11 +470,12 @@ class Registry:
 
     async def _end(self, peer: Peer, state: PeerState) -> None:
         now = self._clock.now()
-        await self._store.end_peer(peer.id, state, now)
+        await self._db.write(lambda r: end_peer(r, peer.id, state, now))
         peer.state = state
         self._forget(peer)
         self._status_budget.forget(peer.id)
         self._notifier.wake([peer.id])
+        await self._changed(peer)
         self._notifier.emit(PeerLeft(now, peer.name, state.value))
 
     # --- status, peers, ping ---------------------------------------------------------------
@@ -424,7 +483,7 @@ class Registry:
         check_status(status)
         self._status_budget.take(peer.id)
         now = self._clock.now()
-        await self._store.update_peer(peer.id, {"status": status, "status_at": now})
+        await self._db.write(lambda r: r.peers.set_status(peer.id, status, now))
         peer.status = status
         peer.status_at = now
         self._notifier.emit(StatusChanged(now, peer.name, status))
@@ -456,7 +515,7 @@ class Registry:
         )
 
     async def peers(self) -> list[PeerView]:
-        return [self.view(p) for p in await self._store.list_peers(_HELD)]
+        return [self.view(p) for p in await self._db.read(lambda r: r.peers.in_states(_HELD))]
 
     async def ping(self, name: str) -> PeerView:
         return self.view(await self.find(name))
@@ -470,22 +529,24 @@ class Registry:
                 peer.last_seen = now
                 self._dirty_seen[pid] = now
         dirty, self._dirty_seen = self._dirty_seen, {}
-        await self._store.touch_peers(dirty)
+        if dirty:
+            await self._db.write(lambda r: r.peers.touch(dirty))
 
     async def reap(self) -> list[str]:
         """Reap idle peers and forget those past their grace. Returns the names reaped."""
         await self.flush_last_seen()
         now = self._clock.now()
-        reaped = await self._store.reap_peers(
-            now - self._settings.peer_ttl, now, self._notifier.listening_ids()
-        )
+        idle_before = now - self._settings.peer_ttl
+        listening = set(self._notifier.listening_ids())
+        reaped = await self._db.write(lambda r: r.peers.reap_idle(idle_before, now, listening))
         for p in reaped:
             known = self._by_id.get(p.id)
             if known is not None:
                 known.state = PeerState.REAPED
                 known.reaped_at = now
             self._notifier.emit(PeerReaped(now, p.name))
-        forgotten = await self._store.forget_peers(now - self._settings.reaped_grace, now)
+        grace_before = now - self._settings.reaped_grace
+        forgotten = await self._db.write(lambda r: forget_expired(r, grace_before, now))
         for p in forgotten:
             known = self._by_id.get(p.id)
             if known is not None:
@@ -493,6 +554,24 @@ class Registry:
             self._forget(p)
             self._notifier.emit(PeerLeft(now, p.name, "forgotten"))
         return [p.name for p in reaped]
+
+
+def end_peer(r: Repos, peer_id: int, state: PeerState, now: float) -> None:
+    """Terminal (left, kicked, forgotten): what it was waiting for and where it was go too."""
+    r.peers.mark_ended(peer_id, state, now)
+    r.inbox.forget_peer(peer_id)
+    r.channels.forget_peer(peer_id)
+    r.peers.forget_handles(peer_id)
+    r.watch.forget_peer(peer_id)
+
+
+def forget_expired(r: Repos, reaped_before: float, now: float) -> list[Peer]:
+    """End the reaped peers whose grace ran out (reaped before `reaped_before`)."""
+    gone = r.peers.grace_over(reaped_before)
+    for p in gone:
+        end_peer(r, p.id, PeerState.FORGOTTEN, now)
+        p.state = PeerState.FORGOTTEN
+    return gone
 
 
 def _ended(peer: Peer) -> str:

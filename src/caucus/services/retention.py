@@ -15,7 +15,7 @@ import logging
 from caucus.clock import Clock
 from caucus.config import Settings
 from caucus.domain.retention import Dropped, PurgeCounts, PurgeReport
-from caucus.storage.base import Store
+from caucus.storage.engine import Engine
 
 log = logging.getLogger(__name__)
 
@@ -25,15 +25,15 @@ STATE_KEY = "retention"
 
 
 class Retention:
-    def __init__(self, store: Store, clock: Clock, settings: Settings) -> None:
-        self._store = store
+    def __init__(self, db: Engine, clock: Clock, settings: Settings) -> None:
+        self._db = db
         self._clock = clock
         self._settings = settings
         self._warned_full_vacuum = False
 
     async def dropped(self) -> Dropped:
         """What retention has dropped so far (zero on a database it never touched)."""
-        state = (await self._store.room_state()).get(STATE_KEY) or {}
+        state = (await self._db.read(lambda r: r.room.all())).get(STATE_KEY) or {}
         return Dropped(
             messages=int(state.get("messages", 0)),
             through_seq=state.get("through_seq"),
@@ -45,17 +45,17 @@ class Retention:
         """One maintenance round (see the module docstring)."""
         settings = self._settings
         batch = settings.retention_batch
-        done = await self._store.purge_finished(self._clock.now() - settings.retention_age, batch)
+        done = await self._purge(self._clock.now() - settings.retention_age, batch)
         rounds = 0
         while rounds < ROUND_BATCHES:
-            size = await self._store.store_size()
+            size = await self._db.size()
             if size.used_bytes <= settings.retention_max_bytes:
                 break
-            oldest = await self._store.oldest_purgeable_ts()
+            oldest = await self._db.read(lambda r: r.retention.oldest_ts())
             if oldest is None:
                 break
             # Everything finished up to a little past the oldest message: the oldest go first.
-            step = await self._store.purge_finished(oldest + 3600, batch)
+            step = await self._purge(oldest + 3600, batch)
             if step.total == 0:
                 break
             done += step
@@ -69,22 +69,25 @@ class Retention:
         """Drop every finished item older than `before` (default: the retention age), then
         compact the file; a dry run says what would go and changes nothing."""
         cut = before if before is not None else self._clock.now() - self._settings.retention_age
-        size_before = await self._store.store_size()
+        size_before = await self._db.size()
         if dry_run:
-            counts = await self._store.purge_finished(cut, 0, dry_run=True)
+            counts = await self._db.read(lambda r: r.retention.purge(cut, 0, dry_run=True))
             return PurgeReport(counts, cut, True, size_before, size_before)
         total = PurgeCounts()
         while True:
-            step = await self._store.purge_finished(cut, self._settings.retention_batch)
+            step = await self._purge(cut, self._settings.retention_batch)
             total += step
             if step.total == 0:
                 break
         if total.total:
             await self._note(total)
-        await self._store.reclaim(full=not size_before.incremental)
+        await self._db.reclaim(full=not size_before.incremental)
         if size_before.incremental:
-            await self._store.reclaim(None)
-        return PurgeReport(total, cut, False, size_before, await self._store.store_size())
+            await self._db.reclaim(None)
+        return PurgeReport(total, cut, False, size_before, await self._db.size())
+
+    async def _purge(self, before: float, limit: int) -> PurgeCounts:
+        return await self._db.write(lambda r: r.retention.purge(before, limit))
 
     async def _note(self, counts: PurgeCounts) -> None:
         if not counts.messages:
@@ -92,15 +95,13 @@ class Retention:
         known = await self.dropped()
         through_seq = max(known.through_seq or 0, counts.newest_seq or 0)
         through_ts = max(known.through_ts or 0.0, counts.newest_ts or 0.0)
-        await self._store.set_room_state(
-            STATE_KEY,
-            {
-                "messages": known.messages + counts.messages,
-                "through_seq": through_seq,
-                "through_ts": through_ts,
-                "at": self._clock.now(),
-            },
-        )
+        state = {
+            "messages": known.messages + counts.messages,
+            "through_seq": through_seq,
+            "through_ts": through_ts,
+            "at": self._clock.now(),
+        }
+        await self._db.write(lambda r: r.room.set(STATE_KEY, state))
         log.info(
             "retention dropped %d messages, %d tasks, %d offers and %d forms",
             counts.messages,
@@ -110,9 +111,9 @@ class Retention:
         )
 
     async def _give_back(self, pages: int) -> None:
-        size = await self._store.store_size()
+        size = await self._db.size()
         if size.incremental:
-            await self._store.reclaim(pages)
+            await self._db.reclaim(pages)
         elif not self._warned_full_vacuum:
             self._warned_full_vacuum = True
             log.warning(

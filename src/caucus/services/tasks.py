@@ -9,18 +9,36 @@ item it sends commit together, and a second ending gets 409 and changes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from caucus.clock import Clock
 from caucus.config import Settings
-from caucus.domain.messages import MessageKind, NewMessage, SystemSender
-from caucus.domain.names import BROADCAST, TargetKind, parse_target
+from caucus.domain.messages import AppendOutcome, MessageKind, NewMessage, SystemSender
+from caucus.domain.names import BROADCAST, Target, TargetKind, parse_target
 from caucus.domain.peers import Peer
-from caucus.domain.tasks import MAX_SUBJECT, TRANSITIONS, Task, TaskMove, TaskState
-from caucus.errors import Hint, InvalidRequest, NotFound, PayloadTooLarge
+from caucus.domain.tasks import (
+    MAX_SUBJECT,
+    TRANSITIONS,
+    MoveRefused,
+    Task,
+    TaskMove,
+    TaskRole,
+    TaskState,
+    next_state,
+)
+from caucus.errors import Conflict, Forbidden, Hint, InvalidRequest, NotFound, PayloadTooLarge
 from caucus.ids import MessageIds
 from caucus.services.delivery import DeliveryService
-from caucus.storage.base import Store
+from caucus.storage.engine import Engine
+from caucus.storage.repos import Repos
+from caucus.storage.repos.tasks import StoredTask
+
+# What a move sends, to whom; a move chosen for a task: (move, fields, what it sends, detail).
+Step = tuple[NewMessage, str]
+Move = tuple[TaskMove, dict[str, str], Callable[[Task], Step], str | None]
+# The job board's reaction to a task's change, inside the same unit (OfferService.after_task).
+Reaction = Callable[[Repos, str, TaskState, float], None]
 
 
 def _meta(task: Task, **extra: Any) -> dict[str, Any]:
@@ -33,9 +51,10 @@ def _meta(task: Task, **extra: Any) -> dict[str, Any]:
 
 class TaskService:
     def __init__(
-        self, store: Store, delivery: DeliveryService, clock: Clock, settings: Settings
+        self, db: Engine, delivery: DeliveryService, clock: Clock, settings: Settings
     ) -> None:
-        self._store = store
+        self._db = db
+        self.on_moved: list[Reaction] = []  # called in every move's unit (the job board)
         self._delivery = delivery
         self._clock = clock
         self._settings = settings
@@ -103,141 +122,137 @@ class TaskService:
             now,
             now + self._settings.task_ttl,
         )
-        task, outcome = await self._store.create_task(
-            task_id=task_id,
-            sender_id=peer.id,
-            sender=peer.name,
-            to=target.name,
-            subject=subject,
-            payload=payload,
-            thread=draft.thread,
-            now=now,
-            expires_at=draft.expires_at,
-            message=self._item(
-                draft, MessageKind.TASK, sender=peer, to=target.name, content=payload
-            ),
+        item = self._item(draft, MessageKind.TASK, sender=peer, to=target.name, content=payload)
+        task, outcome = await self._db.write(
+            lambda r: open_task(
+                r,
+                task_id=task_id,
+                sender_id=peer.id,
+                sender=peer.name,
+                to=target.name,
+                subject=subject,
+                payload=payload,
+                thread=draft.thread,
+                now=now,
+                expires_at=draft.expires_at,
+                message=item,
+            )
         )
         self._delivery.after_append(outcome)
         return task
 
     async def cancel(self, peer: Peer, task_id: str) -> Task:
-        return await self._move(
-            peer,
-            task_id,
-            move=TaskMove.CANCEL,
-            fields={},
-            notify=lambda t: (
-                self._item(
-                    t,
-                    MessageKind.TASK_CANCELED,
-                    sender=peer,
-                    to=t.worker,
-                    content=f"task {t.id} was canceled by {t.sender}",
-                ),
-                t.worker,
-            ),
-        )
+        def step(t: Task) -> Step:
+            notice = self._item(
+                t,
+                MessageKind.TASK_CANCELED,
+                sender=peer,
+                to=t.worker,
+                content=f"task {t.id} was canceled by {t.sender}",
+            )
+            return notice, t.worker
+
+        return await self._move(peer, task_id, lambda _: (TaskMove.CANCEL, {}, step, None))
 
     # --- either side ----------------------------------------------------------------------
     async def reply(self, peer: Peer, task_id: str, text: str) -> Task:
         """The worker's reply completes the task; the sender's reply answers its question."""
         self._check_text(text, "result")
-        parties = await self._store.task_parties(task_id)
-        if parties is None or peer.id not in parties:
-            raise NotFound(f"no task {task_id!r}", hint=Hint.LIST_TASKS, task_id=task_id)
-        if peer.id == parties[0] and peer.id != parties[1]:
-            return await self._answer(peer, task_id, text)
-        return await self._move(
-            peer,
-            task_id,
-            move=TaskMove.COMPLETE,
-            fields={"result": text},
-            notify=lambda t: (
-                self._item(t, MessageKind.RESULT, sender=peer, to=t.sender, content=text),
-                t.sender,
-            ),
-        )
 
-    async def _answer(self, peer: Peer, task_id: str, answer: str) -> Task:
-        return await self._move(
-            peer,
-            task_id,
-            move=TaskMove.ANSWER,
-            fields={"answer": answer},
-            notify=lambda t: (
-                self._item(
-                    t,
-                    MessageKind.TASK,
-                    sender=peer,
-                    to=t.worker,
-                    content=t.payload,
-                    question=t.question,
-                    answer=answer,
-                ),
-                t.worker,
-            ),
-            detail="answered",
-        )
+        def complete(t: Task) -> Step:
+            return self._item(
+                t, MessageKind.RESULT, sender=peer, to=t.sender, content=text
+            ), t.sender
+
+        def answer(t: Task) -> Step:
+            item = self._item(
+                t,
+                MessageKind.TASK,
+                sender=peer,
+                to=t.worker,
+                content=t.payload,
+                question=t.question,
+                answer=text,
+            )
+            return item, t.worker
+
+        def choose(found: StoredTask) -> Move:
+            if peer.id == found.sender_id and peer.id != found.worker_id:
+                return TaskMove.ANSWER, {"answer": text}, answer, "answered"
+            return TaskMove.COMPLETE, {"result": text}, complete, None
+
+        return await self._move(peer, task_id, choose)
 
     # --- the worker -----------------------------------------------------------------------
     async def fail(self, peer: Peer, task_id: str, error: str) -> Task:
         self._check_text(error, "error")
+
+        def step(t: Task) -> Step:
+            return self._item(
+                t, MessageKind.FAILURE, sender=peer, to=t.sender, content=error
+            ), t.sender
+
         return await self._move(
-            peer,
-            task_id,
-            move=TaskMove.FAIL,
-            fields={"error": error},
-            notify=lambda t: (
-                self._item(t, MessageKind.FAILURE, sender=peer, to=t.sender, content=error),
-                t.sender,
-            ),
+            peer, task_id, lambda _: (TaskMove.FAIL, {"error": error}, step, None)
         )
 
     async def request_input(self, peer: Peer, task_id: str, question: str) -> Task:
         self._check_text(question, "question")
+
+        def step(t: Task) -> Step:
+            item = self._item(
+                t, MessageKind.INPUT_REQUEST, sender=peer, to=t.sender, content=question
+            )
+            return item, t.sender
+
         return await self._move(
-            peer,
-            task_id,
-            move=TaskMove.ASK,
-            fields={"question": question},
-            notify=lambda t: (
-                self._item(
-                    t, MessageKind.INPUT_REQUEST, sender=peer, to=t.sender, content=question
-                ),
-                t.sender,
-            ),
+            peer, task_id, lambda _: (TaskMove.ASK, {"question": question}, step, None)
         )
 
-    async def _move(
-        self,
-        peer: Peer,
-        task_id: str,
-        *,
-        move: TaskMove,
-        fields: dict[str, Any],
-        notify: Any,
-        detail: str | None = None,
-    ) -> Task:
-        rule = TRANSITIONS[move]
-        task, outcome = await self._store.task_transition(
-            task_id,
-            actor_id=peer.id,
-            actor=peer.name,
-            role=rule.actor.value,
-            allowed=rule.allowed,
-            to_state=rule.to_state,
-            now=self._clock.now(),
-            fields=fields,
-            notify=notify,
-            detail=detail,
-        )
+    async def _move(self, peer: Peer, task_id: str, choose: Callable[[StoredTask], Move]) -> Task:
+        """One unit: read the task, let the domain decide the move (the acting party, the
+        states it is allowed from), write the change, its history, the job board's reaction
+        and the item it sends to the other party."""
+        now = self._clock.now()
+        react = self.on_moved
+
+        def unit(r: Repos) -> tuple[Task, AppendOutcome | None]:
+            found = r.tasks.stored(task_id)
+            if found is None or peer.id not in (found.sender_id, found.worker_id):
+                raise NotFound(f"no task {task_id!r}", hint=Hint.LIST_TASKS, task_id=task_id)
+            move, fields, tell, detail = choose(found)
+            role = TaskRole.WORKER if peer.id == found.worker_id else TaskRole.SENDER
+            state = found.task.state
+            try:
+                to_state = next_state(move, state, role)
+            except MoveRefused as refused:
+                if refused.wrong_party:
+                    raise Forbidden(
+                        f"only the task's {TRANSITIONS[move].actor.value} may do that"
+                    ) from None
+                raise Conflict(
+                    f"task {task_id} is {state.value}: that is not possible now",
+                    task_id=task_id,
+                    state=state.value,
+                ) from None
+            moved = r.tasks.move(task_id, state, to_state, now, **fields)
+            assert moved, "a task read in this unit moved under it"
+            r.tasks.event(task_id, now, to_state, peer.name, detail)
+            for reaction in react:
+                reaction(r, task_id, to_state, now)
+            task = r.tasks.get(task_id)
+            assert task is not None
+            message, to = tell(task)
+            return task, r.inbox.to_peer(message, to)
+
+        task, outcome = await self._db.write(unit)
         if outcome is not None:
             self._delivery.after_append(outcome)
         return task
 
     # --- reading --------------------------------------------------------------------------
     async def status(self, peer: Peer, task_id: str) -> Task:
-        task = await self._store.get_task(task_id)
+        task = await self._db.read(lambda r: r.tasks.get(task_id))
         if task is None or peer.name not in (task.sender, task.worker):
             raise NotFound(f"no task {task_id!r}", hint=Hint.LIST_TASKS, task_id=task_id)
         return task
@@ -250,7 +265,7 @@ class TaskService:
         except ValueError:
             names = ", ".join(s.value for s in TaskState)
             raise InvalidRequest(f"status is one of {names}", field="status") from None
-        return await self._store.list_tasks(peer.id, role, wanted)
+        return await self._db.read(lambda r: r.tasks.of_party(peer.id, role, wanted))
 
     async def all(self, state: str | None = None, limit: int = 200) -> list[Task]:
         """Every peer's tasks, most recently changed first (the operator's view)."""
@@ -261,7 +276,7 @@ class TaskService:
             raise InvalidRequest(f"status is one of {names}", field="status") from None
         if not 1 <= limit <= 500:
             raise InvalidRequest("limit is 1-500", field="limit")
-        return await self._store.all_tasks(wanted, limit)
+        return await self._db.read(lambda r: r.tasks.all(wanted, limit))
 
     # --- the hub --------------------------------------------------------------------------
     async def sweep(self) -> None:
@@ -283,5 +298,69 @@ class TaskService:
 
         now = self._clock.now()
         silent_before = now - self._settings.task_visibility_timeout
-        for outcome in await self._store.sweep_tasks(now, silent_before, requeue, expire):
+        react = self.on_moved
+
+        def sweep(r: Repos) -> list[AppendOutcome]:
+            told: list[AppendOutcome | None] = []
+            for task in r.tasks.silent(silent_before):
+                if r.tasks.requeue(task.id, now):
+                    r.tasks.event(
+                        task.id, now, TaskState.PENDING, SystemSender.HUB, "the worker went silent"
+                    )
+                    task.state = TaskState.PENDING
+                    # A worker that left for good gets nothing: the task waits for its TTL.
+                    told.append(r.inbox.to_peer(requeue(task), task.worker))
+            for task in r.tasks.stale(now):
+                if r.tasks.move(task.id, task.state, TaskState.EXPIRED, now):
+                    r.tasks.event(
+                        task.id,
+                        now,
+                        TaskState.EXPIRED,
+                        SystemSender.HUB,
+                        "its time to live ran out",
+                    )
+                    for reaction in react:
+                        reaction(r, task.id, TaskState.EXPIRED, now)
+                    task.state = TaskState.EXPIRED
+                    told.append(r.inbox.to_peer(expire(task), task.sender))
+            return [o for o in told if o is not None]
+
+        for outcome in await self._db.write(sweep):
             self._delivery.after_append(outcome)
+
+
+def open_task(
+    r: Repos,
+    *,
+    task_id: str,
+    sender_id: int,
+    sender: str,
+    to: str,
+    subject: str | None,
+    payload: str,
+    thread: str,
+    now: float,
+    expires_at: float,
+    message: NewMessage,
+    offer_id: str | None = None,
+) -> tuple[Task, AppendOutcome]:
+    """Store a pending task and put its `task` item in the worker's inbox, in one unit (a task
+    for a peer that is not here is refused before anything is written)."""
+    outcome = r.inbox.append(message, Target(TargetKind.PEER, to))
+    worker = outcome.recipients[0]
+    r.tasks.insert(
+        task_id=task_id,
+        sender_id=sender_id,
+        sender=sender,
+        worker_id=worker.peer_id,
+        worker=worker.name,
+        subject=subject,
+        payload=payload,
+        thread=thread,
+        now=now,
+        expires_at=expires_at,
+        offer_id=offer_id,
+    )
+    task = r.tasks.get(task_id)
+    assert task is not None
+    return task, outcome

@@ -19,7 +19,8 @@ from caucus.domain.peers import Peer
 from caucus.errors import Hint, TicketRejected
 from caucus.ids import hash_token, new_token
 from caucus.services.registry import Registry
-from caucus.storage.base import Store
+from caucus.storage.engine import Engine
+from caucus.storage.repos import Repos
 
 KEY_PREFIX = "wk_"
 TICKET_PREFIX = "wt_"
@@ -34,8 +35,8 @@ class Ticket:
 
 
 class Watchers:
-    def __init__(self, store: Store, registry: Registry, clock: Clock, settings: Settings) -> None:
-        self._store = store
+    def __init__(self, db: Engine, registry: Registry, clock: Clock, settings: Settings) -> None:
+        self._db = db
         self._registry = registry
         self._clock = clock
         self._settings = settings
@@ -48,18 +49,16 @@ class Watchers:
     async def mint_key(self, peer: Peer) -> str:
         key = new_token(KEY_PREFIX)
         now = self._clock.now()
-        await self._store.create_watch_credential(
-            peer.id, hash_token(key), "key", now, None, KEYS_KEPT
-        )
+        digest = hash_token(key)
+        await self._db.write(lambda r: r.watch.add(peer.id, digest, "key", now, None, KEYS_KEPT))
         return key
 
     async def mint_ticket(self, peer: Peer) -> Ticket:
         ticket = new_token(TICKET_PREFIX)
         now = self._clock.now()
         expires = now + self._settings.watch_ticket_ttl
-        await self._store.create_watch_credential(
-            peer.id, hash_token(ticket), "ticket", now, expires, 1
-        )
+        digest = hash_token(ticket)
+        await self._db.write(lambda r: r.watch.add(peer.id, digest, "ticket", now, expires, 1))
         return Ticket(ticket, expires)
 
     async def redeem(self, ticket: str) -> tuple[Peer, str]:
@@ -68,9 +67,8 @@ class Watchers:
         found = None
         if ticket.startswith(TICKET_PREFIX):
             now = self._clock.now()
-            found = await self._store.redeem_watch_ticket(
-                hash_token(ticket), hash_token(key), now, KEYS_KEPT
-            )
+            ticket_hash, key_hash = hash_token(ticket), hash_token(key)
+            found = await self._db.write(lambda r: redeem_ticket(r, ticket_hash, key_hash, now))
         if found is None or found.state.terminal:
             raise TicketRejected(
                 "this watch ticket is unknown, used, expired or its peer has left: call "
@@ -86,7 +84,8 @@ class Watchers:
         digest = b""
         if key and key.startswith(KEY_PREFIX):
             digest = hash_token(key)
-            found = await self._store.peer_by_watch_key(digest)
+            key_hash = digest
+            found = await self._db.read(lambda r: key_holder(r, key_hash))
         peer = await self._registry.authenticate_found(
             found, "unknown watch key: call join, then watch_command, for a new watcher"
         )
@@ -95,3 +94,19 @@ class Watchers:
         if len(self._seen) > SEEN_MAX:
             self._seen.popitem(last=False)
         return peer
+
+
+def redeem_ticket(r: Repos, ticket_hash: bytes, key_hash: bytes, now: float) -> Peer | None:
+    """Spend an unexpired ticket: it is gone and a key stands in its place. The ticket's peer
+    (in any state), or None for an unknown, spent or expired ticket."""
+    peer_id = r.watch.spend_ticket(ticket_hash, now)
+    peer = r.peers.by_id(peer_id) if peer_id is not None else None
+    if peer is not None:
+        r.watch.add(peer.id, key_hash, "key", now, None, KEYS_KEPT)
+    return peer
+
+
+def key_holder(r: Repos, key_hash: bytes) -> Peer | None:
+    """The peer a watcher's key stands for (in any state)."""
+    peer_id = r.watch.key_holder(key_hash)
+    return r.peers.by_id(peer_id) if peer_id is not None else None

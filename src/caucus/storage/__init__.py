@@ -1,1 +1,2 @@
-"""Persistence behind the `Store` protocol: SQLite (embedded, default); PostgreSQL to follow."""
+"""Persistence: an engine that runs units of work (`engine.py`; SQLite embedded by default)
+and repositories of named statements (`repos/`, `sql/<dialect>/queries.sql`). ADR 0013."""

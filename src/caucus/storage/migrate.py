@@ -6,6 +6,9 @@ import re
 import sqlite3
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
+
+from caucus.storage.queries import queries
 
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
@@ -31,13 +34,39 @@ def load_migrations(dialect: str) -> list[Migration]:
     return found
 
 
+def applied_sqlite(path: Path) -> list[int]:
+    """The migrations a SQLite file has had (none for a file that is not there yet)."""
+    if not path.exists():
+        return []
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        conn.execute(queries("sqlite")["migrations_done"]).fetchall()
+    except sqlite3.OperationalError:  # no bookkeeping table: an empty file
+        conn.close()
+        return []
+    try:
+        return [row[0] for row in conn.execute(queries("sqlite")["migrations_done"])]
+    finally:
+        conn.close()
+
+
+def applied_postgres(dsn: str) -> list[int]:
+    """The migrations a PostgreSQL database has had."""
+    import psycopg
+
+    q = queries("postgres")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        try:
+            return [row[0] for row in conn.execute(q["migrations_done"])]
+        except psycopg.errors.UndefinedTable:
+            return []
+
+
 def migrate_sqlite(conn: sqlite3.Connection) -> list[int]:
     """Bring the schema up to date; return the versions applied now."""
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
-    )
-    done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+    q = queries("sqlite")
+    conn.execute(q["migrations_table"])
+    done = {row[0] for row in conn.execute(q["migrations_done"])}
     migrations = load_migrations("sqlite")
     newest = migrations[-1].version if migrations else 0
     if done and max(done) > newest:
@@ -51,17 +80,43 @@ def migrate_sqlite(conn: sqlite3.Connection) -> list[int]:
             continue
         # executescript() commits first and runs the script as written, so the script carries
         # its own BEGIN/COMMIT and a failure leaves no half-applied migration.
-        script = (
-            "BEGIN IMMEDIATE;\n"
-            + m.sql
-            + "\nINSERT INTO schema_migrations (version, name, applied_at)"
-            + f" VALUES ({m.version}, '{m.name}', datetime('now'));\nCOMMIT;"
-        )
+        record = q["migration_record"].format(version=m.version, name=m.name)
+        script = f"{q['begin_immediate']};\n{m.sql}\n{record};\n{q['commit']};"
         try:
             conn.executescript(script)
         except sqlite3.Error:
             if conn.in_transaction:
-                conn.execute("ROLLBACK")
+                conn.execute(q["rollback"])
             raise
         applied.append(m.version)
+    return applied
+
+
+def migrate_postgres(dsn: str) -> list[int]:
+    """Bring a PostgreSQL schema up to date, each migration in its own transaction under an
+    advisory lock, so hub processes starting at once apply each migration once."""
+    import psycopg
+
+    q = queries("postgres")
+    migrations = load_migrations("postgres")
+    newest = migrations[-1].version if migrations else 0
+    applied: list[int] = []
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        with conn.transaction():
+            conn.execute(q["migrations_lock"])
+            conn.execute(q["migrations_table"])
+        for m in migrations:
+            with conn.transaction():
+                conn.execute(q["migrations_lock"])
+                done = {row[0] for row in conn.execute(q["migrations_done"])}
+                if done and max(done) > newest:
+                    raise RuntimeError(
+                        f"database schema version {max(done)} is newer than this Caucus "
+                        f"({newest}); upgrade Caucus or point --db at another database"
+                    )
+                if m.version in done:
+                    continue
+                conn.execute(m.sql.encode("utf-8"))
+                conn.execute(q["migration_record"], {"version": m.version, "name": m.name})
+                applied.append(m.version)
     return applied

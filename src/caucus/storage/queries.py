@@ -54,7 +54,18 @@ def parse(text: str, where: str = "queries.sql") -> dict[str, str]:
     return found
 
 
+_PARAM = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
+
+
+def pyformat(sql: str) -> str:
+    """`:name` parameters as psycopg takes them (`%(name)s`), a literal `%` doubled."""
+    return _PARAM.sub(r"%(\1)s", sql.replace("%", "%%"))
+
+
 @cache
 def queries(dialect: str) -> Queries:
     path = resources.files("caucus.storage") / "sql" / dialect / "queries.sql"
-    return Queries(dialect, parse(path.read_text(encoding="utf-8"), f"sql/{dialect}/queries.sql"))
+    found = parse(path.read_text(encoding="utf-8"), f"sql/{dialect}/queries.sql")
+    if dialect == "postgres":
+        found = {name: pyformat(sql) for name, sql in found.items()}
+    return Queries(dialect, found)

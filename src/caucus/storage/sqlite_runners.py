@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from caucus.errors import CaucusError, StorageError, StorageFull
+from caucus.storage.queries import queries
 
 Op = Callable[[sqlite3.Connection], Any]
 # (future, value, exception) for one operation
@@ -64,6 +65,7 @@ class GroupCommitWriter:
         batch_max: int,
         on_abort: Callable[[], None] | None = None,
     ) -> None:
+        self._q = queries("sqlite")
         self._connect = connect
         self._on_abort = on_abort  # a batch was rolled back: caches derived from it are stale
         self._batch_max = batch_max
@@ -144,7 +146,7 @@ class GroupCommitWriter:
         self.batches += 1
         self.ops += len(batch)
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(self._q["begin_immediate"])
         except sqlite3.Error as exc:
             self._fail(batch, storage_error(exc))
             return
@@ -156,7 +158,7 @@ class GroupCommitWriter:
                 results.append((fut, None, exc))
             except BaseException:
                 with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
+                    conn.execute(self._q["rollback"])
                 self._aborted()
                 replayed = self._replay_isolated(conn, batch)
                 if replayed is None:
@@ -171,21 +173,21 @@ class GroupCommitWriter:
         self, conn: sqlite3.Connection, batch: list[tuple[Op, asyncio.Future[Any]]]
     ) -> list[Outcome] | None:
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(self._q["begin_immediate"])
         except sqlite3.Error as exc:
             self._fail(batch, storage_error(exc))
             return None
         results: list[Outcome] = []
         for op, fut in batch:
             try:
-                conn.execute("SAVEPOINT op")
+                conn.execute(self._q["savepoint"])
                 try:
                     value = op(conn)
                 except BaseException:
-                    conn.execute("ROLLBACK TO op")
+                    conn.execute(self._q["rollback_to_savepoint"])
                     raise
                 finally:
-                    conn.execute("RELEASE op")
+                    conn.execute(self._q["release_savepoint"])
             except sqlite3.Error as exc:
                 results.append((fut, None, storage_error(exc)))
             except BaseException as exc:
@@ -222,10 +224,10 @@ class GroupCommitWriter:
                 return
             conn, batch, results = item
             try:
-                conn.execute("COMMIT")
+                conn.execute(self._q["commit"])
             except sqlite3.Error as exc:
                 with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
+                    conn.execute(self._q["rollback"])
                 err = storage_error(exc)
                 results = [(fut, None, err) for _, fut in batch]
                 loop.call_soon_threadsafe(self._aborted)
@@ -238,6 +240,7 @@ class ReaderThread(threading.Thread):
 
     def __init__(self, connect: Callable[[], sqlite3.Connection]) -> None:
         super().__init__(name="caucus-sqlite-reader", daemon=True)
+        self._q = queries("sqlite")
         self._connect = connect
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -278,11 +281,11 @@ class ReaderThread(threading.Thread):
                     return
                 op, fut = item
                 try:
-                    conn.execute("BEGIN")
+                    conn.execute(self._q["begin"])
                     try:
                         outcome: Outcome = (fut, op(conn), None)
                     finally:
-                        conn.execute("COMMIT")
+                        conn.execute(self._q["commit"])
                 except sqlite3.Error as exc:
                     outcome = (fut, None, storage_error(exc))
                 except BaseException as exc:

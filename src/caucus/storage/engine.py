@@ -1,0 +1,107 @@
+"""The storage seam (issue 14, ADR 0013): an engine runs units of work; repositories speak SQL.
+
+A *unit of work* is a plain function of `Repos`: it reads, lets the domain decide, and writes,
+and the engine runs it inside one write transaction (group-committed with the units queued
+beside it) or one read. Units never await: everything a unit needs is in the database or in
+its closure, so a batch of them shares one transaction and one commit. A backend is an engine
+(how units run, how wake-ups cross processes) plus one `queries.sql` of named statements; the
+repositories, and every rule above them, are shared by all backends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from caucus.errors import StorageError
+
+if TYPE_CHECKING:
+    from caucus.domain.retention import StoreSize
+    from caucus.storage.repos import Repos
+
+T = TypeVar("T")
+Params = Mapping[str, Any]
+Unit = Callable[["Repos"], T]
+
+
+class Row(Protocol):
+    """One result row, read by column name (sqlite3.Row, psycopg's dict rows)."""
+
+    def __getitem__(self, key: str) -> Any: ...
+
+
+class Duplicate(StorageError):
+    """A write broke a uniqueness rule. Repositories turn it into the domain's own error."""
+
+
+class Tx(Protocol):
+    """The connection of one unit of work, speaking only named statements."""
+
+    dialect: str
+    shared: bool  # other processes use the same database (they must be told of deliveries)
+
+    def one(self, name: str, params: Params | None = None) -> Row | None: ...
+
+    def all(self, name: str, params: Params | None = None) -> list[Row]: ...
+
+    def value(self, name: str, params: Params | None = None) -> Any:
+        """The first column of the first row (None when there is no row)."""
+        ...
+
+    def run(self, name: str, params: Params | None = None) -> int:
+        """Execute; the number of rows changed. Raises Duplicate on a uniqueness violation."""
+        ...
+
+    def many(self, name: str, rows: Iterable[Params]) -> int: ...
+
+    def array(self, values: Sequence[Any]) -> Any:
+        """A list parameter as this backend's statements take it (JSON text, or an array)."""
+        ...
+
+    def woke(self, peer_ids: Iterable[int]) -> None:
+        """These peers got deliveries in this unit: a backend shared by processes tells the
+        others once its batch commits."""
+        ...
+
+
+class Engine(Protocol):
+    """What a backend provides. `write` units run in one transaction each (batched, group
+    committed, never undone by a neighbour's failure); `read` units see committed state."""
+
+    dialect: str
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def write(self, unit: Unit[T]) -> T: ...
+
+    async def read(self, unit: Unit[T]) -> T: ...
+
+    def on_wake(self, callback: Callable[[Sequence[int]], None]) -> None:
+        """Call `callback` with peer ids that have new deliveries, committed by any process
+        sharing this database (this one included)."""
+        ...
+
+    def wake(self, peer_ids: Sequence[int]) -> None:
+        """Say, in this process, that these peers have new deliveries (after the commit that
+        queued them; other processes hear of it from the engine itself)."""
+        ...
+
+    def on_signal(self, callback: Callable[[str], None]) -> None:
+        """Call `callback` with each topic another process signalled (`signal`)."""
+        ...
+
+    async def signal(self, topic: str) -> None:
+        """Tell every other process sharing the database that `topic` changed (the room's
+        mode, say), after what changed it has committed."""
+        ...
+
+    async def size(self) -> StoreSize: ...
+
+    async def reclaim(self, pages: int | None = None, *, full: bool = False) -> None:
+        """Give free space back to the file system (a backend without files does nothing)."""
+        ...
+
+    @property
+    def stats(self) -> dict[str, int]: ...

@@ -1,0 +1,237 @@
+"""The inbox: routing a message to its audience, and the deliveries each recipient claims,
+acknowledges and gets again after a reconnect or a visibility timeout (ADR 0001)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from caucus.domain.messages import (
+    AppendOutcome,
+    ClaimResult,
+    Delivery,
+    Message,
+    NewMessage,
+    Peek,
+    Recipient,
+    SendReceipt,
+)
+from caucus.domain.names import Target, TargetKind
+from caucus.errors import ChannelClosed, Hint, InvalidRequest, NotFound
+from caucus.storage.engine import Tx
+from caucus.storage.repos.channels import Channels
+from caucus.storage.repos.messages import Idempotency, Messages, message
+from caucus.storage.repos.peers import Holder, Peers
+
+_ALL = Target(TargetKind.ALL, "all")
+
+
+class Inbox:
+    def __init__(
+        self,
+        tx: Tx,
+        peers: Peers,
+        channels: Channels,
+        messages: Messages,
+        idempotency: Idempotency,
+        next_lease: Callable[[], int],
+    ) -> None:
+        self._tx = tx
+        self._peers = peers
+        self._channels = channels
+        self._messages = messages
+        self._idempotency = idempotency
+        self._next_lease = next_lease
+
+    # --- routing ---------------------------------------------------------------------------
+    def append(self, msg: NewMessage, target: Target, idem_since: float = 0.0) -> AppendOutcome:
+        """Persist a message and queue it for its audience.
+
+        Audience: the named active or reaped peer; every active or reaped peer but the sender
+        for `all`; the channel's members but the sender (with `joins_channel`, the channel is
+        created and the sender joins it; otherwise it must exist). A closed channel raises
+        ChannelClosed. A repeat of (sender, idempotency_key) newer than `idem_since` returns
+        the first outcome with `duplicate=True` and stores nothing. NotFound for an unknown
+        peer or `reply_to`. Everything is checked before anything is written.
+        """
+        key = msg.idempotency_key
+        if key is not None and msg.sender_id is not None:
+            hit = self._idempotency.hit(msg.sender_id, key, idem_since)
+            if hit is not None:
+                return self._replay(hit)
+        thread = msg.thread
+        if msg.reply_to is not None:
+            parent = self._messages.parent(msg.reply_to)
+            if parent is None:
+                raise NotFound(f"reply_to {msg.reply_to!r} is not a known message id")
+            if thread is None:
+                thread = parent[1] or parent[0]
+        joined = False
+        sender_id = msg.sender_id if msg.sender_id is not None else -1
+        if target.kind is TargetKind.PEER:
+            holders = [self._direct(target.name, sender_id)]
+        elif target.kind is TargetKind.ALL:
+            holders = self._peers.everyone_but(sender_id)
+        else:
+            joined = self._enter_channel(msg, target.name)
+            holders = self._channels.members_but(target.name, sender_id)
+
+        if len(holders) == 1:  # the common case, a direct message
+            ((pid, name, state),) = holders
+            recipients = [Recipient(pid, name, state == "reaped")]
+        else:
+            recipients = sorted(
+                (Recipient(h[0], h[1], h[2] == "reaped") for h in holders), key=lambda r: r.name
+            )
+        delivered_to = [r.name for r in recipients]
+        missed = [r.name for r in recipients if r.reaped]
+        seq = self._messages.insert(msg, thread, delivered_to, missed)
+        lane, ephemeral = int(msg.lane), int(msg.ephemeral)
+        if len(recipients) == 1:
+            self._tx.run(
+                "delivery_insert",
+                {
+                    "peer_id": recipients[0].peer_id,
+                    "seq": seq,
+                    "lane": lane,
+                    "ephemeral": ephemeral,
+                },
+            )
+        elif recipients:
+            self._tx.many(
+                "delivery_insert",
+                [
+                    {"peer_id": r.peer_id, "seq": seq, "lane": lane, "ephemeral": ephemeral}
+                    for r in recipients
+                ],
+            )
+        if recipients and self._tx.shared:
+            self._tx.woke(r.peer_id for r in recipients)
+        if key is not None and msg.sender_id is not None:
+            self._idempotency.record(msg.sender_id, key, msg.ts, seq)
+        stored = Message(
+            seq=seq,
+            id=msg.id,
+            ts=msg.ts,
+            sender=msg.sender,
+            to=msg.to,
+            kind=msg.kind,
+            content=msg.content,
+            meta=msg.meta,
+            thread=thread,
+            reply_to=msg.reply_to,
+        )
+        receipt = SendReceipt(msg.id, seq, delivered_to, missed)
+        return AppendOutcome(receipt, stored, recipients, joined)
+
+    def to_peer(self, msg: NewMessage, name: str) -> AppendOutcome | None:
+        """A notice to one peer, or None if it has left for good (the change that sends it
+        still happens)."""
+        try:
+            return self.append(msg, Target(TargetKind.PEER, name))
+        except NotFound:
+            return None
+
+    def to_everyone(self, msg: NewMessage) -> AppendOutcome:
+        return self.append(msg, _ALL)
+
+    def _direct(self, name: str, sender_id: int) -> Holder:
+        holder = self._peers.recipient(name)
+        if holder is None:
+            raise NotFound(f"no peer named {name!r} is here", hint=Hint.LIST_PEERS, to=name)
+        if holder[0] == sender_id:
+            raise InvalidRequest("you cannot send a message to yourself", field="to")
+        return holder
+
+    def _enter_channel(self, msg: NewMessage, channel: str) -> bool:
+        closed = self._channels.closed(channel)
+        if closed is None and not msg.joins_channel:
+            raise NotFound(
+                f"there is no channel {channel}", hint=Hint.LIST_CHANNELS, channel=channel
+            )
+        if closed:
+            raise ChannelClosed(f"the operator closed {channel}", channel=channel)
+        if closed is None:
+            self._channels.ensure(channel, msg.ts)
+        if msg.sender_id is not None and msg.joins_channel:
+            return self._channels.add_member(channel, msg.sender_id, msg.ts)
+        return False
+
+    def _replay(self, seq: int) -> AppendOutcome:
+        found = self._messages.by_seq(seq)
+        assert found is not None  # an idempotency key keeps its message from retention
+        stored, delivered_to, missed = found
+        receipt = SendReceipt(stored.id, stored.seq, delivered_to, missed, duplicate=True)
+        return AppendOutcome(receipt, stored, [], False)
+
+    # --- a recipient's side ----------------------------------------------------------------
+    def claim(
+        self,
+        peer_id: int,
+        *,
+        now: float,
+        visibility: float,
+        limit: int,
+        ack_through: int | None,
+        priority_only: bool = False,
+    ) -> ClaimResult:
+        """Acknowledge (see `ack`), then hand out up to `limit` visible deliveries in seq order,
+        hiding them for `visibility` seconds and counting the attempt. When there is nothing to
+        hand out, `next_visible_at` says when an in-flight delivery becomes visible again.
+        `priority_only` (a paused recipient) hands out only the priority lane."""
+        acked = self.ack(peer_id, through=ack_through) if ack_through is not None else 0
+        visible, later = (
+            ("deliveries_visible_priority", "deliveries_next_visible_priority")
+            if priority_only
+            else ("deliveries_visible", "deliveries_next_visible")
+        )
+        params = {"peer_id": peer_id, "now": now, "limit": limit}
+        rows = self._tx.all(visible, params)
+        if not rows:
+            return ClaimResult([], acked, self._tx.value(later, params))
+        lease = self._next_lease()
+        hidden_until = now + visibility
+        self._tx.many(
+            "delivery_hand_out",
+            [
+                {"visible_at": hidden_until, "lease": lease, "peer_id": peer_id, "seq": r["seq"]}
+                for r in rows
+            ],
+        )
+        return ClaimResult(
+            [Delivery(message(r), r["delivery_count"] + 1) for r in rows], acked, None
+        )
+
+    def ack(self, peer_id: int, *, seqs: Iterable[int] = (), through: int | None = None) -> int:
+        """Delete handed-out deliveries: exactly `seqs`, and/or those of the batch that held
+        `through` with seq ≤ `through`. Never acknowledges a delivery not yet handed out."""
+        count = 0
+        wanted = list(seqs)
+        if wanted:
+            count += self._tx.many("delivery_ack", [{"peer_id": peer_id, "seq": s} for s in wanted])
+        if through is not None:
+            count += self._tx.run(
+                "deliveries_ack_through", {"peer_id": peer_id, "through": through}
+            )
+        return count
+
+    def release(self, peer_id: int, now: float) -> int:
+        """A reconnect: drop ephemeral deliveries (interrupt, reset) and make every other
+        handed-out, unacknowledged one visible again. Returns how many were made visible."""
+        self._tx.run("deliveries_drop_ephemeral", {"peer_id": peer_id})
+        return self._tx.run("deliveries_release", {"peer_id": peer_id, "now": now})
+
+    def peek(self, peer_id: int) -> Peek:
+        pending = int(self._tx.value("deliveries_count_of_peer", {"peer_id": peer_id}))
+        row = self._tx.one("delivery_newest_of_peer", {"peer_id": peer_id})
+        return Peek(pending, message(row) if row is not None else None)
+
+    def pending_count(self) -> int:
+        """Deliveries not yet acknowledged, across every peer (the total queue depth)."""
+        return int(self._tx.value("deliveries_count"))
+
+    def forget_peer(self, peer_id: int) -> None:
+        self._tx.run("deliveries_of_peer_delete", {"peer_id": peer_id})
+
+    def queue_announcements(self, peer_id: int, since: float) -> None:
+        """A newcomer gets the announcements made since `since`, once."""
+        self._tx.run("deliveries_of_announcements_since", {"peer_id": peer_id, "since": since})

@@ -1,0 +1,131 @@
+"""The message log (every routed message, kept until retention drops it) and idempotency keys."""
+
+from __future__ import annotations
+
+import json
+
+from caucus.domain.messages import Message, NewMessage
+from caucus.storage.engine import Row, Tx
+from caucus.storage.rows import names_json, stored_json
+
+
+def message(row: Row) -> Message:
+    meta = row["meta"]
+    return Message(
+        seq=row["seq"],
+        id=row["id"],
+        ts=row["ts"],
+        sender=row["sender"],
+        to=row["target"],
+        kind=row["kind"],
+        content=row["content"],
+        meta=stored_json(meta) if meta is not None else None,
+        thread=row["thread"],
+        reply_to=row["reply_to"],
+    )
+
+
+def _whole(row: Row) -> Message:
+    found = message(row)
+    found.delivered_to = stored_json(row["delivered_to"])
+    return found
+
+
+class Messages:
+    def __init__(self, tx: Tx) -> None:
+        self._tx = tx
+
+    def insert(
+        self, msg: NewMessage, thread: str | None, delivered_to: list[str], missed: list[str]
+    ) -> int:
+        """Store a routed message; its seq."""
+        seq: int = self._tx.value(
+            "message_insert",
+            {
+                "id": msg.id,
+                "ts": msg.ts,
+                "sender_id": msg.sender_id,
+                "sender": msg.sender,
+                "target": msg.to,
+                "kind": msg.kind,
+                "content": msg.content,
+                "meta": json.dumps(msg.meta) if msg.meta is not None else None,
+                "thread": thread,
+                "reply_to": msg.reply_to,
+                "delivered_to": names_json(delivered_to),
+                "missed": names_json(missed),
+            },
+        )
+        return seq
+
+    def parent(self, message_id: str) -> tuple[str, str | None] | None:
+        """(id, thread) of a message replied to."""
+        row = self._tx.one("message_parent", {"id": message_id})
+        return None if row is None else (row["id"], row["thread"])
+
+    def by_seq(self, seq: int) -> tuple[Message, list[str], list[str]] | None:
+        """A message with whom it reached and whom it missed."""
+        row = self._tx.one("message_by_seq", {"seq": seq})
+        if row is None:
+            return None
+        return message(row), stored_json(row["delivered_to"]), stored_json(row["missed"])
+
+    def after(
+        self, seq: int, limit: int, *, since: float | None = None, until: float | None = None
+    ) -> list[Message]:
+        """Routed messages after `seq` in seq order, with `delivered_to`; optionally only those
+        with `since <= ts < until`."""
+        params = {"seq": seq, "limit": limit, "since": since, "until": until}
+        return [_whole(r) for r in self._tx.all("messages_after", params)]
+
+    def before(
+        self,
+        before: int | None,
+        limit: int,
+        *,
+        peer: str | None = None,
+        channel: str | None = None,
+        kind: str | None = None,
+        text: str | None = None,
+    ) -> list[Message]:
+        """The newest `limit` routed messages with seq < `before` (all, if None), in seq
+        order, with `delivered_to`; optionally only those from, to or delivered to `peer`, to
+        `channel`, of `kind`, or whose content holds `text` (ignoring case)."""
+        params = {
+            "before": before,
+            "limit": limit,
+            "peer": peer,
+            "peer_json": json.dumps(peer) if peer is not None else None,
+            "channel": channel,
+            "kind": kind,
+            "text": text or None,
+        }
+        rows = self._tx.all("messages_before", params)
+        return [_whole(r) for r in reversed(rows)]
+
+    def last_seq(self) -> int:
+        return int(self._tx.value("messages_last_seq"))
+
+    def counts_by_sender(self) -> dict[str, int]:
+        """Messages sent, by sender name (agents only)."""
+        return {r["sender"]: r["sent"] for r in self._tx.all("messages_by_sender")}
+
+
+class Idempotency:
+    def __init__(self, tx: Tx) -> None:
+        self._tx = tx
+
+    def hit(self, sender_id: int, key: str, since: float) -> int | None:
+        """The seq a repeat of (sender, key) newer than `since` first stored."""
+        found = self._tx.value(
+            "idempotency_hit", {"sender_id": sender_id, "key": key, "since": since}
+        )
+        return None if found is None else int(found)
+
+    def record(self, sender_id: int, key: str, ts: float, seq: int) -> None:
+        self._tx.run(
+            "idempotency_record", {"sender_id": sender_id, "key": key, "ts": ts, "seq": seq}
+        )
+
+    def purge(self, before: float) -> int:
+        return self._tx.run("idempotency_purge", {"before": before})

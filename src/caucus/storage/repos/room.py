@@ -1,0 +1,20 @@
+"""The room's durable settings (mode, send budget, retention bookkeeping), by key."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from caucus.storage.engine import Tx
+from caucus.storage.rows import stored_json
+
+
+class RoomState:
+    def __init__(self, tx: Tx) -> None:
+        self._tx = tx
+
+    def all(self) -> dict[str, Any]:
+        return {r["key"]: stored_json(r["value"]) for r in self._tx.all("room_state_all")}
+
+    def set(self, key: str, value: Any) -> None:
+        self._tx.run("room_state_set", {"key": key, "value": json.dumps(value)})

@@ -1,0 +1,172 @@
+"""Tasks and their history. Which moves are allowed is the domain's (`domain.tasks`); this
+stores what was decided, each move conditional on the state it was decided from."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from caucus.domain.messages import Delivery
+from caucus.domain.tasks import Task, TaskEvent, TaskState
+from caucus.storage.engine import Row, Tx
+
+
+def _task(row: Row) -> Task:
+    return Task(
+        id=row["id"],
+        sender=row["sender"],
+        worker=row["worker"],
+        subject=row["subject"],
+        payload=row["payload"],
+        thread=row["thread"],
+        state=TaskState(row["state"]),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        expires_at=row["expires_at"],
+        result=row["result"],
+        error=row["error"],
+        question=row["question"],
+        answer=row["answer"],
+    )
+
+
+class StoredTask:
+    """A task with the ids of its parties, which the wire never shows."""
+
+    __slots__ = ("sender_id", "task", "worker_id")
+
+    def __init__(self, task: Task, sender_id: int, worker_id: int) -> None:
+        self.task, self.sender_id, self.worker_id = task, sender_id, worker_id
+
+
+class Tasks:
+    def __init__(self, tx: Tx) -> None:
+        self._tx = tx
+
+    def insert(
+        self,
+        *,
+        task_id: str,
+        sender_id: int,
+        sender: str,
+        worker_id: int,
+        worker: str,
+        subject: str | None,
+        payload: str,
+        thread: str,
+        now: float,
+        expires_at: float,
+        offer_id: str | None = None,
+    ) -> None:
+        self._tx.run(
+            "task_insert",
+            {
+                "id": task_id,
+                "sender_id": sender_id,
+                "sender": sender,
+                "worker_id": worker_id,
+                "worker": worker,
+                "subject": subject,
+                "payload": payload,
+                "thread": thread,
+                "now": now,
+                "expires_at": expires_at,
+                "offer_id": offer_id,
+            },
+        )
+        self.event(task_id, now, TaskState.PENDING, sender, "sent")
+
+    def get(self, task_id: str) -> Task | None:
+        """A task with its history."""
+        row = self._tx.one("task_by_id", {"id": task_id})
+        return self._with_history(_task(row)) if row is not None else None
+
+    def stored(self, task_id: str) -> StoredTask | None:
+        """The task with its parties' ids, locked for this unit where the backend has row
+        locks."""
+        row = self._tx.one("task_for_update", {"id": task_id})
+        if row is None:
+            return None
+        return StoredTask(_task(row), row["sender_id"], row["worker_id"])
+
+    def move(
+        self,
+        task_id: str,
+        from_state: TaskState,
+        to_state: TaskState,
+        now: float,
+        *,
+        result: str | None = None,
+        error: str | None = None,
+        question: str | None = None,
+        answer: str | None = None,
+    ) -> bool:
+        """Move a task read in `from_state`; False if it has moved since (nothing changes)."""
+        changed = self._tx.run(
+            "task_move",
+            {
+                "id": task_id,
+                "from_state": from_state.value,
+                "to_state": to_state.value,
+                "now": now,
+                "result": result,
+                "error": error,
+                "question": question,
+                "answer": answer,
+            },
+        )
+        return changed == 1
+
+    def requeue(self, task_id: str, now: float) -> bool:
+        """A claimed task whose worker fell silent: pending again."""
+        return self._tx.run("task_requeue", {"id": task_id, "now": now}) == 1
+
+    def event(
+        self, task_id: str, ts: float, state: TaskState, actor: str, detail: str | None = None
+    ) -> None:
+        self._tx.run(
+            "task_event_insert",
+            {"task_id": task_id, "ts": ts, "state": state.value, "actor": actor, "detail": detail},
+        )
+
+    def claim_received(self, worker_id: int, deliveries: Iterable[Delivery], now: float) -> None:
+        """Receiving a task's item claims the task (pending → in progress), in the same unit."""
+        for d in deliveries:
+            meta = d.message.meta
+            if d.message.kind != "task" or not meta or not isinstance(meta.get("task_id"), str):
+                continue
+            task_id = meta["task_id"]
+            worker = self._tx.value(
+                "task_claim", {"id": task_id, "worker_id": worker_id, "now": now}
+            )
+            if worker is not None:
+                self.event(task_id, now, TaskState.IN_PROGRESS, worker, "received")
+
+    def of_party(
+        self, peer_id: int, role: str, state: TaskState | None, limit: int = 200
+    ) -> list[Task]:
+        """A peer's tasks as sender (`role` "sent") or worker ("received"), newest first."""
+        params = {
+            "peer_id": peer_id,
+            "role": role,
+            "state": state.value if state else None,
+            "limit": limit,
+        }
+        return [self._with_history(_task(r)) for r in self._tx.all("tasks_of_party", params)]
+
+    def all(self, state: TaskState | None, limit: int = 200) -> list[Task]:
+        """Every peer's tasks (optionally in one state), most recently changed first."""
+        params = {"state": state.value if state else None, "limit": limit}
+        return [self._with_history(_task(r)) for r in self._tx.all("tasks_all", params)]
+
+    def silent(self, silent_before: float) -> list[Task]:
+        """Claimed tasks not moved since before `silent_before`."""
+        return [_task(r) for r in self._tx.all("tasks_silent", {"silent_before": silent_before})]
+
+    def stale(self, now: float) -> list[Task]:
+        """Pending and parked tasks past their time to live."""
+        return [_task(r) for r in self._tx.all("tasks_stale", {"now": now})]
+
+    def _with_history(self, task: Task) -> Task:
+        rows = self._tx.all("task_events_of", {"task_id": task.id})
+        task.history = [TaskEvent(r["ts"], r["state"], r["actor"], r["detail"]) for r in rows]
+        return task

@@ -1,0 +1,242 @@
+"""The embedded SQLite engine: WAL, one group-committing writer, one reader thread (ADR 0001).
+
+Write units run on the writer (`sqlite_runners`), batched into one transaction per commit;
+read units on the reader thread. One hub process owns the file (a lock beside it), so wake-ups
+stay in the process and the writer may cache what only it changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+from caucus.domain.retention import StoreSize
+from caucus.errors import StorageError
+from caucus.files import make_private, open_private, try_lock
+from caucus.storage.engine import Duplicate, Params, Row, Unit
+from caucus.storage.migrate import migrate_sqlite
+from caucus.storage.queries import Queries, queries
+from caucus.storage.repos import RecipientCache, Repos
+from caucus.storage.sqlite_runners import GroupCommitWriter, ReaderThread
+
+T = TypeVar("T")
+_EMPTY: dict[str, Any] = {}
+
+
+class SqliteTx:
+    """A connection speaking named statements; `?`-free, parameters by name."""
+
+    dialect = "sqlite"
+    shared = False
+    __slots__ = ("_conn", "_q")
+
+    def __init__(self, conn: sqlite3.Connection, q: Queries) -> None:
+        self._conn = conn
+        self._q = q
+
+    def one(self, name: str, params: Params | None = None) -> Row | None:
+        try:
+            row: Row | None = self._conn.execute(self._q[name], params or _EMPTY).fetchone()
+        except sqlite3.IntegrityError as exc:
+            raise _duplicate(exc) from None
+        return row
+
+    def all(self, name: str, params: Params | None = None) -> list[Row]:
+        rows: list[Row] = self._conn.execute(self._q[name], params or _EMPTY).fetchall()
+        return rows
+
+    def value(self, name: str, params: Params | None = None) -> Any:
+        try:
+            row = self._conn.execute(self._q[name], params or _EMPTY).fetchone()
+        except sqlite3.IntegrityError as exc:
+            raise _duplicate(exc) from None
+        return None if row is None else row[0]
+
+    def run(self, name: str, params: Params | None = None) -> int:
+        try:
+            return self._conn.execute(self._q[name], params or _EMPTY).rowcount
+        except sqlite3.IntegrityError as exc:
+            raise _duplicate(exc) from None
+
+    def many(self, name: str, rows: Iterable[Params]) -> int:
+        try:
+            return self._conn.executemany(self._q[name], rows).rowcount
+        except sqlite3.IntegrityError as exc:
+            raise _duplicate(exc) from None
+
+    def array(self, values: Sequence[Any]) -> Any:
+        return json.dumps(list(values))
+
+    def woke(self, peer_ids: Iterable[int]) -> None:
+        return  # one process owns the file: `SqliteEngine.wake` reaches every waiter
+
+    def script(self, name: str, **ints: int) -> None:
+        """A maintenance statement that must run to its end (PRAGMAs take no parameters, so
+        whole numbers are formatted in)."""
+        self._conn.executescript(self._q[name].format(**{k: int(v) for k, v in ints.items()}) + ";")
+
+
+def _duplicate(exc: sqlite3.IntegrityError) -> Exception:
+    if "UNIQUE" in str(exc) or "PRIMARY KEY" in str(exc):
+        return Duplicate(str(exc))
+    return exc
+
+
+class SqliteEngine:
+    """The engine on one SQLite file. Only one hub process may open a file at a time."""
+
+    dialect = "sqlite"
+
+    def __init__(self, path: Path, *, synchronous: str = "FULL", batch_max: int = 512) -> None:
+        self.path = path
+        self._synchronous = synchronous
+        self._q = queries("sqlite")
+        self._lease = 0
+        self._lock_file: IO[str] | None = None
+        self._recipients = RecipientCache()
+        self._writes: Repos | None = None
+        self._reads: Repos | None = None
+        self._wake: list[Callable[[Sequence[int]], None]] = []
+        self._writer = GroupCommitWriter(
+            self._connect_writer, batch_max=batch_max, on_abort=self._recipients.clear
+        )
+        self._reader = ReaderThread(self._connect_reader)
+
+    # --- lifecycle -------------------------------------------------------------------------
+    async def open(self) -> None:
+        # The database and its lock are 0600 in a 0700 folder; SQLite gives its -wal and -shm
+        # files the database's mode.
+        if not self.path.parent.exists():
+            make_private(self.path.parent, directory=True)
+        make_private(self.path)
+        self._take_lock()
+        try:
+            await self._writer.open()
+            await self._reader.open()
+        except BaseException:
+            await self.close()
+            raise
+
+    async def close(self) -> None:
+        await self._reader.close()
+        await self._writer.close()
+        if self._lock_file is not None:
+            self._lock_file.close()
+            self._lock_file = None
+
+    @property
+    def stats(self) -> dict[str, int]:
+        return {"write_batches": self._writer.batches, "write_ops": self._writer.ops}
+
+    # --- units of work ---------------------------------------------------------------------
+    async def write(self, unit: Unit[T]) -> T:
+        repos = self._writes
+        if repos is None:
+            raise StorageError("the database is not open")
+        result: T = await self._writer.submit(lambda _conn: unit(repos))
+        return result
+
+    async def read(self, unit: Unit[T]) -> T:
+        repos = self._reads
+        if repos is None:
+            raise StorageError("the database is not open")
+        result: T = await self._reader.submit(lambda _conn: unit(repos))
+        return result
+
+    # --- wake-ups: one process owns the file, so they never leave it -----------------------
+    def on_wake(self, callback: Callable[[Sequence[int]], None]) -> None:
+        self._wake.append(callback)
+
+    def wake(self, peer_ids: Sequence[int]) -> None:
+        for callback in self._wake:
+            callback(peer_ids)
+
+    def on_signal(self, callback: Callable[[str], None]) -> None:
+        return  # no other process can have changed anything
+
+    async def signal(self, topic: str) -> None:
+        return
+
+    # --- the file --------------------------------------------------------------------------
+    async def size(self) -> StoreSize:
+        def op(repos: Repos) -> StoreSize:
+            tx = repos.tx
+            pages, free = tx.value("page_count"), tx.value("freelist_count")
+            size = tx.value("page_size")
+            return StoreSize(
+                used_bytes=(pages - free) * size,
+                file_bytes=pages * size,
+                incremental=tx.value("auto_vacuum") == 2,
+            )
+
+        return await self.write(op)  # the writer sees what it has just committed
+
+    async def reclaim(self, pages: int | None = None, *, full: bool = False) -> None:
+        """Give free pages back to the file system: `pages` of them (all when None) with an
+        incremental vacuum, or with `full` a whole VACUUM, which also turns an older file to
+        incremental auto-vacuum. Then truncate the WAL."""
+        q = self._q
+
+        def op(conn: sqlite3.Connection) -> None:
+            tx = SqliteTx(conn, q)
+            if full:
+                tx.script("auto_vacuum_incremental")
+                tx.script("vacuum")
+            else:
+                tx.script("incremental_vacuum", pages=pages or 0)
+            tx.all("wal_checkpoint")
+
+        await self._writer.exclusive(op)
+
+    def _take_lock(self) -> None:
+        lock_path = self.path.with_name(self.path.name + ".lock")
+        handle = open_private(lock_path, "a+")  # held until close()
+        if not try_lock(handle):  # without advisory locks, SQLite still guards the file
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            handle.close()
+            raise StorageError(
+                f"{self.path} is in use by another hub (pid {holder}); stop it or use --db "
+                "to choose another file"
+            )
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        self._lock_file = handle
+
+    def _next_lease(self) -> int:
+        self._lease += 1  # claims run on the writer only
+        return self._lease
+
+    def _connect_writer(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        tx = SqliteTx(conn, self._q)
+        if tx.value("schema_objects") == 0:
+            # A new file: free pages can then be given back a few at a time (retention), which
+            # an older file needs one full VACUUM for (`caucus db purge` does it).
+            tx.script("auto_vacuum_incremental")
+        tx.script("journal_mode_wal")
+        tx.script("synchronous", level=_SYNC_LEVELS[self._synchronous.upper()])
+        tx.script("busy_timeout")
+        migrate_sqlite(conn)
+        self._lease = int(tx.value("last_lease"))
+        conn.row_factory = sqlite3.Row
+        self._writes = Repos(tx, recipients=self._recipients, next_lease=self._next_lease)
+        return conn
+
+    def _connect_reader(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        tx = SqliteTx(conn, self._q)
+        tx.script("busy_timeout")
+        tx.script("query_only")
+        conn.row_factory = sqlite3.Row
+        self._reads = Repos(tx)
+        return conn
+
+
+_SYNC_LEVELS = {"OFF": 0, "NORMAL": 1, "FULL": 2, "EXTRA": 3}
