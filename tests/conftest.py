@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from caucus.client import HubClient
 from caucus.operator_client import OperatorClient
 from caucus.services.hub import Hub
 from caucus.testing import FakeClock, make_hub, serve
+from caucus.testing_postgres import NoPostgres, Server, throwaway_cluster
 from tests.logwatch import no_credential_logged  # noqa: F401 - autouse, for every test
 
 ClientFactory = Callable[..., Awaitable[HubClient]]
@@ -81,3 +83,16 @@ async def operator(url: str, live_hub: Hub) -> AsyncIterator[OperatorClient]:
     """The operator's client for the served hub."""
     async with OperatorClient(url, token=live_hub.operator.token) as client:
         yield client
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[Server]:
+    """The suite's PostgreSQL server: a throwaway cluster, or `CAUCUS_TEST_POSTGRES`. Under
+    CI a missing PostgreSQL fails the tier; elsewhere its tests skip, saying why."""
+    try:
+        with throwaway_cluster() as server:
+            yield server
+    except NoPostgres as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the PostgreSQL tier cannot run: {exc}")
+        pytest.skip(str(exc))

@@ -36,18 +36,24 @@ class HubProcess:
 
 
 def start_hub(
-    db: Path,
+    db: Path | str,
     *args: str,
     env: dict[str, str] | None = None,
     timeout: float = 60,
     fault: str | None = None,
+    home: Path | None = None,
 ) -> HubProcess:
-    """`fault` names a kill point of tests/acceptance/faults.py to run the hub under."""
+    """`db` is a SQLite file or a postgresql:// URL (then `home` holds the hub's own files,
+    the operator token among them: processes given one home share it). `fault` names a kill
+    point of tests/acceptance/faults.py to run the hub under."""
+    if home is None:
+        assert isinstance(db, Path), "a PostgreSQL hub needs a home folder"
+        home = db.parent
     # Tests register many peers from one address in a moment (the flood tests check the
     # default budget); as caucus.testing.hub_settings does, these hubs allow it.
     full_env = {
         **os.environ,
-        "CAUCUS_HOME": str(db.parent),
+        "CAUCUS_HOME": str(home),
         "CAUCUS_REGISTER_RATE_CAPACITY": "100000",
         "CAUCUS_SHIELD_CAPACITY": "1000000",
         "CAUCUS_STRANGER_RATE": "1000000",

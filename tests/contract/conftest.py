@@ -8,12 +8,14 @@ import pytest
 
 from caucus.services.hub import Hub
 from caucus.storage.engine import Engine
+from caucus.storage.postgres_engine import PgEngine
 from caucus.storage.sqlite_engine import SqliteEngine
 from caucus.testing import FakeClock, hub_settings
+from caucus.testing_postgres import fresh_database
 
 NOW = 1_000_000.0
 
-BACKENDS = ("sqlite",)  # every backend runs the same contract; PostgreSQL joins next
+BACKENDS = ("sqlite", "postgres")  # every backend runs the same contract
 
 
 @pytest.fixture(params=BACKENDS)
@@ -24,9 +26,12 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def new_engine(backend: str, request: pytest.FixtureRequest) -> Callable[[Path], Engine]:
-    """Makes an engine of the backend under test in a folder."""
-    assert backend == "sqlite"
-    return lambda folder: SqliteEngine(folder / "contract.db")
+    """Makes an engine of the backend under test: a SQLite file in a folder, or a fresh
+    database on the suite's PostgreSQL server."""
+    if backend == "sqlite":
+        return lambda folder: SqliteEngine(folder / "contract.db")
+    server = request.getfixturevalue("postgres_server")
+    return lambda _folder: PgEngine(fresh_database(server))
 
 
 @pytest.fixture

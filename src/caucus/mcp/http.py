@@ -37,7 +37,7 @@ from caucus.mcp.results import WatchCommand
 from caucus.mcp.server import Context, ToolServer, is_modern
 from caucus.mcp.sessions import Sessions
 from caucus.mcp.tools import Call, Catalog
-from caucus.mcp.watch import Session, by_session_file, by_ticket, session_dir, write_session
+from caucus.mcp.watch import Session, by_session_file, by_ticket, write_session
 from caucus.services.hub import Hub
 from caucus.web.bearer import AGENT_KEY_HEADER, parse_bearer
 from caucus.web.errors import error_response, unexpected_error_body
@@ -209,9 +209,11 @@ class McpEndpoint:
         return by_ticket(ticket.command, self.hub.settings.watch_ticket_ttl)
 
     def _session_file(self, name: str) -> Path:
-        """One per peer, beside the hub's database (as private as it is)."""
+        """One per peer, beside the hub's database (as private as it is), or in the hub's data
+        folder when the database is a server."""
         db = self.hub.db_path
-        return (db.parent / "watchers" if db else session_dir()) / f"{name}.session"
+        folder = db.parent if db else self.hub.settings.data_dir()
+        return folder / "watchers" / f"{name}.session"
 
     async def _ended(self, session_id: str) -> None:
         port = self._sessions.pop(session_id, None)

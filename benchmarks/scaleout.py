@@ -1,0 +1,231 @@
+"""Several hub processes on one PostgreSQL database vs one process on SQLite, in one run.
+
+Starts a throwaway PostgreSQL cluster (fsync and synchronous commit on, as in production) and
+measures, over real HTTP on loopback:
+
+- SQLite, one `caucus hub` process (the baseline);
+- PostgreSQL with 1, 2 and 4 `caucus hub` processes sharing one database, each sender talking
+  to a process other than its receiver's whenever there is more than one.
+
+For each: durable messages/s in a closed loop (N sender/receiver pairs as fast as they go),
+send->receive p50/p99 at an offered rate (default 500/s, open loop), and the wake-up latency of
+a parked receive (one message at a time; across processes when there are several). It prints
+the figures and each one's ratio to the SQLite baseline. Goal (issue 14): PostgreSQL with one
+process >= 0.5x SQLite, throughput rising with processes. Run:
+`.venv/bin/python benchmarks/scaleout.py` (`--quick` for 1-second phases).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent.parent / "src"))
+
+import relay
+from caucus.testing_postgres import fresh_database, throwaway_cluster
+
+ENV = {
+    "CAUCUS_SEND_RATE_CAPACITY": "1000000",
+    "CAUCUS_SEND_RATE_REFILL": "1000000",
+    "CAUCUS_REGISTER_RATE_CAPACITY": "1000000",
+    "CAUCUS_RESUME_RATE_CAPACITY": "1000000",
+    "CAUCUS_STRANGER_RATE": "1000000",
+    "CAUCUS_STRANGER_BURST": "1000000",
+    "CAUCUS_LOG_LEVEL": "warning",
+}
+
+
+def start_hubs(db: str, n: int, home: Path) -> list[tuple[Any, str]]:
+    env = {**ENV, "CAUCUS_HOME": str(home)}
+    cmd = [sys.executable, "-m", "caucus", "hub", "--port", "0", "--json", "--db", db]
+    return [relay.start(cmd, env) for _ in range(n)]
+
+
+async def pairs_run(
+    urls: list[str], pairs: int, duration: float, rate: float | None, run: int
+) -> relay.Result:
+    """relay.py's closed (or open, with `rate`) loop, spread over processes: pair i sends on
+    process i and receives on process i+1."""
+    names = [(f"s{run}-{i}", f"r{run}-{i}") for i in range(pairs)]
+    where = {
+        n: urls[(i + (1 if n.startswith("r") else 0)) % len(urls)]
+        for i, pair in enumerate(names)
+        for n in pair
+    }
+    tokens = {n: await relay.register(where[n], n) for pair in names for n in pair}
+
+    async def conn(name: str) -> relay.Conn:
+        host, port = relay.host_port(where[name])
+        return await relay.Conn(host, port, tokens[name]).open()
+
+    senders = [await conn(s) for s, _ in names]
+    receivers = [await conn(r) for _, r in names]
+    lat: list[float] = []
+    received = 0
+    start = time.perf_counter()
+    end = start + duration
+    stop_receiving = asyncio.Event()
+
+    async def sender(i: int, c: relay.Conn, to: str) -> None:
+        interval = pairs / rate if rate else 0.0
+        scheduled = start + (i * interval / pairs if rate else 0)
+        while True:
+            if rate:
+                now = time.perf_counter()
+                if scheduled > now:
+                    await asyncio.sleep(scheduled - now)
+            if time.perf_counter() >= end:
+                return
+            t0 = scheduled if rate else time.perf_counter()
+            body = json.dumps({"to": to, "content": f"{t0:.6f}|{relay.PAD}"}).encode()
+            status, data = await c.request("POST", "/send", body)
+            assert status == 200, data
+            scheduled += interval
+
+    async def receiver(c: relay.Conn) -> None:
+        nonlocal received
+        ack = None
+        while not stop_receiving.is_set():
+            path = "/receive?timeout=1" + (f"&ack={ack}" if ack is not None else "")
+            status, data = await c.request("GET", path)
+            assert status == 200, data
+            now = time.perf_counter()
+            messages = json.loads(data)["messages"]
+            for m in messages:
+                sent = float(m["content"].split("|", 1)[0])
+                if sent >= start:
+                    lat.append((now - sent) * 1000)
+            if now <= end:
+                received += len(messages)
+            if messages:
+                ack = messages[-1]["seq"]
+
+    receiving = [asyncio.create_task(receiver(c)) for c in receivers]
+    await asyncio.gather(
+        *(sender(i, c, r) for i, (c, (_, r)) in enumerate(zip(senders, names, strict=True)))
+    )
+    await asyncio.sleep(0.5)  # let the last messages land
+    stop_receiving.set()
+    await asyncio.gather(*receiving)
+    elapsed = min(time.perf_counter(), end) - start
+    for c in senders + receivers:
+        c.close()
+    return relay.Result(received / elapsed, lat)
+
+
+async def wake_run(urls: list[str], samples: int, run: int) -> relay.Result:
+    """One message at a time to a receive already parked (on another process when there are
+    several): send start -> receive return."""
+    sender_url, receiver_url = urls[0], urls[-1]
+    s_token = await relay.register(sender_url, f"ws{run}")
+    r_token = await relay.register(receiver_url, f"wr{run}")
+    s = await relay.Conn(*relay.host_port(sender_url), s_token).open()
+    r = await relay.Conn(*relay.host_port(receiver_url), r_token).open()
+    lat: list[float] = []
+    ack: int | None = None
+    for _ in range(samples):
+        path = "/receive?timeout=10" + (f"&ack={ack}" if ack is not None else "")
+        parked = asyncio.create_task(r.request("GET", path))
+        await asyncio.sleep(0.02)  # the receive is parked before the send
+        t0 = time.perf_counter()
+        body = json.dumps({"to": f"wr{run}", "content": "wake"}).encode()
+        status, data = await s.request("POST", "/send", body)
+        assert status == 200, data
+        status, data = await parked
+        lat.append((time.perf_counter() - t0) * 1000)
+        messages = json.loads(data)["messages"]
+        assert messages, "the parked receive timed out instead of waking"
+        ack = messages[-1]["seq"]
+    s.close()
+    r.close()
+    return relay.Result(samples / max(sum(lat) / 1000, 1e-9), lat)
+
+
+async def measure(urls: list[str], args: argparse.Namespace, run: int) -> dict[str, relay.Result]:
+    await pairs_run(urls, args.pairs, 1.0, None, run=run * 10)  # warm up
+    tp = await pairs_run(urls, args.pairs, args.duration, None, run=run * 10 + 1)
+    lat = await pairs_run(urls, args.pairs, args.duration, args.rate, run=run * 10 + 2)
+    wake = await wake_run(urls, args.wakes, run=run * 10 + 3)
+    return {"throughput": tp, "latency": lat, "wake": wake}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=64, help="sender/receiver pairs")
+    parser.add_argument("--duration", type=float, default=5.0, help="seconds per phase")
+    parser.add_argument("--rate", type=float, default=500.0, help="offered messages/s")
+    parser.add_argument("--wakes", type=int, default=100, help="wake-up samples")
+    parser.add_argument("--processes", default="1,2,4", help="PostgreSQL process counts")
+    parser.add_argument("--quick", action="store_true", help="1-second phases, 30 wake-ups")
+    parser.add_argument("--json", action="store_true", help="print figures as JSON")
+    args = parser.parse_args()
+    if args.quick:
+        args.duration, args.wakes = 1.0, 30
+    counts = [int(n) for n in args.processes.split(",")]
+    figures: dict[str, dict[str, relay.Result]] = {}
+    tmp = Path(tempfile.mkdtemp(prefix="caucus-scaleout-"))
+    print("SQLite, one process...", file=sys.stderr)
+    hubs = start_hubs(str(tmp / "bench.db"), 1, tmp / "sqlite")
+    try:
+        figures["sqlite x1"] = asyncio.run(measure([u for _, u in hubs], args, 0))
+    finally:
+        for proc, _ in hubs:
+            relay.stop(proc)
+    with throwaway_cluster(durable=True) as server:
+        for n in counts:
+            print(f"PostgreSQL, {n} process{'es' if n > 1 else ''}...", file=sys.stderr)
+            hubs = start_hubs(fresh_database(server, "bench"), n, tmp / f"pg{n}")
+            try:
+                figures[f"postgres x{n}"] = asyncio.run(measure([u for _, u in hubs], args, n))
+            finally:
+                for proc, _ in hubs:
+                    relay.stop(proc)
+    report(figures, args)
+
+
+def report(figures: dict[str, dict[str, relay.Result]], args: argparse.Namespace) -> None:
+    base = figures["sqlite x1"]
+    rows: dict[str, dict[str, float]] = {}
+    for name, f in figures.items():
+        rows[name] = {
+            "msgs_per_s": round(f["throughput"].rate, 1),
+            "ratio_to_sqlite": round(f["throughput"].rate / base["throughput"].rate, 3),
+            "p50_ms_at_rate": round(f["latency"].pct(50), 2),
+            "p99_ms_at_rate": round(f["latency"].pct(99), 2),
+            "wake_p50_ms": round(f["wake"].pct(50), 2),
+            "wake_p99_ms": round(f["wake"].pct(99), 2),
+        }
+    if args.json:
+        print(json.dumps({"pairs": args.pairs, "rate": args.rate, "runs": rows}, indent=2))
+        return
+    print(f"{args.pairs} pairs; latency at an offered {args.rate:g}/s; {args.wakes} wake-ups")
+    print(f"{'':14}{'msgs/s':>9}{'x sqlite':>10}{'p50':>9}{'p99':>9}{'wake p50':>10}{'p99':>8}")
+    for name, r in rows.items():
+        print(
+            f"{name:14}{r['msgs_per_s']:9.0f}{r['ratio_to_sqlite']:10.2f}"
+            f"{r['p50_ms_at_rate']:8.2f}ms{r['p99_ms_at_rate']:7.2f}ms"
+            f"{r['wake_p50_ms']:8.2f}ms{r['wake_p99_ms']:6.2f}ms"
+        )
+    one = rows.get("postgres x1")
+    if one is not None:
+        verdict = "meets" if one["ratio_to_sqlite"] >= 0.5 else "misses"
+        print(f"PostgreSQL, one process: {one['ratio_to_sqlite']:.2f}x SQLite ({verdict} 0.5x)")
+    rates = [rows[k]["msgs_per_s"] for k in rows if k.startswith("postgres")]
+    rising = all(b >= a for a, b in itertools.pairwise(rates))
+    print(
+        f"throughput with processes: {' -> '.join(f'{r:.0f}' for r in rates)}"
+        f" ({'rising' if rising else 'not rising'})"
+    )
+
+
+if __name__ == "__main__":
+    main()

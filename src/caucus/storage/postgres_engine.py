@@ -1,0 +1,399 @@
+"""The PostgreSQL engine: several hub processes, one room (issue 14, ADR 0014).
+
+Units of work are synchronous functions (ADR 0013), so this engine runs them on connections
+owned by threads, never on the event loop: one writer thread per process group-commits every
+unit queued since its last commit in one transaction, each unit inside its own savepoint (a
+failed unit is undone alone, and the transaction goes on); reads take a connection from a
+small pool in a worker thread. Wake-ups cross processes by LISTEN/NOTIFY: the writer sends one
+NOTIFY per committed batch naming the peers it queued deliveries for, and a listening
+connection in each process hands the others' to this process's waiters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import queue
+import secrets
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
+
+from caucus.domain.retention import StoreSize
+from caucus.errors import CaucusError, StorageError
+from caucus.storage.engine import Duplicate, Params, Row, Unit
+from caucus.storage.queries import Queries, queries
+from caucus.storage.repos import Repos
+
+try:
+    import psycopg
+    from psycopg import errors as pg_errors
+    from psycopg.rows import dict_row
+    from psycopg_pool import ConnectionPool
+except ImportError:  # pragma: no cover - the extra is not installed
+    psycopg = None  # type: ignore[assignment]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+_STOP = object()
+_RETRIES = 3  # a unit chosen as a deadlock's victim, or whose serialization failed
+NOTIFY_BYTES = 7000  # below PostgreSQL's 8000-byte payload limit
+_EMPTY: dict[str, Any] = {}
+
+
+def require_psycopg() -> None:
+    if psycopg is None:
+        raise StorageError(
+            "a postgresql:// database needs the PostgreSQL extra: "
+            "pip install 'caucus-hub[postgres]'"
+        )
+
+
+def storage_error(exc: Exception) -> CaucusError:
+    if isinstance(exc, psycopg.OperationalError):
+        return StorageError(
+            f"the PostgreSQL server is unreachable ({exc}); check it is running and --db"
+        )
+    return StorageError(f"database error: {exc}; retry, and check the hub log if it persists")
+
+
+class PgTx:
+    """A connection speaking named statements, parameters by name."""
+
+    dialect = "postgres"
+    shared = True
+    __slots__ = ("_conn", "_q", "woken")
+
+    def __init__(self, conn: psycopg.Connection[Any], q: Queries) -> None:
+        self._conn = conn
+        self._q = q
+        self.woken: set[int] = set()
+
+    def _execute(self, name: str, params: Params | None) -> psycopg.Cursor[Any]:
+        try:
+            return self._conn.execute(self._q[name], params or _EMPTY)
+        except pg_errors.UniqueViolation as exc:
+            raise Duplicate(str(exc)) from None
+
+    def one(self, name: str, params: Params | None = None) -> Row | None:
+        row: Row | None = self._execute(name, params).fetchone()
+        return row
+
+    def all(self, name: str, params: Params | None = None) -> list[Row]:
+        rows: list[Row] = self._execute(name, params).fetchall()
+        return rows
+
+    def value(self, name: str, params: Params | None = None) -> Any:
+        row = self._execute(name, params).fetchone()
+        return None if row is None else next(iter(row.values()))
+
+    def run(self, name: str, params: Params | None = None) -> int:
+        return self._execute(name, params).rowcount
+
+    def many(self, name: str, rows: Iterable[Params]) -> int:
+        wanted = list(rows)
+        if not wanted:
+            return 0
+        try:
+            with self._conn.cursor() as cur:
+                cur.executemany(self._q[name], wanted)
+                return cur.rowcount
+        except pg_errors.UniqueViolation as exc:
+            raise Duplicate(str(exc)) from None
+
+    def array(self, values: Sequence[Any]) -> Any:
+        return list(values)
+
+    def woke(self, peer_ids: Iterable[int]) -> None:
+        self.woken.update(peer_ids)
+
+
+def _retryable(exc: BaseException) -> bool:
+    return isinstance(exc, pg_errors.DeadlockDetected | pg_errors.SerializationFailure)
+
+
+class PgWriter:
+    """The process's one writer: a thread with one connection, group-committing units."""
+
+    def __init__(self, dsn: str, q: Queries, token: str, *, batch_max: int) -> None:
+        self._dsn = dsn
+        self._q = q
+        self._token = token
+        self._batch_max = batch_max
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.batches = 0
+        self.ops = 0
+
+    async def open(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        ready: asyncio.Future[None] = self._loop.create_future()
+        self._thread = threading.Thread(
+            target=self._run, args=(ready,), name="caucus-pg-writer", daemon=True
+        )
+        self._thread.start()
+        await ready
+
+    async def close(self) -> None:
+        if self._thread is not None and self._thread.is_alive():
+            self._queue.put(_STOP)
+            await asyncio.to_thread(self._thread.join)
+        self._thread = None
+
+    def submit(self, unit: Unit[Any]) -> asyncio.Future[Any]:
+        if self._loop is None or self._thread is None:
+            raise StorageError("the database is not open")
+        fut: asyncio.Future[Any] = self._loop.create_future()
+        self._queue.put((unit, fut))
+        return fut
+
+    # --- on the writer thread --------------------------------------------------------------
+    def _connect(self) -> tuple[psycopg.Connection[Any], PgTx, Repos]:
+        conn = psycopg.connect(self._dsn, row_factory=dict_row, autocommit=True)
+        tx = PgTx(conn, self._q)
+        return conn, tx, Repos(tx, next_lease=lambda: int(tx.value("next_lease")))
+
+    def _run(self, ready: asyncio.Future[None]) -> None:
+        loop = self._loop
+        assert loop is not None
+        try:
+            conn, tx, repos = self._connect()
+        except Exception as exc:  # report to open() rather than die silently
+            loop.call_soon_threadsafe(_settle, ready, None, storage_error(exc))
+            return
+        loop.call_soon_threadsafe(_settle, ready, None, None)
+        try:
+            while True:
+                item = self._queue.get()
+                if item is _STOP:
+                    return
+                batch = [item]
+                while len(batch) < self._batch_max:
+                    try:
+                        more = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if more is _STOP:
+                        self._queue.put(_STOP)
+                        break
+                    batch.append(more)
+                self.batches += 1
+                self.ops += len(batch)
+                if conn.broken:
+                    conn, tx, repos = self._reconnected(conn)
+                results = self._commit(conn, tx, repos, batch)
+                with contextlib.suppress(RuntimeError):  # the loop closed during shutdown
+                    loop.call_soon_threadsafe(_resolve, results)
+        finally:
+            conn.close()
+
+    def _reconnected(
+        self, old: psycopg.Connection[Any]
+    ) -> tuple[psycopg.Connection[Any], PgTx, Repos]:
+        """A new connection for the batch at hand (its units fail alone if there is none)."""
+        with contextlib.suppress(Exception):
+            old.close()
+        try:
+            return self._connect()
+        except Exception as exc:
+            log.error("the writer cannot reach PostgreSQL: %s", exc)
+            conn = old  # broken: the batch fails with a clear error and the next one retries
+            tx = PgTx(conn, self._q)
+            return conn, tx, Repos(tx)
+
+    def _commit(
+        self,
+        conn: psycopg.Connection[Any],
+        tx: PgTx,
+        repos: Repos,
+        batch: list[tuple[Unit[Any], asyncio.Future[Any]]],
+    ) -> list[tuple[asyncio.Future[Any], Any, BaseException | None]]:
+        tx.woken.clear()
+        results: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
+        try:
+            with conn.transaction():
+                for unit, fut in batch:
+                    results.append((fut, *self._unit(conn, repos, unit)))
+                if tx.woken:
+                    for payload in _wake_payloads(self._token, sorted(tx.woken)):
+                        tx.value("wake_notify", {"payload": payload})
+        except psycopg.Error as exc:  # the commit itself failed: nothing of the batch holds
+            err = storage_error(exc)
+            return [(fut, None, err) for _, fut in batch]
+        return results
+
+    def _unit(
+        self, conn: psycopg.Connection[Any], repos: Repos, unit: Unit[Any]
+    ) -> tuple[Any, BaseException | None]:
+        for attempt in range(_RETRIES):
+            try:
+                with conn.transaction():  # a savepoint: a failure undoes this unit alone
+                    return unit(repos), None
+            except CaucusError as exc:
+                return None, exc
+            except psycopg.Error as exc:
+                if _retryable(exc) and attempt + 1 < _RETRIES:
+                    continue
+                return None, storage_error(exc)
+            except Exception as exc:
+                return None, exc
+        raise AssertionError("unreachable")
+
+
+def _wake_payloads(token: str, ids: list[int]) -> list[str]:
+    """`<process token> <id>,<id>,…`, split to fit NOTIFY's payload limit."""
+    out: list[str] = []
+    current: list[str] = []
+    size = len(token) + 1
+    for pid in ids:
+        text = str(pid)
+        if current and size + len(text) + 1 > NOTIFY_BYTES:
+            out.append(f"{token} {','.join(current)}")
+            current, size = [], len(token) + 1
+        current.append(text)
+        size += len(text) + 1
+    if current:
+        out.append(f"{token} {','.join(current)}")
+    return out
+
+
+def _settle(fut: asyncio.Future[Any], value: Any, exc: BaseException | None) -> None:
+    if fut.done():
+        return
+    if exc is not None:
+        fut.set_exception(exc)
+    else:
+        fut.set_result(value)
+
+
+def _resolve(results: list[tuple[asyncio.Future[Any], Any, BaseException | None]]) -> None:
+    for fut, value, exc in results:
+        _settle(fut, value, exc)
+
+
+class PgEngine:
+    """The engine on a PostgreSQL database that several hub processes may share."""
+
+    dialect = "postgres"
+
+    def __init__(self, dsn: str, *, batch_max: int = 512, readers: int = 4) -> None:
+        require_psycopg()
+        self.dsn = dsn
+        self._q = queries("postgres")
+        self._token = secrets.token_hex(8)  # tells this process's notifications apart
+        self._writer = PgWriter(dsn, self._q, self._token, batch_max=batch_max)
+        self._pool = ConnectionPool(
+            dsn,
+            min_size=1,
+            max_size=readers,
+            kwargs={"row_factory": dict_row, "autocommit": True},
+            open=False,
+            name="caucus-pg-readers",
+        )
+        self._wake: list[Callable[[Sequence[int]], None]] = []
+        self._signal: list[Callable[[str], None]] = []
+        self._listener: asyncio.Task[None] | None = None
+        self._listening: asyncio.Event | None = None
+
+    @property
+    def stats(self) -> dict[str, int]:
+        return {"write_batches": self._writer.batches, "write_ops": self._writer.ops}
+
+    async def open(self) -> None:
+        from caucus.storage.migrate import migrate_postgres
+
+        try:
+            await asyncio.to_thread(migrate_postgres, self.dsn)
+            await self._writer.open()
+            await asyncio.to_thread(self._pool.open, True, 10.0)
+        except psycopg.Error as exc:
+            await self.close()
+            raise storage_error(exc) from None
+        except BaseException:
+            await self.close()
+            raise
+        self._listening = asyncio.Event()
+        self._listener = asyncio.create_task(self._listen(), name="caucus-pg-listen")
+        await self._listening.wait()
+
+    async def close(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._listener
+            self._listener = None
+        await self._writer.close()
+        await asyncio.to_thread(self._pool.close)
+
+    # --- units of work ---------------------------------------------------------------------
+    async def write(self, unit: Unit[T]) -> T:
+        result: T = await self._writer.submit(unit)
+        return result
+
+    async def read(self, unit: Unit[T]) -> T:
+        return await asyncio.to_thread(self._read, unit)
+
+    def _read(self, unit: Unit[T]) -> T:
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                return unit(Repos(PgTx(conn, self._q)))
+        except psycopg.Error as exc:
+            raise storage_error(exc) from None
+
+    # --- wake-ups and signals across processes ---------------------------------------------
+    def on_wake(self, callback: Callable[[Sequence[int]], None]) -> None:
+        self._wake.append(callback)
+
+    def wake(self, peer_ids: Sequence[int]) -> None:
+        for callback in self._wake:
+            callback(peer_ids)
+
+    def on_signal(self, callback: Callable[[str], None]) -> None:
+        self._signal.append(callback)
+
+    async def signal(self, topic: str) -> None:
+        payload = f"{self._token} {topic}"
+        await self.write(lambda r: r.tx.value("signal_notify", {"payload": payload}))
+
+    async def _listen(self) -> None:
+        """Hear the other processes' wake-ups and signals, reconnecting if the link drops
+        (a receive parked meanwhile still ends at its own deadline)."""
+        assert self._listening is not None
+        while True:
+            try:
+                conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
+                async with conn:
+                    await conn.execute(self._q["wake_listen"])
+                    await conn.execute(self._q["signal_listen"])
+                    self._listening.set()
+                    async for note in conn.notifies():
+                        self._heard(note.channel, note.payload)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._listening.set()
+                log.warning("listening to PostgreSQL failed (%s); retrying in 1 s", exc)
+                await asyncio.sleep(1.0)
+
+    def _heard(self, channel: str, payload: str) -> None:
+        token, _, body = payload.partition(" ")
+        if token == self._token:
+            return  # this process already woke its own waiters
+        if channel == "caucus_wake":
+            ids = [int(p) for p in body.split(",") if p.isdigit()]
+            for wake in self._wake:
+                wake(ids)
+        else:
+            for signalled in self._signal:
+                signalled(body)
+
+    # --- the database ------------------------------------------------------------------------
+    async def size(self) -> StoreSize:
+        used = int(await self.read(lambda r: r.tx.value("database_size")))
+        # The server gives freed space back on its own (autovacuum): nothing to reclaim here.
+        return StoreSize(used_bytes=used, file_bytes=used, incremental=True)
+
+    async def reclaim(self, pages: int | None = None, *, full: bool = False) -> None:
+        return

@@ -1,0 +1,128 @@
+"""Several hub processes, one room (issue 14): real `caucus hub` processes on loopback sharing
+one PostgreSQL database. What an agent does on one process reaches, binds and is seen by
+agents on the others: messages of every audience (woken across processes by LISTEN/NOTIFY),
+tasks, the room's mode and the operator's kicks."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from caucus.client import HubClient
+from caucus.errors import Unauthorized
+from caucus.operator_client import OperatorClient
+from tests.acceptance.hubproc import HubProcess
+from tests.conftest import eventually
+from tests.scaleout.conftest import Room, operator_token
+
+
+@pytest.fixture
+async def clients() -> AsyncIterator[list[HubClient]]:
+    made: list[HubClient] = []
+    yield made
+    for client in made:
+        await client.aclose()
+
+
+async def agent(hub: HubProcess, name: str, made: list[HubClient]) -> HubClient:
+    client = HubClient(hub.url)
+    made.append(client)
+    await client.register(name)
+    return client
+
+
+async def texts(client: HubClient, wait: float = 10.0) -> list[str]:
+    return [m.content for m in (await client.receive(timeout=wait)).messages]
+
+
+async def test_messages_of_every_audience_cross_processes_and_wake_at_once(
+    room: Room, clients: list[HubClient]
+) -> None:
+    a, b = room(2)
+    alice = await agent(a, "alice", clients)
+    bob, carol = await agent(b, "bob", clients), await agent(b, "carol", clients)
+    # bob waits on B before alice sends on A: the NOTIFY after A's commit wakes him.
+    parked = asyncio.create_task(bob.receive(timeout=20))
+    await asyncio.sleep(0.3)
+    started = time.monotonic()
+    await alice.send("bob", "direct, across processes")
+    got = await parked
+    assert [m.content for m in got.messages] == ["direct, across processes"]
+    assert time.monotonic() - started < 15  # woken, not timed out (the wait was 20 s)
+    await alice.send("all", "to everyone")
+    assert await texts(bob) == ["to everyone"]
+    assert await texts(carol) == ["direct, across processes", "to everyone"][1:]
+    await bob.join_channel("#dev")
+    await carol.join_channel("#dev")
+    await alice.send("#dev", "into the channel")
+    assert await texts(bob) == ["into the channel"]
+    assert await texts(carol) == ["into the channel"]
+    await bob.send("alice", "and back")
+    assert await texts(alice) == ["and back"]
+    names = {p.name for p in await alice.peers()}
+    assert names >= {"alice", "bob", "carol"}
+
+
+async def test_a_task_sent_on_one_process_is_answered_on_another(
+    room: Room, clients: list[HubClient]
+) -> None:
+    a, b = room(2)
+    alice, bob = await agent(a, "alice", clients), await agent(b, "bob", clients)
+    task = await alice.send_task("bob", "review the parser")
+    got = (await bob.receive(timeout=10)).messages
+    assert [(m.kind, m.meta and m.meta.get("task_id")) for m in got] == [("task", task.task_id)]
+    await bob.reply_task(task.task_id, "looks good")
+    result = (await alice.receive(timeout=10)).messages
+    assert [(m.kind, m.content) for m in result] == [("result", "looks good")]
+    assert (await alice.task_status(task.task_id)).state == "completed"
+
+
+async def test_pause_on_one_process_holds_sends_on_another_and_a_kick_ends_the_peer(
+    room: Room, clients: list[HubClient], tmp_path: Path
+) -> None:
+    a, b = room(2)
+    bob, carol = await agent(b, "bob", clients), await agent(b, "carol", clients)
+    token = operator_token(tmp_path)
+    on_a = OperatorClient(a.url, token=token)
+    on_b = OperatorClient(b.url, token=token)
+    try:
+        await on_a.pause()
+
+        async def b_paused() -> bool:
+            return (await on_b.state()).mode == "paused"
+
+        await eventually(b_paused, what="B to see the pause made on A")
+        await bob.send("carol", "held while paused")
+        assert await texts(carol, wait=1.0) == []  # accepted, held
+        await on_a.resume()
+        assert await texts(carol) == ["held while paused"]
+        await on_a.kick("bob")
+
+        async def refused() -> bool:
+            try:
+                await bob.set_status("still here?")
+            except Unauthorized:
+                return True
+            return False
+
+        await eventually(refused, what="B to refuse the peer kicked on A")
+    finally:
+        await on_a.aclose()
+        await on_b.aclose()
+
+
+async def test_four_processes_each_reach_the_others(room: Room, clients: list[HubClient]) -> None:
+    hubs = room(4)
+    agents = [await agent(h, f"agent{i}", clients) for i, h in enumerate(hubs)]
+    for i, sender in enumerate(agents):
+        await sender.send("all", f"hello from {i}")
+    for i, receiver in enumerate(agents):
+        heard: list[str] = []
+        deadline = time.monotonic() + 15
+        while len(heard) < 3 and time.monotonic() < deadline:
+            heard += await texts(receiver, wait=2.0)
+        assert sorted(heard) == sorted(f"hello from {j}" for j in range(4) if j != i)
