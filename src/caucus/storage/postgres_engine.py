@@ -16,6 +16,7 @@ import contextlib
 import logging
 import queue
 import secrets
+import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
@@ -33,11 +34,15 @@ try:
     from psycopg_pool import ConnectionPool
 except ImportError:  # pragma: no cover - the extra is not installed
     psycopg = None  # type: ignore[assignment]
+else:
+    _INERROR = psycopg.pq.TransactionStatus.INERROR
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 _STOP = object()
 _RETRIES = 3  # a unit chosen as a deadlock's victim, or whose serialization failed
+SWITCH_INTERVAL = 0.0005  # seconds (sys.setswitchinterval; Python's default is 0.005)
+LEASE_BLOCK = 1024  # the delivery_lease sequence's increment (sql/postgres/0001_initial.sql)
 NOTIFY_BYTES = 7000  # below PostgreSQL's 8000-byte payload limit
 _EMPTY: dict[str, Any] = {}
 
@@ -109,41 +114,69 @@ class PgTx:
         self.woken.update(peer_ids)
 
 
+class Leases:
+    """Lease numbers for one writer: blocks of LEASE_BLOCK taken from the database's sequence
+    (its increment), so claims on every process and thread get numbers no other claim has,
+    at one round trip per block rather than per claim."""
+
+    def __init__(self, tx: PgTx) -> None:
+        self._tx = tx
+        self._next = self._end = 0
+
+    def __call__(self) -> int:
+        if self._next >= self._end:
+            self._next = int(self._tx.value("next_lease"))
+            self._end = self._next + LEASE_BLOCK
+        lease = self._next
+        self._next += 1
+        return lease
+
+
 def _retryable(exc: BaseException) -> bool:
     return isinstance(exc, pg_errors.DeadlockDetected | pg_errors.SerializationFailure)
 
 
 class PgWriter:
-    """The process's one writer: a thread with one connection, group-committing units."""
+    """The process's writers: `threads` threads, each with its own connection, taking what is
+    queued as a batch and group-committing it. One connection's round trips bound what one
+    thread commits; several let the server work on batches side by side (row locks and
+    conditional updates keep them apart, as they keep processes apart)."""
 
-    def __init__(self, dsn: str, q: Queries, token: str, *, batch_max: int) -> None:
+    def __init__(
+        self, dsn: str, q: Queries, token: str, *, batch_max: int, threads: int = 4
+    ) -> None:
         self._dsn = dsn
         self._q = q
         self._token = token
         self._batch_max = batch_max
+        self._count = threads
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self.batches = 0
         self.ops = 0
 
     async def open(self) -> None:
         self._loop = asyncio.get_running_loop()
-        ready: asyncio.Future[None] = self._loop.create_future()
-        self._thread = threading.Thread(
-            target=self._run, args=(ready,), name="caucus-pg-writer", daemon=True
-        )
-        self._thread.start()
-        await ready
+        for n in range(self._count):
+            ready: asyncio.Future[None] = self._loop.create_future()
+            thread = threading.Thread(
+                target=self._run, args=(ready,), name=f"caucus-pg-writer-{n}", daemon=True
+            )
+            thread.start()
+            self._threads.append(thread)
+            await ready
 
     async def close(self) -> None:
-        if self._thread is not None and self._thread.is_alive():
+        alive = [t for t in self._threads if t.is_alive()]
+        for _ in alive:
             self._queue.put(_STOP)
-            await asyncio.to_thread(self._thread.join)
-        self._thread = None
+        for thread in alive:
+            await asyncio.to_thread(thread.join)
+        self._threads = []
 
     def submit(self, unit: Unit[Any]) -> asyncio.Future[Any]:
-        if self._loop is None or self._thread is None:
+        if self._loop is None or not self._threads:
             raise StorageError("the database is not open")
         fut: asyncio.Future[Any] = self._loop.create_future()
         self._queue.put((unit, fut))
@@ -153,7 +186,7 @@ class PgWriter:
     def _connect(self) -> tuple[psycopg.Connection[Any], PgTx, Repos]:
         conn = psycopg.connect(self._dsn, row_factory=dict_row, autocommit=True)
         tx = PgTx(conn, self._q)
-        return conn, tx, Repos(tx, next_lease=lambda: int(tx.value("next_lease")))
+        return conn, tx, Repos(tx, next_lease=Leases(tx))
 
     def _run(self, ready: asyncio.Future[None]) -> None:
         loop = self._loop
@@ -170,13 +203,15 @@ class PgWriter:
                 if item is _STOP:
                     return
                 batch = [item]
-                while len(batch) < self._batch_max:
+                # Share what is queued with the other writers rather than take it all.
+                share = min(self._batch_max, 1 + self._queue.qsize() // self._count)
+                while len(batch) < share:
                     try:
                         more = self._queue.get_nowait()
                     except queue.Empty:
                         break
                     if more is _STOP:
-                        self._queue.put(_STOP)
+                        self._queue.put(_STOP)  # for this thread's next turn
                         break
                     batch.append(more)
                 self.batches += 1
@@ -210,21 +245,39 @@ class PgWriter:
         repos: Repos,
         batch: list[tuple[Unit[Any], asyncio.Future[Any]]],
     ) -> list[tuple[asyncio.Future[Any], Any, BaseException | None]]:
-        tx.woken.clear()
-        results: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
+        """The batch in one transaction. First as it comes, with no savepoints (a unit raises
+        a CaucusError only before it writes, ADR 0013); if a unit makes a statement fail, the
+        transaction is rolled back and replayed with each unit in its own savepoint, so one
+        bad unit never undoes or loses the others."""
         try:
-            with conn.transaction():
-                for unit, fut in batch:
-                    results.append((fut, *self._unit(conn, repos, unit)))
-                if tx.woken:
-                    for payload in _wake_payloads(self._token, sorted(tx.woken)):
-                        tx.value("wake_notify", {"payload": payload})
+            try:
+                return self._run_batch(conn, tx, batch, lambda unit: _plain(conn, repos, unit))
+            except _Replay:
+                return self._run_batch(
+                    conn, tx, batch, lambda unit: self._isolated(conn, repos, unit)
+                )
         except psycopg.Error as exc:  # the commit itself failed: nothing of the batch holds
             err = storage_error(exc)
             return [(fut, None, err) for _, fut in batch]
+
+    def _run_batch(
+        self,
+        conn: psycopg.Connection[Any],
+        tx: PgTx,
+        batch: list[tuple[Unit[Any], asyncio.Future[Any]]],
+        run: Callable[[Unit[Any]], tuple[Any, BaseException | None]],
+    ) -> list[tuple[asyncio.Future[Any], Any, BaseException | None]]:
+        tx.woken.clear()
+        results: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
+        with conn.transaction():
+            for unit, fut in batch:
+                results.append((fut, *run(unit)))
+            if tx.woken:
+                for payload in _wake_payloads(self._token, sorted(tx.woken)):
+                    tx.value("wake_notify", {"payload": payload})
         return results
 
-    def _unit(
+    def _isolated(
         self, conn: psycopg.Connection[Any], repos: Repos, unit: Unit[Any]
     ) -> tuple[Any, BaseException | None]:
         for attempt in range(_RETRIES):
@@ -240,6 +293,26 @@ class PgWriter:
             except Exception as exc:
                 return None, exc
         raise AssertionError("unreachable")
+
+
+class _Replay(Exception):
+    """A unit made a statement fail: the batch is rolled back and replayed unit by unit."""
+
+
+def _plain(
+    conn: psycopg.Connection[Any], repos: Repos, unit: Unit[Any]
+) -> tuple[Any, BaseException | None]:
+    try:
+        value = unit(repos)
+    except CaucusError as exc:
+        if conn.info.transaction_status == _INERROR:
+            raise _Replay from exc  # it caught a failed statement (Duplicate) and refused
+        return None, exc
+    except Exception as exc:
+        raise _Replay from exc
+    if conn.info.transaction_status == _INERROR:
+        raise _Replay
+    return value, None
 
 
 def _wake_payloads(token: str, ids: list[int]) -> list[str]:
@@ -278,12 +351,14 @@ class PgEngine:
 
     dialect = "postgres"
 
-    def __init__(self, dsn: str, *, batch_max: int = 512, readers: int = 4) -> None:
+    def __init__(
+        self, dsn: str, *, batch_max: int = 512, writers: int = 4, readers: int = 4
+    ) -> None:
         require_psycopg()
         self.dsn = dsn
         self._q = queries("postgres")
         self._token = secrets.token_hex(8)  # tells this process's notifications apart
-        self._writer = PgWriter(dsn, self._q, self._token, batch_max=batch_max)
+        self._writer = PgWriter(dsn, self._q, self._token, batch_max=batch_max, threads=writers)
         self._pool = ConnectionPool(
             dsn,
             min_size=1,
@@ -304,6 +379,10 @@ class PgEngine:
     async def open(self) -> None:
         from caucus.storage.migrate import migrate_postgres
 
+        # Every statement is a round trip a writer thread waits out with the GIL released;
+        # waking, it must get the GIL back from the event loop, which by default keeps it up
+        # to 5 ms. A shorter interval turns that wait into a fraction of the round trip.
+        sys.setswitchinterval(SWITCH_INTERVAL)
         try:
             await asyncio.to_thread(migrate_postgres, self.dsn)
             await self._writer.open()
