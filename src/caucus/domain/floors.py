@@ -32,3 +32,94 @@ class Floor:
 
 def parse_scope(scope: str) -> str:
     return BROADCAST if scope == BROADCAST else check_channel_name(scope)
+
+
+@dataclass(slots=True)
+class FloorBook:
+    """Every scope's floor, and what its changes must tell the room: the talking stick's rules,
+    applied without I/O. A change records `notices` (a floor and the sentence announcing it)
+    and `changed` (the floors whose state moved); the service routes and emits them after."""
+
+    floors: dict[str, Floor] = field(default_factory=dict)
+    notices: list[tuple[Floor, str]] = field(default_factory=list)
+    changed: list[Floor] = field(default_factory=list)
+
+    def get(self, scope: str) -> Floor:
+        return self.floors.setdefault(scope, Floor(scope))
+
+    def holder(self, scope: str) -> str | None:
+        floor = self.floors.get(scope)
+        return floor.holder if floor is not None else None
+
+    def busy(self) -> list[Floor]:
+        return [f.copy() for f in self.floors.values() if f.holder or f.hands]
+
+    def mark(self, floor: Floor) -> None:
+        self.changed.append(floor.copy())
+
+    def give(self, floor: Floor, name: str, now: float, reason: str | None, how: str) -> None:
+        floor.holder, floor.since, floor.reason = name, now, reason
+        if name in floor.hands:
+            floor.hands.remove(name)
+        self.notices.append((floor.copy(), f"{name} {how} the floor in {floor.scope}"))
+
+    def advance(self, floor: Floor, now: float, how: str) -> None:
+        """To the first raised hand, or free."""
+        if floor.hands:
+            self.give(floor, floor.hands.pop(0), now, None, f"has the floor ({how})")
+        else:
+            self.release(floor, how)
+
+    def release(self, floor: Floor, how: str) -> None:
+        holder = floor.holder
+        floor.holder = floor.since = floor.reason = None
+        self.notices.append((floor.copy(), f"the floor in {floor.scope} is free ({holder} {how})"))
+
+    def clear_all(self, how: str) -> None:
+        for floor in self.floors.values():
+            busy = floor.holder is not None or bool(floor.hands)
+            floor.hands.clear()
+            if floor.holder is not None:
+                self.release(floor, how)
+            if busy:
+                self.mark(floor)
+
+    def gone(self, name: str, scopes: list[str] | None, now: float) -> None:
+        """`name` can no longer use a floor (in `scopes`, or anywhere): its hands go down
+        and a floor it held passes on."""
+        for floor in list(self.floors.values()):
+            if scopes is not None and floor.scope not in scopes:
+                continue
+            involved = name in floor.hands or floor.holder == name
+            if name in floor.hands:
+                floor.hands.remove(name)
+            if floor.holder == name:
+                self.advance(floor, now, "gone")
+            if involved:
+                self.mark(floor)
+
+    # --- as stored (a database shared by several hub processes keeps the book) -------------
+    def records(self) -> list[dict[str, object]]:
+        return [
+            {
+                "scope": f.scope,
+                "holder": f.holder,
+                "since": f.since,
+                "reason": f.reason,
+                "hands": list(f.hands),
+            }
+            for f in self.floors.values()
+            if f.holder or f.hands
+        ]
+
+    @classmethod
+    def of_records(cls, records: object) -> FloorBook:
+        book = cls()
+        if isinstance(records, list):
+            for r in records:
+                if isinstance(r, dict) and isinstance(r.get("scope"), str):
+                    hands = [h for h in r.get("hands") or [] if isinstance(h, str)]
+                    book.floors[r["scope"]] = Floor(
+                        r["scope"], r.get("holder"), r.get("since"), r.get("reason"), hands
+                    )
+        return book

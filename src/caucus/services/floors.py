@@ -5,14 +5,18 @@ While a peer holds a scope's floor, every other peer's send to that scope is ref
 caller's hand (FIFO). The holder passes the floor to the next hand or drops it. The floor never
 outlives a holder who can no longer use it: leaving, being kicked or reaped, or leaving the
 channel passes it on. The operator is never barred, can clear any floor, and a stop clears all.
-Floors live in the hub process's memory: a restart starts with every floor free.
+On SQLite the floors live in the hub process's memory (a restart starts with every floor free);
+on a database several hub processes share, the book is kept in the database, every change is
+made under its row lock, and the other processes reload it when told (ADR 0014), so a floor
+taken on one process bars sends on every other.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from caucus.clock import Clock
 from caucus.config import Settings
@@ -25,7 +29,7 @@ from caucus.domain.events import (
     PeerOffline,
     PeerReaped,
 )
-from caucus.domain.floors import Floor, FloorAction, parse_scope
+from caucus.domain.floors import Floor, FloorAction, FloorBook, parse_scope
 from caucus.domain.messages import Lane, MessageKind, NewMessage, SystemSender
 from caucus.domain.names import BROADCAST, Target, TargetKind
 from caucus.domain.peers import Peer
@@ -33,8 +37,12 @@ from caucus.errors import CapHands, FloorHeld, Forbidden, Hint, InvalidRequest
 from caucus.services.delivery import DeliveryService
 from caucus.services.notifier import Notifier
 from caucus.storage.engine import Engine
+from caucus.storage.repos import Repos
 
 log = logging.getLogger(__name__)
+R = TypeVar("R")
+FLOORS_KEY = "floors"  # the room_state row of the shared book
+FLOORS_SIGNAL = "floors"  # another process changed the book (Engine.signal)
 
 
 def floor_data(floor: Floor) -> dict[str, Any]:
@@ -62,16 +70,17 @@ class Floors:
         self._notifier = notifier
         self._delivery = delivery
         self._clock = clock
-        self._floors: dict[str, Floor] = {}
+        self._book = FloorBook()
+        self._shared = db.shared
         self._pending: set[asyncio.Task[Any]] = set()
         notifier.subscribe(self._on_event)
 
     # --- the gate -----------------------------------------------------------------------------
     def check_send(self, peer: Peer, target: Target) -> None:
         """Refuse a send into a scope whose floor another peer holds."""
-        if not self._floors or target.kind is TargetKind.PEER:
+        if not self._book.floors or target.kind is TargetKind.PEER:
             return
-        floor = self._floors.get(target.name)
+        floor = self._book.floors.get(target.name)
         if floor is not None and floor.holder is not None and floor.holder != peer.name:
             raise FloorHeld(
                 f"{floor.holder} holds the floor in {floor.scope}: raise your hand for it and "
@@ -90,101 +99,131 @@ class Floors:
         asks = action in ("take", "raise")
         if asks and name != BROADCAST and name not in await self._memberships(peer):
             raise Forbidden(f"join {name} before asking for its floor", hint=Hint.JOIN_CHANNEL)
-        if action == "status" or (action == "lower" and name not in self._floors):
-            return self._floors.get(name, Floor(name)).copy()  # a look leaves nothing behind
-        floor = self._floors.setdefault(name, Floor(name))
-        me = peer.name
-        if action == "take" or action == "raise":
-            if floor.holder is None:
-                self._give(floor, me, reason, "took")
-            elif floor.holder != me and me not in floor.hands:
-                cap = self._settings.hands_per_floor_max
-                if len(floor.hands) >= cap:
-                    raise CapHands(
-                        f"{len(floor.hands)} hands are already raised for {name}, its limit; "
-                        "wait for the queue to move",
-                        cap="hands_per_floor_max",
-                        limit=cap,
-                    )
-                floor.hands.append(me)
-        elif action == "lower":
-            if me in floor.hands:
-                floor.hands.remove(me)
-        elif action in ("pass", "drop"):
-            if floor.holder != me:
-                raise Forbidden(f"you do not hold the floor in {name}")
-            if action == "pass":
-                self._advance(floor, "passed")
-            else:
-                self._release(floor, "dropped")
-        if action != "status":
-            self._changed(floor)
-        return floor.copy()
+        if action == "status" or (action == "lower" and name not in self._book.floors):
+            if self._shared:
+                await self.reload()
+            return self._book.floors.get(name, Floor(name)).copy()  # a look leaves nothing
+        now, me, cap = self._clock.now(), peer.name, self._settings.hands_per_floor_max
+
+        def change(book: FloorBook) -> Floor:
+            floor = book.get(name)
+            if action in ("take", "raise"):
+                if floor.holder is None:
+                    book.give(floor, me, now, reason, "took")
+                elif floor.holder != me and me not in floor.hands:
+                    if len(floor.hands) >= cap:
+                        raise CapHands(
+                            f"{len(floor.hands)} hands are already raised for {name}, its "
+                            "limit; wait for the queue to move",
+                            cap="hands_per_floor_max",
+                            limit=cap,
+                        )
+                    floor.hands.append(me)
+            elif action == "lower":
+                if me in floor.hands:
+                    floor.hands.remove(me)
+            elif action in ("pass", "drop"):
+                if floor.holder != me:
+                    raise Forbidden(f"you do not hold the floor in {name}")
+                if action == "pass":
+                    book.advance(floor, now, "passed")
+                else:
+                    book.release(floor, "dropped")
+            book.mark(floor)
+            return floor.copy()
+
+        return await self._change(change)
 
     async def _memberships(self, peer: Peer) -> list[str]:
         return await self._db.read(lambda r: r.channels.of_peer(peer.id))
 
-    def _changed(self, floor: Floor) -> None:
-        self._notifier.emit(FloorChanged(self._clock.now(), floor.copy()))
-
     def status(self) -> list[Floor]:
-        return [f.copy() for f in self._floors.values() if f.holder or f.hands]
+        return self._book.busy()
 
-    def clear(self, scope: str) -> Floor:
+    async def clear(self, scope: str) -> Floor:
         """The operator frees a floor (hands stay raised)."""
-        floor = self._floors.setdefault(parse_scope(scope), Floor(parse_scope(scope)))
-        if floor.holder is not None:
-            self._release(floor, "cleared by the operator")
-            self._changed(floor)
-        return floor.copy()
+        name = parse_scope(scope)
 
-    def clear_all(self) -> None:
-        for floor in self._floors.values():
-            busy = floor.holder is not None or bool(floor.hands)
-            floor.hands.clear()
+        def change(book: FloorBook) -> Floor:
+            floor = book.get(name)
             if floor.holder is not None:
-                self._release(floor, "cleared: the room stopped")
-            if busy:
-                self._changed(floor)
+                book.release(floor, "cleared by the operator")
+                book.mark(floor)
+            return floor.copy()
 
-    # --- transitions --------------------------------------------------------------------------
-    def _give(self, floor: Floor, name: str, reason: str | None, how: str) -> None:
-        floor.holder, floor.since, floor.reason = name, self._clock.now(), reason
-        if name in floor.hands:
-            floor.hands.remove(name)
-        self._announce(floor, f"{name} {how} the floor in {floor.scope}")
+        return await self._change(change)
 
-    def _advance(self, floor: Floor, how: str) -> None:
-        if floor.hands:
-            self._give(floor, floor.hands.pop(0), None, f"has the floor ({how})")
-        else:
-            self._release(floor, how)
+    # --- one change: in memory, or under the shared book's lock --------------------------------
+    async def _change(self, change: Callable[[FloorBook], R]) -> R:
+        if not self._shared:
+            book = self._book
+            try:
+                return change(book)
+            finally:
+                self._tell(book)
 
-    def _release(self, floor: Floor, how: str) -> None:
-        holder = floor.holder
-        floor.holder = floor.since = floor.reason = None
-        self._announce(floor, f"the floor in {floor.scope} is free ({holder} {how})")
+        def unit(r: Repos) -> tuple[FloorBook, R]:
+            book = FloorBook.of_records(r.room.locked(FLOORS_KEY, []))
+            result = change(book)  # raises before anything is written
+            r.room.set(FLOORS_KEY, book.records())
+            return book, result
+
+        book, result = await self._db.write(unit)
+        self._book = FloorBook(book.floors)
+        self._tell(book)
+        await self._db.signal(FLOORS_SIGNAL)
+        return result
+
+    async def reload(self) -> None:
+        """Another process changed the shared book: take it, and show what moved."""
+        records = (await self._db.read(lambda r: r.room.all())).get(FLOORS_KEY, [])
+        fresh = FloorBook.of_records(records)
+        before = {s: f.copy() for s, f in self._book.floors.items()}
+        self._book = fresh
+        for scope in set(before) | set(fresh.floors):
+            old, new = before.get(scope), fresh.floors.get(scope)
+            if old != new:
+                self._notifier.emit(FloorChanged(self._clock.now(), (new or Floor(scope)).copy()))
+
+    def _tell(self, book: FloorBook) -> None:
+        notices, changed = book.notices, book.changed
+        book.notices, book.changed = [], []
+        for floor, text in notices:
+            self._announce(floor, text)
+        for floor in changed:
+            self._notifier.emit(FloorChanged(self._clock.now(), floor))
 
     def _on_event(self, event: Event) -> None:
+        now = self._clock.now()
         if isinstance(event, ModeChanged) and event.mode == "stopped":
-            self.clear_all()
+            self._react(lambda b: b.clear_all("cleared: the room stopped"))
             return
         if isinstance(event, PeerLeft | PeerReaped | PeerOffline):
-            scopes = list(self._floors.values())
-            name = event.name
+            name, scopes = event.name, None
         elif isinstance(event, ChannelLeft):
-            scopes = [self._floors[event.channel]] if event.channel in self._floors else []
-            name = event.name
+            name, scopes = event.name, [event.channel]
         else:
             return
-        for floor in scopes:
-            involved = name in floor.hands or floor.holder == name
-            if name in floor.hands:
-                floor.hands.remove(name)
-            if floor.holder == name:
-                self._advance(floor, "gone")
-            if involved:
-                self._changed(floor)
+        if not any(
+            name == f.holder or name in f.hands
+            for f in self._book.floors.values()
+            if scopes is None or f.scope in scopes
+        ):
+            return  # (a shared book is reloaded on every change, so this copy is current)
+        self._react(lambda b: b.gone(name, scopes, now))
+
+    def _react(self, change: Callable[[FloorBook], None]) -> None:
+        """A change an event calls for: at once in memory, or soon under the shared lock."""
+        if self._shared:
+            self._background(self._change(change))
+        else:
+            change(self._book)
+            self._tell(self._book)
+
+    def _background(self, work: Any) -> None:
+        task = asyncio.ensure_future(work)
+        self._pending.add(task)
+        task.add_done_callback(self._settled)
 
     def _announce(self, floor: Floor, text: str) -> None:
         target = (
@@ -204,11 +243,9 @@ class Floors:
             lane=Lane.PRIORITY,
             joins_channel=False,
         )
-        task = asyncio.ensure_future(self._delivery.route(message, target))
-        self._pending.add(task)
-        task.add_done_callback(self._settled)
+        self._background(self._delivery.route(message, target))
 
     def _settled(self, task: asyncio.Task[Any]) -> None:
         self._pending.discard(task)
         if not task.cancelled() and task.exception() is not None:
-            log.warning("a floor announcement was not delivered: %s", task.exception())
+            log.warning("a floor change was not applied or announced: %s", task.exception())

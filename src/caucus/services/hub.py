@@ -19,7 +19,7 @@ from caucus.services.channels import Channels
 from caucus.services.control import ROOM_SIGNAL, Control
 from caucus.services.decisions import DecisionLog
 from caucus.services.delivery import DeliveryService
-from caucus.services.floors import Floors
+from caucus.services.floors import FLOORS_SIGNAL, Floors
 from caucus.services.forms import Forms
 from caucus.services.notifier import Notifier
 from caucus.services.offers import OfferService
@@ -177,6 +177,8 @@ class Hub:
             work = self.control.reload()
         elif kind == PEER_SIGNAL and arg.isdigit():
             work = self.registry.refresh(int(arg))
+        elif kind == FLOORS_SIGNAL:
+            work = self.floors.reload()
         if work is None:
             return
         task = asyncio.create_task(work)

@@ -16,6 +16,7 @@ from caucus.clock import Clock
 from caucus.config import Settings
 from caucus.domain.retention import Dropped, PurgeCounts, PurgeReport
 from caucus.storage.engine import Engine
+from caucus.storage.repos import Repos
 
 log = logging.getLogger(__name__)
 
@@ -92,16 +93,22 @@ class Retention:
     async def _note(self, counts: PurgeCounts) -> None:
         if not counts.messages:
             return
-        known = await self.dropped()
-        through_seq = max(known.through_seq or 0, counts.newest_seq or 0)
-        through_ts = max(known.through_ts or 0.0, counts.newest_ts or 0.0)
-        state = {
-            "messages": known.messages + counts.messages,
-            "through_seq": through_seq,
-            "through_ts": through_ts,
-            "at": self._clock.now(),
-        }
-        await self._db.write(lambda r: r.room.set(STATE_KEY, state))
+        now = self._clock.now()
+
+        def note(r: Repos) -> None:
+            # Read and written under the row's lock: processes purging at once add up.
+            known = r.room.locked(STATE_KEY, {})
+            r.room.set(
+                STATE_KEY,
+                {
+                    "messages": int(known.get("messages", 0)) + counts.messages,
+                    "through_seq": max(known.get("through_seq") or 0, counts.newest_seq or 0),
+                    "through_ts": max(known.get("through_ts") or 0.0, counts.newest_ts or 0.0),
+                    "at": now,
+                },
+            )
+
+        await self._db.write(note)
         log.info(
             "retention dropped %d messages, %d tasks, %d offers and %d forms",
             counts.messages,

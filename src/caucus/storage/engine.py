@@ -69,6 +69,7 @@ class Engine(Protocol):
     committed, never undone by a neighbour's failure); `read` units see committed state."""
 
     dialect: str
+    shared: bool  # several hub processes may use the database at once
 
     async def open(self) -> None: ...
 

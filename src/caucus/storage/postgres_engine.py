@@ -350,6 +350,7 @@ class PgEngine:
     """The engine on a PostgreSQL database that several hub processes may share."""
 
     dialect = "postgres"
+    shared = True
 
     def __init__(
         self, dsn: str, *, batch_max: int = 512, writers: int = 4, readers: int = 4

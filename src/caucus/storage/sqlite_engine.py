@@ -90,6 +90,7 @@ class SqliteEngine:
     """The engine on one SQLite file. Only one hub process may open a file at a time."""
 
     dialect = "sqlite"
+    shared = False
 
     def __init__(self, path: Path, *, synchronous: str = "FULL", batch_max: int = 512) -> None:
         self.path = path

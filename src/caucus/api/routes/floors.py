@@ -51,4 +51,4 @@ async def floors(request: Request, _: RoomDep) -> FloorList:
     openapi_extra=access(Access.OPERATOR),
 )
 async def clear_floor(scope: str, request: Request, _: OperatorDep) -> FloorInfo:
-    return FloorInfo.of(hub_of(request).floors.clear(scope))
+    return FloorInfo.of(await hub_of(request).floors.clear(scope))

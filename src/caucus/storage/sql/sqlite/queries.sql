@@ -333,6 +333,12 @@ ORDER BY p.name;
 -- name: room_state_all
 SELECT key, value FROM room_state;
 
+-- name: room_state_insert_missing
+INSERT INTO room_state (key, value) VALUES (:key, :value) ON CONFLICT (key) DO NOTHING;
+
+-- name: room_state_for_update
+SELECT value FROM room_state WHERE key = :key;
+
 -- name: room_state_set
 INSERT INTO room_state (key, value) VALUES (:key, :value)
 ON CONFLICT (key) DO UPDATE SET value = excluded.value;
