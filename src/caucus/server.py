@@ -47,6 +47,7 @@ from caucus.config import Settings
 from caucus.dashboard import console, oversight
 from caucus.dashboard import routes as dashboard_routes
 from caucus.dashboard.feed import Feed
+from caucus.dashboard.relay import FeedRelay
 from caucus.dashboard.transcript import TranscriptWriter
 from caucus.errors import StorageError, Unauthorized
 from caucus.ids import hash_token
@@ -194,12 +195,16 @@ class CaucusApp:
     @asynccontextmanager
     async def _lifespan(self, _: FastAPI) -> AsyncIterator[None]:
         feed = Feed(self.hub)
+        # With a database other hub processes share, their events reach this feed too.
+        relay = FeedRelay(self.hub, feed) if self.hub.db.shared else None
         try:
             async with self.mcp.running():
                 self.served = Served(self.hub, feed)
                 yield
         finally:
             self.served = None
+            if relay is not None:
+                relay.close()
             feed.close()
 
     def _fastapi(self) -> FastAPI:

@@ -1,23 +1,27 @@
 """Several hub processes, one room (issue 14): real `caucus hub` processes on loopback sharing
 one PostgreSQL database. What an agent does on one process reaches, binds and is seen by
 agents on the others: messages of every audience (woken across processes by LISTEN/NOTIFY),
-tasks, the room's mode and the operator's kicks."""
+tasks, the room's mode, the operator's kicks, floors, and the operator's feed."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
+import httpx2
 import pytest
 
 from caucus.client import HubClient
-from caucus.errors import Unauthorized
+from caucus.errors import FloorHeld, Unauthorized
 from caucus.operator_client import OperatorClient
 from tests.acceptance.hubproc import HubProcess
 from tests.conftest import eventually
 from tests.scaleout.conftest import Room, operator_token
+from tests.sse import read_events
 
 
 @pytest.fixture
@@ -126,3 +130,83 @@ async def test_four_processes_each_reach_the_others(room: Room, clients: list[Hu
         while len(heard) < 3 and time.monotonic() < deadline:
             heard += await texts(receiver, wait=2.0)
         assert sorted(heard) == sorted(f"hello from {j}" for j in range(4) if j != i)
+
+
+async def test_a_floor_taken_on_one_process_bars_sends_on_another(
+    room: Room, clients: list[HubClient]
+) -> None:
+    a, b = room(2)
+    alice = await agent(a, "alice", clients)
+    bob, carol = await agent(b, "bob", clients), await agent(b, "carol", clients)
+    taken = await alice.floor("take", "all", "my turn")
+    assert taken.holder == "alice"
+
+    async def barred() -> bool:
+        try:
+            await bob.send("all", "may I?")
+        except FloorHeld:
+            return True
+        return False
+
+    await eventually(barred, what="B to bar a send into the floor A gave away")
+    assert (await bob.floor("raise", "all")).hands == ["bob"]  # the hand is raised on B
+    passed = await alice.floor("pass", "all")
+    assert passed.holder == "bob"  # passed on A to the hand raised on B
+    await eventually(lambda: _sends(bob, "all", "my turn now"), what="B to let bob speak")
+    heard = await texts(carol)
+    assert "my turn now" in heard
+    assert any("has the floor" in t for t in heard)  # the hub's floor notices reach B's agents
+
+
+async def _sends(client: HubClient, to: str, text: str) -> bool:
+    try:
+        await client.send(to, text)
+    except FloorHeld:
+        return False
+    return True
+
+
+async def test_the_operator_feed_on_one_process_shows_the_others_events(
+    room: Room, clients: list[HubClient], tmp_path: Path
+) -> None:
+    a, b = room(2)
+    token = operator_token(tmp_path)
+    seen: list[tuple[str, Any]] = []
+    async with (
+        httpx2.AsyncClient(timeout=30) as http,
+        http.stream(
+            "GET", f"{b.url}/operator/events", headers={"Authorization": f"Bearer {token}"}
+        ) as response,
+    ):
+        assert response.status_code == 200
+        events = read_events(response)
+        first = await anext(events)
+        assert first.type == "snapshot"
+
+        async def follow() -> None:
+            async for event in events:
+                seen.append((event.type, event.data))
+
+        following = asyncio.create_task(follow())
+        try:
+            alice = await agent(a, "alice", clients)  # joins on A
+            await agent(b, "bob", clients)
+            await alice.set_status("reviewing")
+            await alice.send("bob", "hello from A")
+            await alice.join_channel("#ops")
+
+            def shown() -> bool:
+                kinds = {(t, d.get("change"), d.get("name")) for t, d in seen if t != "message"}
+                texts = [d.get("content") for t, d in seen if t == "message"]
+                return (
+                    ("peer", "joined", "alice") in kinds
+                    and ("peer", "status", "alice") in kinds
+                    and ("channel", "joined", "alice") in kinds
+                    and texts.count("hello from A") == 1
+                )
+
+            await eventually(shown, what="B's feed to show what happened on A")
+        finally:
+            following.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await following

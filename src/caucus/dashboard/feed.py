@@ -56,11 +56,12 @@ class FeedEvent:
     reads it: the hub routes far more messages than anyone watches."""
 
     id: str
-    event: Event
+    event: Event | None  # None: an event another hub process described (FeedRelay)
     _described: tuple[str, dict[str, Any]] | None = None
 
     def _describe(self) -> tuple[str, dict[str, Any]]:
         if self._described is None:
+            assert self.event is not None
             described = _describe(self.event)
             assert described is not None
             self._described = described
@@ -190,7 +191,18 @@ class Feed:
         elif not isinstance(event, _SHOWN):
             return
         self._next += 1
-        item = FeedEvent(f"{self.boot}-{self._next}", event)
+        self._add(FeedEvent(f"{self.boot}-{self._next}", event))
+
+    def add_described(self, kind: str, data: dict[str, Any]) -> None:
+        """An event another hub process sharing the database described (FeedRelay)."""
+        self._next += 1
+        self._add(FeedEvent(f"{self.boot}-{self._next}", None, (kind, data)))
+
+    @property
+    def watched(self) -> bool:
+        return bool(self._subscribers)
+
+    def _add(self, item: FeedEvent) -> None:
         self._buffer.append(item)
         for sub in list(self._subscribers):
             try:
