@@ -11,7 +11,7 @@ from caucus.client import HubClient
 from caucus.operator_client import OperatorClient
 from caucus.services.hub import Hub
 from caucus.testing import FakeClock, make_hub, serve
-from caucus.testing_postgres import NoPostgres, Server, throwaway_cluster
+from caucus.testing_postgres import ENV, NoPostgres, Server, throwaway_cluster
 from tests.logwatch import no_credential_logged  # noqa: F401 - autouse, for every test
 
 ClientFactory = Callable[..., Awaitable[HubClient]]
@@ -96,3 +96,18 @@ def postgres_server() -> Iterator[Server]:
         if os.environ.get("CI") == "true":
             pytest.fail(f"the PostgreSQL tier cannot run: {exc}")
         pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _hubs_on_postgres(request: pytest.FixtureRequest) -> Iterator[None]:
+    """CAUCUS_TEST_BACKEND=postgres runs every hub the tests make on a fresh database of the
+    suite's PostgreSQL server instead of a SQLite file."""
+    if os.environ.get("CAUCUS_TEST_BACKEND") != "postgres" or os.environ.get(ENV):
+        yield
+        return
+    server: Server = request.getfixturevalue("postgres_server")
+    os.environ[ENV] = server.admin_dsn
+    try:
+        yield
+    finally:
+        del os.environ[ENV]

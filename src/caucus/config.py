@@ -65,6 +65,11 @@ class Settings(BaseSettings):
     ledger: str = Field(
         "", description="decision ledger (JSONL); empty means decisions.jsonl beside the database"
     )
+    files_dir: str = Field(
+        "",
+        description="with a postgresql:// database, where the hub keeps its own files (operator "
+        "token, ledger, watcher files); empty means the user data directory",
+    )
 
     # Liveness: quiet after TTL/5, stale after 3·TTL/5, reaped after TTL, forgotten after grace.
     peer_ttl: float = Field(300.0, gt=0)
@@ -241,8 +246,10 @@ class Settings(BaseSettings):
 
     def data_dir(self) -> Path:
         """Where the hub keeps its own files (the operator token, the ledger): beside the
-        SQLite file, or for PostgreSQL the user data directory (CAUCUS_HOME)."""
-        return user_data_dir() if self.postgres else self.db_path().parent
+        SQLite file, or for PostgreSQL `files_dir` (default: the user data directory)."""
+        if not self.postgres:
+            return self.db_path().parent
+        return Path(self.files_dir).expanduser() if self.files_dir else user_data_dir()
 
     @classmethod
     def settings_customise_sources(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import socket
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -77,13 +78,24 @@ class FakeClock:
         self._mono += seconds
 
 
+def _test_database(folder: Path) -> str:
+    """A SQLite file in `folder`, or with CAUCUS_TEST_BACKEND=postgres a fresh database on the
+    server CAUCUS_TEST_POSTGRES names (the suite's own cluster sets it)."""
+    if os.environ.get("CAUCUS_TEST_BACKEND") == "postgres":
+        from caucus.testing_postgres import Server, fresh_database
+
+        return fresh_database(Server(os.environ["CAUCUS_TEST_POSTGRES"]))
+    return str(folder / "caucus.db")
+
+
 def hub_settings(directory: Path | str | None = None, **overrides: Any) -> Settings:
     """Settings for a throwaway hub: its own SQLite file, ephemeral port, no env or file."""
     folder = Path(directory) if directory is not None else Path(tempfile.mkdtemp("-caucus"))
     # A test registers many peers from one address in a moment, and walks routes without a
     # token by the thousand; the flood tests set these back.
     values: dict[str, Any] = {
-        "db": str(folder / "caucus.db"),
+        "db": _test_database(folder),
+        "files_dir": str(folder),
         "port": 0,
         "register_rate_capacity": 100_000.0,
         "shield_capacity": 1_000_000.0,
