@@ -84,8 +84,15 @@ def _test_database(folder: Path) -> str:
     if os.environ.get("CAUCUS_TEST_BACKEND") == "postgres":
         from caucus.testing_postgres import Server, fresh_database
 
-        return fresh_database(Server(os.environ["CAUCUS_TEST_POSTGRES"]))
+        # One database per folder: a hub restarted on the same folder finds its state again.
+        key = str(folder.resolve())
+        if key not in _TEST_DATABASES:
+            _TEST_DATABASES[key] = fresh_database(Server(os.environ["CAUCUS_TEST_POSTGRES"]))
+        return _TEST_DATABASES[key]
     return str(folder / "caucus.db")
+
+
+_TEST_DATABASES: dict[str, str] = {}
 
 
 def hub_settings(directory: Path | str | None = None, **overrides: Any) -> Settings:

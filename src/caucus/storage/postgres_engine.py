@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from caucus.domain.retention import StoreSize
-from caucus.errors import CaucusError, StorageError
+from caucus.errors import CaucusError, InvalidRequest, StorageError
 from caucus.storage.engine import Duplicate, Params, Row, Unit
 from caucus.storage.queries import Queries, queries
 from caucus.storage.repos import Repos
@@ -50,8 +50,8 @@ _EMPTY: dict[str, Any] = {}
 def require_psycopg() -> None:
     if psycopg is None:
         raise StorageError(
-            "a postgresql:// database needs the PostgreSQL extra: "
-            "pip install 'caucus-hub[postgres]'"
+            "a postgresql:// database needs the PostgreSQL extra: pip install "
+            "'caucus-hub[postgres]' (in a checkout: .venv/bin/pip install -e '.[postgres]')"
         )
 
 
@@ -80,6 +80,8 @@ class PgTx:
             return self._conn.execute(self._q[name], params or _EMPTY)
         except pg_errors.UniqueViolation as exc:
             raise Duplicate(str(exc)) from None
+        except psycopg.DataError as exc:
+            raise _unstorable(exc) from None
 
     def one(self, name: str, params: Params | None = None) -> Row | None:
         row: Row | None = self._execute(name, params).fetchone()
@@ -106,6 +108,8 @@ class PgTx:
                 return cur.rowcount
         except pg_errors.UniqueViolation as exc:
             raise Duplicate(str(exc)) from None
+        except psycopg.DataError as exc:
+            raise _unstorable(exc) from None
 
     def array(self, values: Sequence[Any]) -> Any:
         return list(values)
@@ -130,6 +134,16 @@ class Leases:
         lease = self._next
         self._next += 1
         return lease
+
+
+def _unstorable(exc: psycopg.DataError) -> Exception:
+    """A value PostgreSQL cannot hold, refused as bad input rather than failing the unit as a
+    storage error: text with a NUL character (SQLite stores it; PostgreSQL text cannot)."""
+    if "NUL" in str(exc):
+        return InvalidRequest(
+            "text may not contain the NUL character (U+0000) on this hub's PostgreSQL database"
+        )
+    return exc
 
 
 def _retryable(exc: BaseException) -> bool:
