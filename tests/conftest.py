@@ -111,3 +111,13 @@ def _hubs_on_postgres(request: pytest.FixtureRequest) -> Iterator[None]:
         yield
     finally:
         del os.environ[ENV]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With CAUCUS_TEST_BACKEND=postgres, tests of the SQLite file itself do not apply."""
+    if os.environ.get("CAUCUS_TEST_BACKEND") != "postgres":
+        return
+    skip = pytest.mark.skip(reason="checks the SQLite file itself; the hubs run on PostgreSQL")
+    for item in items:
+        if item.get_closest_marker("sqlite_file") is not None:
+            item.add_marker(skip)

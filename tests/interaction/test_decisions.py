@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import sqlite3
 from pathlib import Path
 
 import httpx2
@@ -20,6 +19,7 @@ from caucus.testing import make_hub, serve
 from tests.interaction.test_feed import next_of
 from tests.interaction.test_forms import recorded
 from tests.sse import read_events
+from tests.storage_sql import Database, database_of, execute
 
 ASKERS = itertools.count()
 ONE = [{"key": "go", "label": "Go ahead", "type": "radio", "options": ["yes", "no"]}]
@@ -42,11 +42,9 @@ async def test_an_answer_noted_as_unrecorded_after_a_crash_is_not_recorded_twice
     async with make_hub(tmp_path) as hub:
         form_id = await ask_and_answer(hub, "Merge the branch?")
         digest = await recorded(hub, form_id)
-        ledger, db = hub.decisions.path, hub.db_path
-    assert db is not None
+        ledger, db = hub.decisions.path, database_of(hub)
     # The crash window: the record is on the ledger, the hub died before noting it.
-    with sqlite3.connect(db) as conn:
-        conn.execute("UPDATE forms SET decision_hash = NULL")
+    execute(db, "UPDATE forms SET decision_hash = NULL")
     async with make_hub(tmp_path) as hub:
         assert await recorded(hub, form_id) == digest
     assert form_ids_on(ledger) == [form_id]
@@ -124,7 +122,7 @@ async def test_the_feed_shows_forms_and_decisions_as_they_happen(tmp_path: Path)
             assert decision.data["record"]["caucus"]["form_id"] == later.id
 
 
-def _lag_the_checkpoint(hub_db: Path, ledger: Path, by: int) -> list[str]:
+def _lag_the_checkpoint(hub_db: Database, ledger: Path, by: int) -> list[str]:
     """The state a kill -9 between a record's fsync and the checkpoint's move leaves: the last
     `by` records are on the ledger, the checkpoint names the one before them, and the database
     has not noted them on their forms. Returns the lagging records' hashes."""
@@ -134,22 +132,22 @@ def _lag_the_checkpoint(hub_db: Path, ledger: Path, by: int) -> list[str]:
         json.dumps({"count": len(records) - by, "head_hash": kept["hash"]}) + "\n"
     )
     lagging = [r["hash"] for r in records[-by:]]
-    with sqlite3.connect(hub_db) as conn:
-        conn.executemany(
-            "UPDATE forms SET decision_hash = NULL WHERE decision_hash = ?", [(h,) for h in lagging]
-        )
+    execute(
+        hub_db,
+        "UPDATE forms SET decision_hash = NULL WHERE decision_hash = ?",
+        [(h,) for h in lagging],
+    )
     return lagging
 
 
-async def _two_recorded(tmp_path: Path) -> tuple[str, str, Path, Path]:
+async def _two_recorded(tmp_path: Path) -> tuple[str, str, Path, Database]:
     """Two answered forms on the ledger, the hub stopped: (their ids, the ledger, the db)."""
     async with make_hub(tmp_path) as hub:
         first = await ask_and_answer(hub, "First")
         await recorded(hub, first)
         second = await ask_and_answer(hub, "Second")
         await recorded(hub, second)
-        ledger, db = hub.decisions.path, hub.db_path
-    assert db is not None
+        ledger, db = hub.decisions.path, database_of(hub)
     return first, second, ledger, db
 
 
@@ -158,8 +156,8 @@ async def test_a_crash_between_the_fsync_and_the_checkpoint_heals_without_a_pers
 ) -> None:
     first, second, ledger, db = await _two_recorded(tmp_path)
     lagging = _lag_the_checkpoint(db, ledger, by=1)
-    with sqlite3.connect(db) as conn:  # what the hub noted before it wrote the line
-        conn.execute("INSERT INTO ledger_intents VALUES (?, 0)", (lagging[0],))
+    # What the hub noted before it wrote the line:
+    execute(db, "INSERT INTO ledger_intents VALUES (?, 0)", [(lagging[0],)])
     assert verify(ledger).code != 0  # as a person would find it
     async with make_hub(tmp_path) as hub:
         assert await recorded(hub, second) == lagging[0]  # noted again, not written again
@@ -171,8 +169,7 @@ async def test_a_crash_between_the_fsync_and_the_checkpoint_heals_without_a_pers
         assert (status.recovered.from_count, status.recovered.to_count) == (1, 2)
     assert form_ids_on(ledger) == [first, second, third]
     assert verify(ledger).code == 0
-    with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT COUNT(*) FROM ledger_intents").fetchone() == (0,)
+    assert [tuple(r) for r in execute(db, "SELECT COUNT(*) FROM ledger_intents")] == [(0,)]
 
 
 async def test_a_record_past_the_checkpoint_the_hub_did_not_write_still_halts_it(
@@ -194,12 +191,10 @@ async def test_a_backlog_of_unrecorded_answers_is_recorded_whole_on_start(tmp_pa
     async with make_hub(tmp_path) as hub:
         ids = [await ask_and_answer(hub, f"Question {n}") for n in range(130)]
         await recorded(hub, ids[-1])
-        ledger, db = hub.decisions.path, hub.db_path
-    assert db is not None
+        ledger, db = hub.decisions.path, database_of(hub)
     ledger.unlink()  # as if the ledger had been moved aside: every answer is unrecorded
     head_path(ledger).unlink()
-    with sqlite3.connect(db) as conn:
-        conn.execute("UPDATE forms SET decision_hash = NULL")
+    execute(db, "UPDATE forms SET decision_hash = NULL")
     async with make_hub(tmp_path) as hub:
         await recorded(hub, ids[-1])
         assert await hub.decisions.record_pending() == 0

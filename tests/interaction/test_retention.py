@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import httpx2
+import pytest
 
 from caucus.clock import Clock
 from caucus.ledger.tail import newest_first
@@ -47,6 +48,7 @@ async def simulate_week(hub: Hub, clock: FakeClock, per_hour: int) -> dict[str, 
     return kept
 
 
+@pytest.mark.sqlite_file
 async def test_a_week_of_traffic_shrinks_to_its_bound_and_keeps_what_is_unfinished(
     tmp_path: Path,
 ) -> None:
@@ -92,6 +94,7 @@ async def test_a_week_of_traffic_shrinks_to_its_bound_and_keeps_what_is_unfinish
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
+@pytest.mark.sqlite_file
 async def test_the_operator_purges_on_request_and_history_and_export_say_so(
     tmp_path: Path,
 ) -> None:

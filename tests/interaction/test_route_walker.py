@@ -279,6 +279,7 @@ def _rpc_result(text: str) -> dict[str, Any]:
     return dict(json.loads(text)["result"])
 
 
+@pytest.mark.sqlite_file
 async def test_values_an_older_hub_stored_never_break_a_read(url: str, live_hub: Hub) -> None:
     tokens, _, alice = await _setup(url, live_hub)
     await alice.send("bob", "hello", meta={"k": "v"})
