@@ -1,7 +1,7 @@
 """Several hub processes, one room (issue 14): real `caucus hub` processes on loopback sharing
 one PostgreSQL database. What an agent does on one process reaches, binds and is seen by
 agents on the others: messages of every audience (woken across processes by LISTEN/NOTIFY),
-tasks, the room's mode, the operator's kicks, floors, and the operator's feed."""
+tasks and the job board, the room's mode, the operator's kicks, floors, and the operator's feed."""
 
 from __future__ import annotations
 
@@ -83,6 +83,27 @@ async def test_a_task_sent_on_one_process_is_answered_on_another(
     result = (await alice.receive(timeout=10)).messages
     assert [(m.kind, m.content) for m in result] == [("result", "looks good")]
     assert (await alice.task_status(task.task_id)).state == "completed"
+
+
+async def test_the_job_board_crosses_processes(room: Room, clients: list[HubClient]) -> None:
+    a, b = room(2)
+    alice = await agent(a, "alice", clients)
+    bob, carol = await agent(b, "bob", clients), await agent(b, "carol", clients)
+    offer = await alice.post_offer("port the parser", subject="help wanted")
+    assert await texts(bob) == ["port the parser"]  # the announcement, on B
+    await texts(carol)
+    await bob.claim_offer(offer.offer_id, "I know the grammar")
+    await carol.claim_offer(offer.offer_id)
+    claims = [m.kind for m in (await alice.receive(timeout=10)).messages]
+    assert claims == ["offer_claim", "offer_claim"]
+    won = await alice.resolve_offer(offer.offer_id, select="bob")  # on A
+    assert (won.state, won.winner) == ("assigned", "bob")
+    assert [m.kind for m in (await bob.receive(timeout=10)).messages] == ["task"]
+    assert [m.kind for m in (await carol.receive(timeout=10)).messages] == ["offer_not_selected"]
+    assert won.task_id is not None
+    await bob.reply_task(won.task_id, "ported")  # on B: the offer follows the task
+    done = [o for o in await alice.list_offers() if o.offer_id == offer.offer_id]
+    assert [o.state for o in done] == ["completed"]
 
 
 async def test_pause_on_one_process_holds_sends_on_another_and_a_kick_ends_the_peer(
