@@ -3,8 +3,8 @@
 Units of work are synchronous functions (ADR 0013), so this engine runs them on connections
 owned by threads, never on the event loop: one writer thread per process group-commits every
 unit queued since its last commit in one transaction, each unit inside its own savepoint (a
-failed unit is undone alone, and the transaction goes on); reads take a connection from a
-small pool in a worker thread. Wake-ups cross processes by LISTEN/NOTIFY: the writer sends one
+failed unit is undone alone, and the transaction goes on); reads take one of a few kept
+connections in a worker thread. Wake-ups cross processes by LISTEN/NOTIFY: the writer sends one
 NOTIFY per committed batch naming the peers it queued deliveries for, and a listening
 connection in each process hands the others' to this process's waiters.
 """
@@ -18,7 +18,7 @@ import queue
 import secrets
 import sys
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from caucus.domain.retention import StoreSize
@@ -31,7 +31,6 @@ try:
     import psycopg
     from psycopg import errors as pg_errors
     from psycopg.rows import dict_row
-    from psycopg_pool import ConnectionPool
 except ImportError:  # pragma: no cover - the extra is not installed
     psycopg = None  # type: ignore[assignment]
 else:
@@ -360,6 +359,43 @@ def _resolve(results: list[tuple[asyncio.Future[Any], Any, BaseException | None]
         _settle(fut, value, exc)
 
 
+class ReadConnections:
+    """Connections for read units: made when needed, at most `size` in use at once, kept for
+    the next read; a broken one is dropped (the next read makes another)."""
+
+    def __init__(self, dsn: str, size: int) -> None:
+        self._dsn = dsn
+        self._idle: queue.SimpleQueue[psycopg.Connection[Any]] = queue.SimpleQueue()
+        self._slots = threading.BoundedSemaphore(size)
+
+    def check(self) -> None:
+        """Fail now, not at the first read, if the server cannot be reached."""
+        with self.connection():
+            return
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[psycopg.Connection[Any]]:
+        with self._slots:
+            try:
+                conn = self._idle.get_nowait()
+            except queue.Empty:
+                conn = psycopg.connect(self._dsn, row_factory=dict_row, autocommit=True)
+            try:
+                yield conn
+            finally:
+                if conn.broken or conn.closed:
+                    conn.close()
+                else:
+                    self._idle.put(conn)
+
+    def close(self) -> None:
+        while True:
+            try:
+                self._idle.get_nowait().close()
+            except queue.Empty:
+                return
+
+
 class PgEngine:
     """The engine on a PostgreSQL database that several hub processes may share."""
 
@@ -374,14 +410,7 @@ class PgEngine:
         self._q = queries("postgres")
         self._token = secrets.token_hex(8)  # tells this process's notifications apart
         self._writer = PgWriter(dsn, self._q, self._token, batch_max=batch_max, threads=writers)
-        self._pool = ConnectionPool(
-            dsn,
-            min_size=1,
-            max_size=readers,
-            kwargs={"row_factory": dict_row, "autocommit": True},
-            open=False,
-            name="caucus-pg-readers",
-        )
+        self._reads = ReadConnections(dsn, readers)
         self._wake: list[Callable[[Sequence[int]], None]] = []
         self._signal: list[Callable[[str], None]] = []
         self._listener: asyncio.Task[None] | None = None
@@ -401,7 +430,7 @@ class PgEngine:
         try:
             await asyncio.to_thread(migrate_postgres, self.dsn)
             await self._writer.open()
-            await asyncio.to_thread(self._pool.open, True, 10.0)
+            await asyncio.to_thread(self._reads.check)
         except psycopg.Error as exc:
             await self.close()
             raise storage_error(exc) from None
@@ -419,7 +448,7 @@ class PgEngine:
                 await self._listener
             self._listener = None
         await self._writer.close()
-        await asyncio.to_thread(self._pool.close)
+        await asyncio.to_thread(self._reads.close)
 
     # --- units of work ---------------------------------------------------------------------
     async def write(self, unit: Unit[T]) -> T:
@@ -431,7 +460,7 @@ class PgEngine:
 
     def _read(self, unit: Unit[T]) -> T:
         try:
-            with self._pool.connection() as conn, conn.transaction():
+            with self._reads.connection() as conn, conn.transaction():
                 return unit(Repos(PgTx(conn, self._q)))
         except psycopg.Error as exc:
             raise storage_error(exc) from None
