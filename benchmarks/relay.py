@@ -181,12 +181,28 @@ async def register(url: str, name: str) -> str:
     return token
 
 
-async def relay_run(url: str, pairs: int, duration: float, rate: float | None, run: int) -> Result:
-    host, port = host_port(url)
+async def relay_run(
+    url: str,
+    pairs: int,
+    duration: float,
+    rate: float | None,
+    run: int,
+    *,
+    spread: list[str] | None = None,
+) -> Result:
+    """N sender/receiver pairs, closed loop (or open at `rate`). With `spread` (hubs sharing a
+    database), pair i sends on hub i and receives on hub i+1."""
+    hubs = spread or [url]
     names = [(f"s{run}-{i}", f"r{run}-{i}") for i in range(pairs)]
-    tokens = {n: await register(url, n) for pair in names for n in pair}
-    senders = [await Conn(host, port, tokens[s]).open() for s, _ in names]
-    receivers = [await Conn(host, port, tokens[r]).open() for _, r in names]
+    where = {n: hubs[(i + (n[0] == "r")) % len(hubs)] for i, pair in enumerate(names) for n in pair}
+    tokens = {n: await register(where[n], n) for pair in names for n in pair}
+
+    async def conn(name: str) -> Conn:
+        host, port = host_port(where[name])
+        return await Conn(host, port, tokens[name]).open()
+
+    senders = [await conn(s) for s, _ in names]
+    receivers = [await conn(r) for _, r in names]
     lat: list[float] = []
     received = 0
     start = time.perf_counter()

@@ -50,78 +50,6 @@ def start_hubs(db: str, n: int, home: Path) -> list[tuple[Any, str]]:
     return [relay.start(cmd, env) for _ in range(n)]
 
 
-async def pairs_run(
-    urls: list[str], pairs: int, duration: float, rate: float | None, run: int
-) -> relay.Result:
-    """relay.py's closed (or open, with `rate`) loop, spread over processes: pair i sends on
-    process i and receives on process i+1."""
-    names = [(f"s{run}-{i}", f"r{run}-{i}") for i in range(pairs)]
-    where = {
-        n: urls[(i + (1 if n.startswith("r") else 0)) % len(urls)]
-        for i, pair in enumerate(names)
-        for n in pair
-    }
-    tokens = {n: await relay.register(where[n], n) for pair in names for n in pair}
-
-    async def conn(name: str) -> relay.Conn:
-        host, port = relay.host_port(where[name])
-        return await relay.Conn(host, port, tokens[name]).open()
-
-    senders = [await conn(s) for s, _ in names]
-    receivers = [await conn(r) for _, r in names]
-    lat: list[float] = []
-    received = 0
-    start = time.perf_counter()
-    end = start + duration
-    stop_receiving = asyncio.Event()
-
-    async def sender(i: int, c: relay.Conn, to: str) -> None:
-        interval = pairs / rate if rate else 0.0
-        scheduled = start + (i * interval / pairs if rate else 0)
-        while True:
-            if rate:
-                now = time.perf_counter()
-                if scheduled > now:
-                    await asyncio.sleep(scheduled - now)
-            if time.perf_counter() >= end:
-                return
-            t0 = scheduled if rate else time.perf_counter()
-            body = json.dumps({"to": to, "content": f"{t0:.6f}|{relay.PAD}"}).encode()
-            status, data = await c.request("POST", "/send", body)
-            assert status == 200, data
-            scheduled += interval
-
-    async def receiver(c: relay.Conn) -> None:
-        nonlocal received
-        ack = None
-        while not stop_receiving.is_set():
-            path = "/receive?timeout=1" + (f"&ack={ack}" if ack is not None else "")
-            status, data = await c.request("GET", path)
-            assert status == 200, data
-            now = time.perf_counter()
-            messages = json.loads(data)["messages"]
-            for m in messages:
-                sent = float(m["content"].split("|", 1)[0])
-                if sent >= start:
-                    lat.append((now - sent) * 1000)
-            if now <= end:
-                received += len(messages)
-            if messages:
-                ack = messages[-1]["seq"]
-
-    receiving = [asyncio.create_task(receiver(c)) for c in receivers]
-    await asyncio.gather(
-        *(sender(i, c, r) for i, (c, (_, r)) in enumerate(zip(senders, names, strict=True)))
-    )
-    await asyncio.sleep(0.5)  # let the last messages land
-    stop_receiving.set()
-    await asyncio.gather(*receiving)
-    elapsed = min(time.perf_counter(), end) - start
-    for c in senders + receivers:
-        c.close()
-    return relay.Result(received / elapsed, lat)
-
-
 async def wake_run(urls: list[str], samples: int, run: int) -> relay.Result:
     """One message at a time to a receive already parked (on another process when there are
     several): send start -> receive return."""
@@ -151,9 +79,10 @@ async def wake_run(urls: list[str], samples: int, run: int) -> relay.Result:
 
 
 async def measure(urls: list[str], args: argparse.Namespace, run: int) -> dict[str, relay.Result]:
-    await pairs_run(urls, args.pairs, 1.0, None, run=run * 10)  # warm up
-    tp = await pairs_run(urls, args.pairs, args.duration, None, run=run * 10 + 1)
-    lat = await pairs_run(urls, args.pairs, args.duration, args.rate, run=run * 10 + 2)
+    base, pairs = urls[0], args.pairs
+    await relay.relay_run(base, pairs, 1.0, None, run * 10, spread=urls)  # warm up
+    tp = await relay.relay_run(base, pairs, args.duration, None, run * 10 + 1, spread=urls)
+    lat = await relay.relay_run(base, pairs, args.duration, args.rate, run * 10 + 2, spread=urls)
     wake = await wake_run(urls, args.wakes, run=run * 10 + 3)
     return {"throughput": tp, "latency": lat, "wake": wake}
 
