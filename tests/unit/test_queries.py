@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from caucus.storage.migrate import migrate_sqlite
-from caucus.storage.queries import parse, queries
+from caucus.storage.queries import parse, positional, queries
 
 
 def test_blocks_are_split_by_name_and_comments_dropped() -> None:
@@ -48,3 +48,23 @@ def test_every_sqlite_statement_compiles_against_the_migrated_schema(tmp_path: P
             conn.execute(f"EXPLAIN {text}", params)  # a typo in a column or table fails
     finally:
         conn.close()
+
+
+def test_sqlite_statements_bind_by_position_in_the_order_names_appear() -> None:
+    text, bind = positional(
+        "SELECT :b, strftime('%H:%M', ts) FROM t WHERE a = :a AND b = :b AND c = :c_1"
+    )
+    assert text == "SELECT ?, strftime('%H:%M', ts) FROM t WHERE a = ? AND b = ? AND c = ?"
+    assert bind({"a": 1, "b": 2, "c_1": 3, "unused": 4}) == (2, 1, 2, 3)
+    one_text, one = positional("DELETE FROM t WHERE id = :id")
+    assert (one_text, one({"id": 7})) == ("DELETE FROM t WHERE id = ?", (7,))
+    assert positional("SELECT 1")[1]({}) == ()
+    with pytest.raises(KeyError):
+        bind({"a": 1})
+
+
+def test_a_bound_statement_is_prepared_once_per_name() -> None:
+    q = queries("sqlite")
+    assert q.bound("message_insert") is q.bound("message_insert")
+    text, _ = q.bound("message_insert")
+    assert ":" not in text.replace("'", "")

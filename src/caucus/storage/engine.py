@@ -52,6 +52,10 @@ class Tx(Protocol):
         """Execute; the number of rows changed. Raises Duplicate on a uniqueness violation."""
         ...
 
+    def insert(self, name: str, params: Params) -> int:
+        """Insert one row; its generated key (SQLite's rowid, or the RETURNING column)."""
+        ...
+
     def many(self, name: str, rows: Iterable[Params]) -> int: ...
 
     def array(self, values: Sequence[Any]) -> Any:

@@ -97,6 +97,10 @@ class PgTx:
     def run(self, name: str, params: Params | None = None) -> int:
         return self._execute(name, params).rowcount
 
+    def insert(self, name: str, params: Params) -> int:
+        key: int = self.value(name, params)  # the statement ends RETURNING its key
+        return key
+
     def many(self, name: str, rows: Iterable[Params]) -> int:
         wanted = list(rows)
         if not wanted:

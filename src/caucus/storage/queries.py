@@ -9,8 +9,13 @@ names.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from functools import cache
 from importlib import resources
+from operator import itemgetter
+from typing import Any
+
+Bind = Callable[[Mapping[str, Any]], tuple[Any, ...]]
 
 _NAME = re.compile(r"^--\s*name:\s*([a-z_][a-z0-9_]*)\s*$", re.M)
 
@@ -19,12 +24,20 @@ class Queries:
     def __init__(self, dialect: str, statements: dict[str, str]) -> None:
         self.dialect = dialect
         self._statements = statements
+        self._bound: dict[str, tuple[str, Bind]] = {}
 
     def __getitem__(self, name: str) -> str:
         try:
             return self._statements[name]
         except KeyError:
             raise KeyError(f"no query {name!r} in storage/sql/{self.dialect}/queries.sql") from None
+
+    def bound(self, name: str) -> tuple[str, Bind]:
+        """The statement with positional parameters, and its binder (see `positional`)."""
+        found = self._bound.get(name)
+        if found is None:
+            found = self._bound[name] = positional(self[name])
+        return found
 
     def names(self) -> set[str]:
         return set(self._statements)
@@ -55,6 +68,25 @@ def parse(text: str, where: str = "queries.sql") -> dict[str, str]:
 
 
 _PARAM = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
+
+
+def positional(sql: str) -> tuple[str, Bind]:
+    """`:name` parameters as `?` in order, and the function that lays a mapping's values out
+    in that order. SQLite binds a tuple by position markedly faster than a mapping by name,
+    and the hot statements (send, claim, acknowledge) run thousands of times a second."""
+    names = _PARAM.findall(sql)
+    text = _PARAM.sub("?", sql)
+    if not names:
+        return text, _no_params
+    if len(names) == 1:
+        (only,) = names
+        return text, lambda params: (params[only],)
+    getter: Bind = itemgetter(*names)
+    return text, getter
+
+
+def _no_params(params: Mapping[str, Any]) -> tuple[Any, ...]:
+    return ()
 
 
 def pyformat(sql: str) -> str:

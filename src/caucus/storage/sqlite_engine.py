@@ -28,7 +28,8 @@ _EMPTY: dict[str, Any] = {}
 
 
 class SqliteTx:
-    """A connection speaking named statements; `?`-free, parameters by name."""
+    """A connection speaking named statements, their parameters given by name (and bound by
+    position: see `queries.positional`)."""
 
     dialect = "sqlite"
     shared = False
@@ -39,32 +40,46 @@ class SqliteTx:
         self._q = q
 
     def one(self, name: str, params: Params | None = None) -> Row | None:
+        sql, bind = self._q.bound(name)
         try:
-            row: Row | None = self._conn.execute(self._q[name], params or _EMPTY).fetchone()
+            row: Row | None = self._conn.execute(sql, bind(params or _EMPTY)).fetchone()
         except sqlite3.IntegrityError as exc:
             raise _duplicate(exc) from None
         return row
 
     def all(self, name: str, params: Params | None = None) -> list[Row]:
-        rows: list[Row] = self._conn.execute(self._q[name], params or _EMPTY).fetchall()
+        sql, bind = self._q.bound(name)
+        rows: list[Row] = self._conn.execute(sql, bind(params or _EMPTY)).fetchall()
         return rows
 
     def value(self, name: str, params: Params | None = None) -> Any:
+        sql, bind = self._q.bound(name)
         try:
-            row = self._conn.execute(self._q[name], params or _EMPTY).fetchone()
+            row = self._conn.execute(sql, bind(params or _EMPTY)).fetchone()
         except sqlite3.IntegrityError as exc:
             raise _duplicate(exc) from None
         return None if row is None else row[0]
 
     def run(self, name: str, params: Params | None = None) -> int:
+        sql, bind = self._q.bound(name)
         try:
-            return self._conn.execute(self._q[name], params or _EMPTY).rowcount
+            return self._conn.execute(sql, bind(params or _EMPTY)).rowcount
         except sqlite3.IntegrityError as exc:
             raise _duplicate(exc) from None
 
-    def many(self, name: str, rows: Iterable[Params]) -> int:
+    def insert(self, name: str, params: Params) -> int:
+        sql, bind = self._q.bound(name)
         try:
-            return self._conn.executemany(self._q[name], rows).rowcount
+            key = self._conn.execute(sql, bind(params)).lastrowid
+        except sqlite3.IntegrityError as exc:
+            raise _duplicate(exc) from None
+        assert key is not None
+        return key
+
+    def many(self, name: str, rows: Iterable[Params]) -> int:
+        sql, bind = self._q.bound(name)
+        try:
+            return self._conn.executemany(sql, map(bind, rows)).rowcount
         except sqlite3.IntegrityError as exc:
             raise _duplicate(exc) from None
 

@@ -84,26 +84,15 @@ class Inbox:
             )
         delivered_to = [r.name for r in recipients]
         missed = [r.name for r in recipients if r.reaped]
-        seq = self._messages.insert(msg, thread, delivered_to, missed)
         lane, ephemeral = int(msg.lane), int(msg.ephemeral)
-        if len(recipients) == 1:
-            self._tx.run(
-                "delivery_insert",
-                {
-                    "peer_id": recipients[0].peer_id,
-                    "seq": seq,
-                    "lane": lane,
-                    "ephemeral": ephemeral,
-                },
+        if self._tx.dialect == "postgres":  # one statement, one round trip to the server
+            ids = [r.peer_id for r in recipients]
+            seq = self._messages.insert_routed(
+                msg, thread, delivered_to, missed, ids, lane=lane, ephemeral=ephemeral
             )
-        elif recipients:
-            self._tx.many(
-                "delivery_insert",
-                [
-                    {"peer_id": r.peer_id, "seq": seq, "lane": lane, "ephemeral": ephemeral}
-                    for r in recipients
-                ],
-            )
+        else:
+            seq = self._messages.insert(msg, thread, delivered_to, missed)
+            self._deliver(seq, recipients, lane, ephemeral)
         if recipients and self._tx.shared:
             self._tx.woke(r.peer_id for r in recipients)
         if key is not None and msg.sender_id is not None:
@@ -122,6 +111,26 @@ class Inbox:
         )
         receipt = SendReceipt(msg.id, seq, delivered_to, missed)
         return AppendOutcome(receipt, stored, recipients, joined)
+
+    def _deliver(self, seq: int, recipients: list[Recipient], lane: int, ephemeral: int) -> None:
+        if len(recipients) == 1:
+            self._tx.run(
+                "delivery_insert",
+                {
+                    "peer_id": recipients[0].peer_id,
+                    "seq": seq,
+                    "lane": lane,
+                    "ephemeral": ephemeral,
+                },
+            )
+        elif recipients:
+            self._tx.many(
+                "delivery_insert",
+                [
+                    {"peer_id": r.peer_id, "seq": seq, "lane": lane, "ephemeral": ephemeral}
+                    for r in recipients
+                ],
+            )
 
     def to_peer(self, msg: NewMessage, name: str) -> AppendOutcome | None:
         """A notice to one peer, or None if it has left for good (the change that sends it
@@ -179,6 +188,8 @@ class Inbox:
         hand out, `next_visible_at` says when an in-flight delivery becomes visible again.
         `priority_only` (a paused recipient) hands out only the priority lane."""
         acked = self.ack(peer_id, through=ack_through) if ack_through is not None else 0
+        if self._tx.dialect == "postgres":
+            return self._claim_in_one(peer_id, now, visibility, limit, acked, priority_only)
         visible, later = (
             ("deliveries_visible_priority", "deliveries_next_visible_priority")
             if priority_only
@@ -197,6 +208,32 @@ class Inbox:
                 for r in rows
             ],
         )
+        return ClaimResult(
+            [Delivery(message(r), r["delivery_count"] + 1) for r in rows], acked, None
+        )
+
+    def _claim_in_one(
+        self,
+        peer_id: int,
+        now: float,
+        visibility: float,
+        limit: int,
+        acked: int,
+        priority_only: bool,
+    ) -> ClaimResult:
+        """The claim as one statement, where each statement is a round trip to a server."""
+        params = {
+            "peer_id": peer_id,
+            "now": now,
+            "limit": limit,
+            "priority_only": int(priority_only),
+            "visible_at": now + visibility,
+            "lease": self._next_lease(),
+        }
+        rows = self._tx.all("deliveries_claim", params)
+        if not rows:
+            later = "deliveries_next_visible" + ("_priority" if priority_only else "")
+            return ClaimResult([], acked, self._tx.value(later, params))
         return ClaimResult(
             [Delivery(message(r), r["delivery_count"] + 1) for r in rows], acked, None
         )

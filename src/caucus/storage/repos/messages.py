@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from caucus.domain.messages import Message, NewMessage
 from caucus.storage.engine import Row, Tx
@@ -39,24 +40,49 @@ class Messages:
         self, msg: NewMessage, thread: str | None, delivered_to: list[str], missed: list[str]
     ) -> int:
         """Store a routed message; its seq."""
-        seq: int = self._tx.value(
-            "message_insert",
+        return self._tx.insert("message_insert", self._row(msg, thread, delivered_to, missed))
+
+    @staticmethod
+    def _row(
+        msg: NewMessage, thread: str | None, delivered_to: list[str], missed: list[str]
+    ) -> dict[str, Any]:
+        return {
+            "id": msg.id,
+            "ts": msg.ts,
+            "sender_id": msg.sender_id,
+            "sender": msg.sender,
+            "target": msg.to,
+            "kind": msg.kind,
+            "content": msg.content,
+            "meta": json.dumps(msg.meta) if msg.meta is not None else None,
+            "thread": thread,
+            "reply_to": msg.reply_to,
+            "delivered_to": names_json(delivered_to),
+            "missed": names_json(missed),
+        }
+
+    def insert_routed(
+        self,
+        msg: NewMessage,
+        thread: str | None,
+        delivered_to: list[str],
+        missed: list[str],
+        peer_ids: list[int],
+        *,
+        lane: int,
+        ephemeral: int,
+    ) -> int:
+        """Store a routed message and its deliveries to `peer_ids` in one statement; its seq.
+        (Where each statement is a round trip to a server: `Inbox.append`.)"""
+        return self._tx.insert(
+            "message_insert_routed",
             {
-                "id": msg.id,
-                "ts": msg.ts,
-                "sender_id": msg.sender_id,
-                "sender": msg.sender,
-                "target": msg.to,
-                "kind": msg.kind,
-                "content": msg.content,
-                "meta": json.dumps(msg.meta) if msg.meta is not None else None,
-                "thread": thread,
-                "reply_to": msg.reply_to,
-                "delivered_to": names_json(delivered_to),
-                "missed": names_json(missed),
+                **self._row(msg, thread, delivered_to, missed),
+                "peer_ids": self._tx.array(peer_ids),
+                "lane": lane,
+                "ephemeral": ephemeral,
             },
         )
-        return seq
 
     def parent(self, message_id: str) -> tuple[str, str | None] | None:
         """(id, thread) of a message replied to."""

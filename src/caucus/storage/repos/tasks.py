@@ -26,6 +26,7 @@ def _task(row: Row) -> Task:
         error=row["error"],
         question=row["question"],
         answer=row["answer"],
+        offer_id=row["offer_id"],
     )
 
 
@@ -56,7 +57,8 @@ class Tasks:
         now: float,
         expires_at: float,
         offer_id: str | None = None,
-    ) -> None:
+    ) -> Task:
+        """Store a pending task and the first line of its history; the task as stored."""
         self._tx.run(
             "task_insert",
             {
@@ -74,11 +76,26 @@ class Tasks:
             },
         )
         self.event(task_id, now, TaskState.PENDING, sender, "sent")
+        task = Task(
+            id=task_id,
+            sender=sender,
+            worker=worker,
+            subject=subject,
+            payload=payload,
+            thread=thread,
+            state=TaskState.PENDING,
+            created_at=now,
+            updated_at=now,
+            expires_at=expires_at,
+            offer_id=offer_id,
+        )
+        task.history = [TaskEvent(now, TaskState.PENDING.value, sender, "sent")]
+        return task
 
     def get(self, task_id: str) -> Task | None:
         """A task with its history."""
         row = self._tx.one("task_by_id", {"id": task_id})
-        return self._with_history(_task(row)) if row is not None else None
+        return self.with_history(_task(row)) if row is not None else None
 
     def stored(self, task_id: str) -> StoredTask | None:
         """The task with its parties' ids, locked for this unit where the backend has row
@@ -151,12 +168,12 @@ class Tasks:
             "state": state.value if state else None,
             "limit": limit,
         }
-        return [self._with_history(_task(r)) for r in self._tx.all("tasks_of_party", params)]
+        return [self.with_history(_task(r)) for r in self._tx.all("tasks_of_party", params)]
 
     def all(self, state: TaskState | None, limit: int = 200) -> list[Task]:
         """Every peer's tasks (optionally in one state), most recently changed first."""
         params = {"state": state.value if state else None, "limit": limit}
-        return [self._with_history(_task(r)) for r in self._tx.all("tasks_all", params)]
+        return [self.with_history(_task(r)) for r in self._tx.all("tasks_all", params)]
 
     def silent(self, silent_before: float) -> list[Task]:
         """Claimed tasks not moved since before `silent_before`."""
@@ -166,7 +183,8 @@ class Tasks:
         """Pending and parked tasks past their time to live."""
         return [_task(r) for r in self._tx.all("tasks_stale", {"now": now})]
 
-    def _with_history(self, task: Task) -> Task:
+    def with_history(self, task: Task) -> Task:
+        """`task` with its history as stored."""
         rows = self._tx.all("task_events_of", {"task_id": task.id})
         task.history = [TaskEvent(r["ts"], r["state"], r["actor"], r["detail"]) for r in rows]
         return task

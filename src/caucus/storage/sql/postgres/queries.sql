@@ -150,6 +150,21 @@ VALUES (:id, :ts, :sender_id, :sender, :target, :kind, :content, :meta, :thread,
     :delivered_to, :missed)
 RETURNING seq;
 
+-- name: message_insert_routed
+-- The message and its deliveries in one statement: each statement is a round trip to the
+-- server, and a send is the hub's commonest write.
+WITH m AS (
+    INSERT INTO messages (id, ts, sender_id, sender, target, kind, content, meta, thread,
+        reply_to, delivered_to, missed)
+    VALUES (:id, :ts, :sender_id, :sender, :target, :kind, :content, :meta, :thread, :reply_to,
+        :delivered_to, :missed)
+    RETURNING seq
+), d AS (
+    INSERT INTO deliveries (peer_id, seq, lane, ephemeral)
+    SELECT p, m.seq, :lane, :ephemeral FROM m, unnest(CAST(:peer_ids AS BIGINT[])) AS p
+)
+SELECT seq FROM m;
+
 -- name: message_parent
 SELECT id, thread FROM messages WHERE id = :id;
 
@@ -195,6 +210,23 @@ FOR UPDATE OF d SKIP LOCKED;
 SELECT d.delivery_count, m.* FROM deliveries d JOIN messages m ON m.seq = d.seq
 WHERE d.peer_id = :peer_id AND d.visible_at <= :now AND d.lane = 0 ORDER BY d.seq LIMIT :limit
 FOR UPDATE OF d SKIP LOCKED;
+
+-- name: deliveries_claim
+-- Hand out what is visible in one statement (one round trip): lock it, skipping rows another
+-- process is handing out this instant, count the attempt, hide it, and return it with its
+-- message. `delivery_count` is the count before this attempt, as deliveries_visible gives it.
+WITH picked AS (
+    SELECT peer_id, seq FROM deliveries
+    WHERE peer_id = :peer_id AND visible_at <= :now AND (:priority_only = 0 OR lane = 0)
+    ORDER BY seq LIMIT :limit
+    FOR UPDATE SKIP LOCKED
+), handed AS (
+    UPDATE deliveries d
+    SET delivery_count = d.delivery_count + 1, visible_at = :visible_at, lease = :lease
+    FROM picked WHERE d.peer_id = picked.peer_id AND d.seq = picked.seq
+    RETURNING d.seq, d.delivery_count - 1 AS delivery_count
+)
+SELECT h.delivery_count, m.* FROM handed h JOIN messages m ON m.seq = h.seq ORDER BY h.seq;
 
 -- name: deliveries_next_visible
 SELECT MIN(visible_at) FROM deliveries WHERE peer_id = :peer_id AND visible_at > :now;

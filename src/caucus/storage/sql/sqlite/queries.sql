@@ -173,8 +173,7 @@ DELETE FROM watch_credentials WHERE peer_id = :peer_id;
 INSERT INTO messages (id, ts, sender_id, sender, target, kind, content, meta, thread, reply_to,
     delivered_to, missed)
 VALUES (:id, :ts, :sender_id, :sender, :target, :kind, :content, :meta, :thread, :reply_to,
-    :delivered_to, :missed)
-RETURNING seq;
+    :delivered_to, :missed);
 
 -- name: message_parent
 SELECT id, thread FROM messages WHERE id = :id;
