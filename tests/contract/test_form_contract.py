@@ -74,10 +74,13 @@ async def test_a_form_settles_once_even_when_two_settle_at_once(db: Engine) -> N
             settle(db, pending.id, FormState.ANSWERED), settle(db, pending.id, FormState.CANCELED)
         )
         assert sorted(won) == [False, True]
+    # Which one wins is the database's to decide (several writers on PostgreSQL); the form
+    # ends as the winner left it.
     found = await db.read(lambda r: r.forms.with_asker(pending.id))
     assert found is not None
-    assert (found[0].state, found[1]) == (FormState.ANSWERED, alice.id)
-    assert found[0].answer == {"go": "yes"}
+    winner = FormState.ANSWERED if won[0] else FormState.CANCELED
+    assert (found[0].state, found[1]) == (winner, alice.id)
+    assert found[0].answer == ({"go": "yes"} if won[0] else None)
 
 
 async def test_answers_wait_for_the_ledger_until_marked(db: Engine) -> None:
