@@ -13,12 +13,14 @@ from tests.mcptools import call, fail
 async def test_task_round_trips_over_http(connect: ClientFactory) -> None:
     alice, bob = await connect("alice"), await connect("bob")
     task = await alice.send_task("bob", "count the lines", subject="wc")
+    assert await alice.task_status(task.task_id) == task
     got = (await bob.receive(timeout=5)).messages
     assert [(m.kind, m.content, (m.meta or {}).get("task_id")) for m in got] == [
         ("task", "count the lines", task.task_id)
     ]
     asked = await bob.request_input(task.task_id, "which file?")
     assert asked.state == "input_required"
+    assert await alice.task_status(task.task_id) == asked  # each answer is what was stored
     (question,) = (await alice.receive(timeout=5)).messages
     assert (question.kind, question.content) == ("input_request", "which file?")
     assert (await alice.reply_task(task.task_id, "main.py")).state == "pending"
@@ -26,6 +28,7 @@ async def test_task_round_trips_over_http(connect: ClientFactory) -> None:
     assert (again.meta or {})["answer"] == "main.py"
     done = await bob.reply_task(task.task_id, "412 lines")
     assert (done.state, done.a2a_state, done.result) == ("completed", "completed", "412 lines")
+    assert await bob.task_status(task.task_id) == done
     (result,) = (await alice.receive(timeout=5)).messages
     assert (result.kind, result.sender, result.content) == ("result", "bob", "412 lines")
     with pytest.raises(Conflict):

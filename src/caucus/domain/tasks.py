@@ -71,6 +71,7 @@ class Task:
     question: str | None = None
     answer: str | None = None
     history: list[TaskEvent] = field(default_factory=list)
+    offer_id: str | None = None  # the job board's offer it was assigned from (not on the wire)
 
 
 # --- who may move a task, from where, to where (data, checked without a database) ----------

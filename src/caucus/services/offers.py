@@ -27,7 +27,7 @@ from caucus.domain.offers import (
     pending_claimants,
 )
 from caucus.domain.peers import Peer, normalize_skills
-from caucus.domain.tasks import TaskState
+from caucus.domain.tasks import Task, TaskState
 from caucus.errors import Conflict, Hint, InvalidRequest, NotFound
 from caucus.ids import MessageIds
 from caucus.services.announcements import Announcements, announce
@@ -238,12 +238,12 @@ class OfferService:
 
     # --- inside other units ---------------------------------------------------------------
     @staticmethod
-    def after_task(r: Repos, task_id: str, state: TaskState, now: float) -> None:
+    def after_task(r: Repos, task: Task, state: TaskState, now: float) -> None:
         """The job board's reaction to a task's move, in the move's own unit: the offer the
         task was assigned from follows its ending (`domain.offers.after_assignment`)."""
-        if state.open:
+        if state.open or task.offer_id is None:
             return
-        offer = r.offers.assigned_from(task_id)
+        offer = r.offers.assigned_from(task.id)
         if offer is None:
             return
         becomes = after_assignment(state, offer.expires_at, now)

@@ -38,7 +38,7 @@ from caucus.storage.repos.tasks import StoredTask
 Step = tuple[NewMessage, str]
 Move = tuple[TaskMove, dict[str, str], Callable[[Task], Step], str | None]
 # The job board's reaction to a task's change, inside the same unit (OfferService.after_task).
-Reaction = Callable[[Repos, str, TaskState, float], None]
+Reaction = Callable[[Repos, Task, TaskState, float], None]
 
 
 def _meta(task: Task, **extra: Any) -> dict[str, Any]:
@@ -239,9 +239,35 @@ class TaskService:
             assert moved, "a task read in this unit moved under it"
             r.tasks.event(task_id, now, to_state, peer.name, detail)
             for reaction in react:
-                reaction(r, task_id, to_state, now)
-            task = r.tasks.get(task_id)
-            assert task is not None
+                reaction(r, found.task, to_state, now)
+            was = found.task
+
+            def given(name: str, before: str | None) -> str | None:
+                value = fields.get(name)
+                return before if value is None else value
+
+            # What the conditional update stored (a field given replaces, one not given stays),
+            # with the history that now ends in this move. (Built, not read back: the unit
+            # already knows it, and a round trip is four requests that each pay for a read.)
+            task = r.tasks.with_history(
+                Task(
+                    id=was.id,
+                    sender=was.sender,
+                    worker=was.worker,
+                    subject=was.subject,
+                    payload=was.payload,
+                    thread=was.thread,
+                    state=to_state,
+                    created_at=was.created_at,
+                    updated_at=now,
+                    expires_at=was.expires_at,
+                    result=given("result", was.result),
+                    error=given("error", was.error),
+                    question=given("question", was.question),
+                    answer=given("answer", was.answer),
+                    offer_id=was.offer_id,
+                )
+            )
             message, to = tell(task)
             return task, r.inbox.to_peer(message, to)
 
@@ -320,7 +346,7 @@ class TaskService:
                         "its time to live ran out",
                     )
                     for reaction in react:
-                        reaction(r, task.id, TaskState.EXPIRED, now)
+                        reaction(r, task, TaskState.EXPIRED, now)
                     task.state = TaskState.EXPIRED
                     told.append(r.inbox.to_peer(expire(task), task.sender))
             return [o for o in told if o is not None]
@@ -348,7 +374,7 @@ def open_task(
     for a peer that is not here is refused before anything is written)."""
     outcome = r.inbox.append(message, Target(TargetKind.PEER, to))
     worker = outcome.recipients[0]
-    r.tasks.insert(
+    task = r.tasks.insert(
         task_id=task_id,
         sender_id=sender_id,
         sender=sender,
@@ -361,6 +387,4 @@ def open_task(
         expires_at=expires_at,
         offer_id=offer_id,
     )
-    task = r.tasks.get(task_id)
-    assert task is not None
     return task, outcome
