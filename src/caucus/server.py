@@ -154,7 +154,7 @@ class CaucusApp:
             shield,
             allowed_hosts=settings.allowed_hosts,
             allowed_origins=settings.allowed_origins,
-            adds_own_headers=FastLane.ROUTES,
+            adds_own_headers=FastLane.serves,
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from caucus.api.context import served
+from caucus.api.hot_tasks import MOVES, move_task, send_task
 from caucus.api.requests import SendRequest
 from caucus.errors import CaucusError, InvalidRequest
 from caucus.services.hub import Hub
@@ -138,9 +139,10 @@ async def _respond(send: Send, status: int, body: bytes, extra: list[tuple[bytes
 
 
 class FastLane:
-    """ASGI front: POST /send and GET /receive straight to their handlers; the rest to `app`."""
+    """ASGI front: the hot routes straight to their handlers; the rest to `app`.
 
-    ROUTES = frozenset({("POST", "/send"), ("GET", "/receive")})
+    Hot: POST /send, GET /receive, POST /tasks and POST /tasks/{id}/{reply|fail|input|cancel}
+    (`hot_tasks.py`)."""
 
     def __init__(
         self,
@@ -153,13 +155,29 @@ class FastLane:
         self.max_body_bytes = max_body_bytes
         self.headers = headers or []
 
+    @staticmethod
+    def serves(method: str, path: str) -> bool:
+        """Whether the lane answers this route (its responses carry their own headers)."""
+        if method == "GET":
+            return path == "/receive"
+        if method != "POST":
+            return False
+        return path in ("/send", "/tasks") or _task_move(path) is not None
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             path, method = scope["path"], scope["method"]
-            if path == "/send" and method == "POST":
-                await self._guarded(self._send, scope, receive, send)
-                return
-            if path == "/receive" and method == "GET":
+            if method == "POST":
+                if path == "/send":
+                    await self._guarded(self._send, scope, receive, send)
+                    return
+                if path == "/tasks":
+                    await self._guarded(self._send_task, scope, receive, send)
+                    return
+                if path.startswith("/tasks/") and _task_move(path) is not None:
+                    await self._guarded(self._move_task, scope, receive, send)
+                    return
+            elif path == "/receive" and method == "GET":
                 await self._guarded(self._receive, scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -180,6 +198,28 @@ class FastLane:
         body, replayed = await send_message(hub, bearer_from_scope(scope["headers"]), raw)
         extra = [(REPLAYED_HEADER.lower().encode(), b"true")] if replayed else []
         await _respond(send, 200, body, self.headers + extra)
+
+    async def _json_body(self, scope: Scope, receive: Receive) -> bytes:
+        raw = await read_body(receive, self.max_body_bytes, scope["headers"])
+        check_content_type(scope["headers"])
+        return raw
+
+    async def _send_task(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raw = await self._json_body(scope, receive)
+        token = bearer_from_scope(scope["headers"])
+        await _respond(send, 200, await send_task(served(scope).hub, token, raw), self.headers)
+
+    async def _move_task(self, scope: Scope, receive: Receive, send: Send) -> None:
+        found = _task_move(scope["path"])
+        assert found is not None
+        task_id, verb = found
+        if MOVES[verb][1]:
+            raw = await self._json_body(scope, receive)
+        else:
+            raw = await read_body(receive, self.max_body_bytes, scope["headers"])
+        token = bearer_from_scope(scope["headers"])
+        body = await move_task(served(scope).hub, token, task_id, verb, raw)
+        await _respond(send, 200, body, self.headers)
 
     async def _receive(self, scope: Scope, receive: Receive, send: Send) -> None:
         query = parse_query(scope["query_string"])
@@ -213,6 +253,14 @@ class FastLane:
             if watcher is not None:
                 watcher.cancel()
         await _respond(send, 200, body, self.headers)
+
+
+def _task_move(path: str) -> tuple[str, str] | None:
+    """(task id, verb) of a POST /tasks/{task_id}/{verb} path the lane serves."""
+    parts = path.split("/")
+    if len(parts) == 4 and parts[1] == "tasks" and parts[2] and parts[3] in MOVES:
+        return parts[2], parts[3]
+    return None
 
 
 async def _wait_disconnect(receive: Receive) -> None:

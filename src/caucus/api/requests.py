@@ -26,6 +26,17 @@ class _In(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def body_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAPI request body of a route that reads its own body (the hot routes, which
+    parse it in `api/hotpath.py` / `api/hot_tasks.py`, shared with the fast lane)."""
+    return {
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": model.model_json_schema()}},
+        }
+    }
+
+
 class SkillIn(_In):
     id: str | None = None
     name: str | None = None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from caucus.errors import Forbidden, MisdirectedRequest
@@ -49,14 +51,14 @@ class Guard:
         *,
         allowed_hosts: list[str],
         allowed_origins: list[str],
-        adds_own_headers: frozenset[tuple[str, str]] = frozenset(),
+        adds_own_headers: Callable[[str, str], bool] = lambda method, path: False,
     ) -> None:
         self.app = app
         self.hosts: set[tuple[str, str | None]] = {(h, None) for h in LOOPBACK_HOSTS}
         for entry in allowed_hosts:
             self.hosts.add(split_host(entry))
         self.origins = {o.strip().lower().rstrip("/") for o in allowed_origins}
-        # (method, path) whose responses already carry SECURITY_HEADERS (the hot lane).
+        # Whether (method, path)'s responses already carry SECURITY_HEADERS (the hot lane).
         self.adds_own_headers = adds_own_headers
         self._host_verdicts: dict[bytes, bool] = {}  # Host headers seen: checked once each
 
@@ -110,7 +112,7 @@ class Guard:
             await refusal(scope, receive, send)
             return
 
-        if (scope["method"], scope["path"]) in self.adds_own_headers:
+        if self.adds_own_headers(scope["method"], scope["path"]):
             await self.app(scope, receive, send)
             return
 

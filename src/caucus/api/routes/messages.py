@@ -14,7 +14,7 @@ from starlette.responses import Response
 from caucus.api.auth import PeerDep, access, bearer_token
 from caucus.api.context import hub_of
 from caucus.api.hotpath import REPLAYED_HEADER, receive_messages, send_message
-from caucus.api.requests import AckRequest, AgentAnnounceRequest, SendRequest
+from caucus.api.requests import AckRequest, AgentAnnounceRequest, SendRequest, body_schema
 from caucus.services.roles import Access
 from caucus.web.errors import ErrorBody
 from caucus.web.messages import AckResult, Batch, PeekResult, SendResult
@@ -27,15 +27,6 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _body_schema(model: type[SendRequest]) -> dict[str, Any]:
-    return {
-        "requestBody": {
-            "required": True,
-            "content": {"application/json": {"schema": model.model_json_schema()}},
-        }
-    }
-
-
 @router.post(
     "/send",
     response_model=SendResult,
@@ -46,7 +37,7 @@ def _body_schema(model: type[SendRequest]) -> dict[str, Any]:
         413: {"model": ErrorBody, "description": "body or content too large"},
         429: {"model": ErrorBody, "description": "send budget spent; see Retry-After"},
     },
-    openapi_extra=access(Access.AGENT, **_body_schema(SendRequest)),
+    openapi_extra=access(Access.AGENT, **body_schema(SendRequest)),
 )
 async def send(request: Request) -> Response:
     body, replayed = await send_message(

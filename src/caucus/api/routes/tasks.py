@@ -1,18 +1,24 @@
-"""Tasks: hand a peer work and get an answer back."""
+"""Tasks: hand a peer work and get an answer back.
+
+Sending a task and moving it are documented here but implemented in `api/hot_tasks.py`, which
+`FastLane` also serves without FastAPI in front (ADR 0015)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
+from starlette.responses import Response
 
-from caucus.api.auth import PeerDep, access
+from caucus.api import hot_tasks
+from caucus.api.auth import PeerDep, access, bearer_token
 from caucus.api.context import hub_of
 from caucus.api.requests import (
     TaskErrorRequest,
     TaskQuestionRequest,
     TaskRequest,
     TaskResultRequest,
+    body_schema,
 )
 from caucus.services.roles import Access
 from caucus.web.errors import ErrorBody
@@ -32,15 +38,14 @@ _AGENT = access(Access.AGENT)
 
 @router.post(
     "",
+    response_model=TaskInfo,
     summary="Send a task to a peer: it receives it like any item, and receiving claims it",
     responses=_ERRORS,
-    openapi_extra=_AGENT,
+    openapi_extra=access(Access.AGENT, **body_schema(TaskRequest)),
 )
-async def send_task(body: TaskRequest, request: Request, peer: PeerDep) -> TaskInfo:
-    task = await hub_of(request).tasks.send(
-        peer, to=body.to, payload=body.payload, subject=body.subject, thread=body.thread
-    )
-    return TaskInfo.of(task)
+async def send_task(request: Request) -> Response:
+    body = await hot_tasks.send_task(hub_of(request), bearer_token(request), await request.body())
+    return Response(body, media_type="application/json")
 
 
 @router.get(
@@ -68,43 +73,51 @@ async def task_status(task_id: str, request: Request, peer: PeerDep) -> TaskInfo
     return TaskInfo.of(await hub_of(request).tasks.status(peer, task_id))
 
 
+async def _moved(request: Request, task_id: str, verb: str) -> Response:
+    hub, token = hub_of(request), bearer_token(request)
+    body = await hot_tasks.move_task(hub, token, task_id, verb, await request.body())
+    return Response(body, media_type="application/json")
+
+
 @router.post(
     "/{task_id}/reply",
+    response_model=TaskInfo,
     summary="The worker completes the task; the sender answers the worker's question",
     responses=_ERRORS,
-    openapi_extra=_AGENT,
+    openapi_extra=access(Access.AGENT, **body_schema(TaskResultRequest)),
 )
-async def reply(task_id: str, body: TaskResultRequest, request: Request, peer: PeerDep) -> TaskInfo:
-    return TaskInfo.of(await hub_of(request).tasks.reply(peer, task_id, body.result))
+async def reply(task_id: str, request: Request) -> Response:
+    return await _moved(request, task_id, "reply")
 
 
 @router.post(
     "/{task_id}/fail",
+    response_model=TaskInfo,
     summary="The worker gives the task up; the sender gets a failure item",
     responses=_ERRORS,
-    openapi_extra=_AGENT,
+    openapi_extra=access(Access.AGENT, **body_schema(TaskErrorRequest)),
 )
-async def fail(task_id: str, body: TaskErrorRequest, request: Request, peer: PeerDep) -> TaskInfo:
-    return TaskInfo.of(await hub_of(request).tasks.fail(peer, task_id, body.error))
+async def fail(task_id: str, request: Request) -> Response:
+    return await _moved(request, task_id, "fail")
 
 
 @router.post(
     "/{task_id}/input",
+    response_model=TaskInfo,
     summary="The worker asks the sender a question; the task waits for the answer",
     responses=_ERRORS,
-    openapi_extra=_AGENT,
+    openapi_extra=access(Access.AGENT, **body_schema(TaskQuestionRequest)),
 )
-async def request_input(
-    task_id: str, body: TaskQuestionRequest, request: Request, peer: PeerDep
-) -> TaskInfo:
-    return TaskInfo.of(await hub_of(request).tasks.request_input(peer, task_id, body.question))
+async def request_input(task_id: str, request: Request) -> Response:
+    return await _moved(request, task_id, "input")
 
 
 @router.post(
     "/{task_id}/cancel",
+    response_model=TaskInfo,
     summary="The sender cancels the task; the worker is told",
     responses=_ERRORS,
     openapi_extra=_AGENT,
 )
-async def cancel(task_id: str, request: Request, peer: PeerDep) -> TaskInfo:
-    return TaskInfo.of(await hub_of(request).tasks.cancel(peer, task_id))
+async def cancel(task_id: str, request: Request) -> Response:
+    return await _moved(request, task_id, "cancel")
