@@ -407,7 +407,7 @@ class PgEngine:
     shared = True
 
     def __init__(
-        self, dsn: str, *, batch_max: int = 512, writers: int = 4, readers: int = 4
+        self, dsn: str, *, batch_max: int = 512, writers: int = 2, readers: int = 4
     ) -> None:
         require_psycopg()
         self.dsn = dsn
