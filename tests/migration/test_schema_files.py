@@ -10,7 +10,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from caucus.storage.migrate import migrate_postgres, migrate_sqlite
+from caucus.storage.migrate import load_migrations, migrate_postgres, migrate_sqlite
 from caucus.testing_postgres import Server, fresh_database
 
 
@@ -82,7 +82,7 @@ def test_postgres_migrations_converge_to_the_schema_file(postgres_server: Server
     import psycopg
 
     migrated, fresh = fresh_database(postgres_server), fresh_database(postgres_server)
-    assert migrate_postgres(migrated) == [1]
+    assert migrate_postgres(migrated) == [m.version for m in load_migrations("postgres")]
     assert migrate_postgres(migrated) == []  # a second run has nothing to do
     with psycopg.connect(fresh, autocommit=True) as conn:
         conn.execute(schema_file("postgres").encode())

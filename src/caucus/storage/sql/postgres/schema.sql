@@ -113,8 +113,8 @@ CREATE TABLE tasks (
     answer      TEXT,
     offer_id    TEXT
 );
-CREATE INDEX tasks_sender ON tasks (sender_id, state);
-CREATE INDEX tasks_worker ON tasks (worker_id, state);
+CREATE INDEX tasks_sender ON tasks (sender_id);
+CREATE INDEX tasks_worker ON tasks (worker_id);
 CREATE INDEX tasks_open ON tasks (state, expires_at)
     WHERE state IN ('pending', 'in_progress', 'input_required');
 

@@ -197,9 +197,9 @@ CREATE TABLE tasks (
 
 CREATE INDEX tasks_open ON tasks (state, expires_at) WHERE state IN ('pending', 'in_progress', 'input_required');
 
-CREATE INDEX tasks_sender ON tasks (sender_id, state);
+CREATE INDEX tasks_sender ON tasks (sender_id);
 
-CREATE INDEX tasks_worker ON tasks (worker_id, state);
+CREATE INDEX tasks_worker ON tasks (worker_id);
 
 CREATE TABLE watch_credentials (
     hash       BLOB    PRIMARY KEY,
