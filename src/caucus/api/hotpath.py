@@ -1,11 +1,12 @@
-"""The two hot routes, send and receive, and the lane that serves them without FastAPI.
+"""The hot message routes, send and receive, and the lane that serves every hot route (these,
+and a task's round trip from `hot_tasks.py`) without FastAPI.
 
 Each hot route is one function from (hub, token, raw input) to a JSON body. The FastAPI routes in
 `routes/messages.py` call these functions (and document them in /openapi.json); `FastLane`, an ASGI
 front placed before the FastAPI app, calls the very same functions directly, skipping FastAPI's
 routing, dependency solving and middleware stack, which cost more per request than the durable
-relay itself (ADR 0002). Error mapping is the shared one in `web/errors.py`; the bodies are the
-wire models of `web/messages.py`, serialized straight to JSON bytes.
+relay itself (ADR 0002, 0015). Error mapping is the shared one in `web/errors.py`; the bodies
+are the wire models of `web/messages.py`, serialized straight to JSON bytes.
 """
 
 from __future__ import annotations
