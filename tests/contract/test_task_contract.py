@@ -19,6 +19,7 @@ from caucus.services.delivery import claim_deliveries
 from caucus.services.hub import Hub
 from caucus.services.tasks import open_task
 from caucus.storage.engine import Engine
+from caucus.storage.repos import Repos
 from tests.contract.conftest import NOW
 from tests.contract.test_store_contract import peer
 
@@ -106,6 +107,35 @@ async def test_a_move_applies_only_from_the_state_it_was_read_in(db: Engine) -> 
     )
     done = await get(db, task.id)
     assert (done.state, done.result) == (TaskState.COMPLETED, "ok")
+
+
+async def moved(db: Engine, task: Task, to: TaskState, fields: dict[str, str]) -> Task:
+    """Move `task` to `to` with `fields`; the task the unit says it stored."""
+
+    def unit(r: Repos) -> Task:
+        assert r.tasks.move(task.id, task.state, to, NOW + 1, **fields)
+        return r.tasks.with_history(r.tasks.as_moved(task, to, NOW + 1, fields))
+
+    return await db.write(unit)
+
+
+async def test_a_task_as_inserted_and_as_moved_is_the_task_as_stored(db: Engine) -> None:
+    """The units build what they stored rather than read it back (`Tasks.insert`,
+    `Tasks.as_moved`): each must be what a read then finds."""
+    alice = await peer(db, "alice")
+    await peer(db, "bob")
+    task = await new_task(db, alice, "bob")
+    assert await get(db, task.id) == task
+    was = task
+    for to, fields in [
+        (TaskState.INPUT_REQUIRED, {"question": "which?"}),
+        (TaskState.PENDING, {"answer": "that one"}),
+        (TaskState.COMPLETED, {"result": "done"}),
+    ]:
+        expected = await moved(db, was, to, fields)
+        assert await get(db, task.id) == expected
+        was = expected
+    assert (was.question, was.answer, was.result) == ("which?", "that one", "done")
 
 
 async def test_two_moves_racing_from_one_state_one_wins(db: Engine) -> None:

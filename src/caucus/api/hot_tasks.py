@@ -10,9 +10,6 @@ the hub more than their units of work did (ADR 0002, extended by ADR 0015).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
-
-from pydantic import BaseModel, ValidationError
 
 from caucus.api.requests import (
     TaskErrorRequest,
@@ -22,18 +19,9 @@ from caucus.api.requests import (
 )
 from caucus.domain.peers import Peer
 from caucus.domain.tasks import Task
-from caucus.errors import InvalidRequest
 from caucus.services.hub import Hub
-from caucus.web.body import parse_json
-from caucus.web.errors import describe_validation
+from caucus.web.body import parse_model
 from caucus.web.work import TaskInfo
-
-
-def _parsed(model: type[BaseModel], raw: bytes) -> Any:
-    try:
-        return model.model_validate(parse_json(raw))
-    except ValidationError as exc:
-        raise InvalidRequest(describe_validation(list(exc.errors()))) from None
 
 
 def _body(task: Task) -> bytes:
@@ -43,7 +31,7 @@ def _body(task: Task) -> bytes:
 async def send_task(hub: Hub, token: str | None, raw: bytes) -> bytes:
     """POST /tasks."""
     peer = await hub.principals.agent(token)
-    body: TaskRequest = _parsed(TaskRequest, raw)
+    body: TaskRequest = parse_model(TaskRequest, raw)
     task = await hub.tasks.send(
         peer, to=body.to, payload=body.payload, subject=body.subject, thread=body.thread
     )
@@ -51,17 +39,17 @@ async def send_task(hub: Hub, token: str | None, raw: bytes) -> bytes:
 
 
 async def _reply(hub: Hub, peer: Peer, task_id: str, raw: bytes) -> Task:
-    body: TaskResultRequest = _parsed(TaskResultRequest, raw)
+    body: TaskResultRequest = parse_model(TaskResultRequest, raw)
     return await hub.tasks.reply(peer, task_id, body.result)
 
 
 async def _fail(hub: Hub, peer: Peer, task_id: str, raw: bytes) -> Task:
-    body: TaskErrorRequest = _parsed(TaskErrorRequest, raw)
+    body: TaskErrorRequest = parse_model(TaskErrorRequest, raw)
     return await hub.tasks.fail(peer, task_id, body.error)
 
 
 async def _ask(hub: Hub, peer: Peer, task_id: str, raw: bytes) -> Task:
-    body: TaskQuestionRequest = _parsed(TaskQuestionRequest, raw)
+    body: TaskQuestionRequest = parse_model(TaskQuestionRequest, raw)
     return await hub.tasks.request_input(peer, task_id, body.question)
 
 

@@ -18,7 +18,6 @@ import math
 from collections.abc import Awaitable, Callable, Mapping
 from urllib.parse import parse_qsl
 
-from pydantic import ValidationError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from caucus.api.context import served
@@ -27,10 +26,9 @@ from caucus.api.requests import SendRequest
 from caucus.errors import CaucusError, InvalidRequest
 from caucus.services.hub import Hub
 from caucus.web.bearer import bearer_from_scope
-from caucus.web.body import check_content_type, parse_json, read_body
+from caucus.web.body import check_content_type, parse_model, read_body
 from caucus.web.errors import (
     caucus_error_response,
-    describe_validation,
     unexpected_error_body,
 )
 from caucus.web.fields import MAX_INT
@@ -54,10 +52,7 @@ def dumps(body: object) -> bytes:
 async def send_message(hub: Hub, token: str | None, raw: bytes) -> tuple[bytes, bool]:
     """POST /send. Returns the JSON body and whether it replays an idempotent earlier send."""
     peer = await hub.principals.agent(token)
-    try:
-        body = SendRequest.model_validate(parse_json(raw))
-    except ValidationError as exc:
-        raise InvalidRequest(describe_validation(list(exc.errors()))) from None
+    body = parse_model(SendRequest, raw)
     receipt = await hub.delivery.send(
         peer,
         to=body.to,

@@ -240,34 +240,9 @@ class TaskService:
             r.tasks.event(task_id, now, to_state, peer.name, detail)
             for reaction in react:
                 reaction(r, found.task, to_state, now)
-            was = found.task
-
-            def given(name: str, before: str | None) -> str | None:
-                value = fields.get(name)
-                return before if value is None else value
-
-            # What the conditional update stored (a field given replaces, one not given stays),
-            # with the history that now ends in this move. (Built, not read back: the unit
-            # already knows it, and a round trip is four requests that each pay for a read.)
-            task = r.tasks.with_history(
-                Task(
-                    id=was.id,
-                    sender=was.sender,
-                    worker=was.worker,
-                    subject=was.subject,
-                    payload=was.payload,
-                    thread=was.thread,
-                    state=to_state,
-                    created_at=was.created_at,
-                    updated_at=now,
-                    expires_at=was.expires_at,
-                    result=given("result", was.result),
-                    error=given("error", was.error),
-                    question=given("question", was.question),
-                    answer=given("answer", was.answer),
-                    offer_id=was.offer_id,
-                )
-            )
+            # Built, not read back: the unit knows what it stored, and a round trip is four
+            # requests that would each pay for the read.
+            task = r.tasks.with_history(r.tasks.as_moved(found.task, to_state, now, fields))
             message, to = tell(task)
             return task, r.inbox.to_peer(message, to)
 

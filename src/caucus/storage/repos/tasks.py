@@ -133,6 +133,33 @@ class Tasks:
         )
         return changed == 1
 
+    @staticmethod
+    def as_moved(task: Task, to_state: TaskState, now: float, fields: dict[str, str]) -> Task:
+        """`task` as `move` stores it (`task_move`: a field given replaces the stored one, a
+        field not given stays), without its history."""
+
+        def kept(name: str, before: str | None) -> str | None:
+            value = fields.get(name)
+            return before if value is None else value
+
+        return Task(
+            id=task.id,
+            sender=task.sender,
+            worker=task.worker,
+            subject=task.subject,
+            payload=task.payload,
+            thread=task.thread,
+            state=to_state,
+            created_at=task.created_at,
+            updated_at=now,
+            expires_at=task.expires_at,
+            result=kept("result", task.result),
+            error=kept("error", task.error),
+            question=kept("question", task.question),
+            answer=kept("answer", task.answer),
+            offer_id=task.offer_id,
+        )
+
     def requeue(self, task_id: str, now: float) -> bool:
         """A claimed task whose worker fell silent: pending again."""
         return self._tx.run("task_requeue", {"id": task_id, "now": now}) == 1
