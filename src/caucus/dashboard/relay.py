@@ -35,6 +35,7 @@ EVENT_SIGNAL = "event"  # `event <json [kind, data]>` or `event form <change> <f
 PAYLOAD_MAX = 7000  # a NOTIFY payload's limit is 8000 bytes
 SEEN_MAX = 20_000  # message seqs this process routed itself, not to be shown twice
 TAIL_BATCH = 500
+KEEP_UP = 0.5  # seconds between reads of the newest seq while nobody watches
 
 
 class FeedRelay:
@@ -121,8 +122,12 @@ class FeedRelay:
             self._again = False
             after = self._shown_through
             if after is None or not self._feed.watched:
-                # Nobody watching: only keep up (a new subscriber starts from a snapshot).
+                # Nobody watching: only keep up (a new subscriber starts from a snapshot, and
+                # the console drops what it shows twice), at most once per KEEP_UP seconds:
+                # wake-ups come with every committed batch, and a read for each costs a busy
+                # room a good share of its process.
                 self._shown_through = await self._hub.db.read(lambda r: r.messages.last_seq())
+                await asyncio.sleep(KEEP_UP)
                 if not self._again:
                     return
                 continue
