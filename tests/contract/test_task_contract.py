@@ -11,11 +11,11 @@ import itertools
 
 import pytest
 
-from caucus.domain.messages import NewMessage
+from caucus.domain.messages import ClaimRequest, NewMessage
 from caucus.domain.peers import Peer
 from caucus.domain.tasks import Task, TaskState
 from caucus.errors import Conflict, Forbidden, NotFound
-from caucus.services.delivery import claim_deliveries
+from caucus.services.delivery import Claim
 from caucus.services.hub import Hub
 from caucus.services.tasks import open_task
 from caucus.storage.engine import Engine
@@ -58,10 +58,8 @@ async def new_task(db: Engine, sender: Peer, to: str, *, ttl: float = 3600) -> T
 
 
 async def receive(db: Engine, p: Peer, now: float = NOW) -> list[str]:
-    unit = claim_deliveries(
-        p.id, now=now, visibility=60, limit=100, ack_through=None, priority_only=False
-    )
-    return [d.message.kind for d in (await db.write(unit)).deliveries]
+    result = await db.write(Claim(ClaimRequest(p.id, now, visibility=60, limit=100)))
+    return [d.message.kind for d in result.deliveries]
 
 
 async def get(db: Engine, task_id: str) -> Task:

@@ -130,6 +130,20 @@ class AppendOutcome:
 
 
 @dataclass(slots=True)
+class ClaimRequest:
+    """A receive's claim: acknowledge the batch that held `ack_through`, then hand out up to
+    `limit` deliveries visible at `now`, hidden for `visibility` seconds; only the priority
+    lane when `priority_only` (a paused recipient)."""
+
+    peer_id: int
+    now: float
+    visibility: float
+    limit: int
+    ack_through: int | None = None
+    priority_only: bool = False
+
+
+@dataclass(slots=True)
 class ClaimResult:
     deliveries: list[Delivery]
     acked: int

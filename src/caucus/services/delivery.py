@@ -20,6 +20,7 @@ from caucus.domain.control import Room, RoomMode
 from caucus.domain.events import ChannelJoined, MessageRouted
 from caucus.domain.messages import (
     AppendOutcome,
+    ClaimRequest,
     ClaimResult,
     Delivery,
     Message,
@@ -29,9 +30,15 @@ from caucus.domain.messages import (
     SendReceipt,
     SystemSender,
 )
-from caucus.domain.names import Target, check_channel_name, check_peer_name, parse_target
+from caucus.domain.names import (
+    Target,
+    TargetKind,
+    check_channel_name,
+    check_peer_name,
+    parse_target,
+)
 from caucus.domain.peers import Peer
-from caucus.errors import InvalidRequest, PayloadTooLarge, RoomStopped
+from caucus.errors import CaucusError, InvalidRequest, PayloadTooLarge, RoomStopped
 from caucus.ids import MessageIds
 from caucus.services.notifier import Notifier
 from caucus.services.ratelimit import TokenBuckets
@@ -141,7 +148,7 @@ class DeliveryService:
         """Store a message durably, queue it for its audience, wake them and tell subscribers.
         The one way every message (agent, operator, control) enters the hub."""
         since = message.ts - self._settings.idempotency_window
-        outcome = await self._db.write(lambda r: r.inbox.append(message, target, since))
+        outcome: AppendOutcome = await self._db.write(Append(message, target, since))
         if not outcome.receipt.duplicate:
             self.after_append(outcome)
         return outcome
@@ -199,16 +206,16 @@ class DeliveryService:
                 now = self._clock.now()
                 if idle is None or idle <= now or waiter.signalled or not defer_ack:
                     waiter.signalled = False
-                    result = await self._db.write(
-                        claim_deliveries(
-                            peer.id,
-                            now=now,
-                            visibility=self._settings.visibility_timeout,
-                            limit=batch,
-                            ack_through=pending_ack,
-                            priority_only=(
-                                self._room.mode is RoomMode.PAUSED or peer.delivery_paused
-                            ),
+                    result: ClaimResult = await self._db.write(
+                        Claim(
+                            ClaimRequest(
+                                peer.id,
+                                now,
+                                self._settings.visibility_timeout,
+                                batch,
+                                pending_ack,
+                                self._room.mode is RoomMode.PAUSED or peer.delivery_paused,
+                            )
                         )
                     )
                     acked += result.acked
@@ -285,29 +292,67 @@ class DeliveryService:
         return (found[1:] if more else found), more
 
 
-def claim_deliveries(
-    peer_id: int,
-    *,
-    now: float,
-    visibility: float,
-    limit: int,
-    ack_through: int | None,
-    priority_only: bool,
-) -> Callable[[Repos], ClaimResult]:
-    """A receive's unit: acknowledge, hand out what is visible, and claim the tasks among it
-    (receiving a task's item claims the task), in one transaction."""
+class Append:
+    """Routing a message: a unit of work (`Inbox.append`). Direct messages with neither an
+    idempotency key nor a reply_to may run together (`storage.engine.Together`)."""
 
-    def unit(r: Repos) -> ClaimResult:
+    __slots__ = ("message", "since", "target", "together")
+
+    def __init__(self, message: NewMessage, target: Target, since: float) -> None:
+        self.message = message
+        self.target = target
+        self.since = since
+        direct = target.kind is TargetKind.PEER
+        plain = message.idempotency_key is None and message.reply_to is None
+        self.together = "direct" if direct and plain else None
+
+    def __call__(self, r: Repos) -> AppendOutcome:
+        return r.inbox.append(self.message, self.target, self.since)
+
+    @staticmethod
+    def run_together(r: Repos, units: list[Append]) -> list[AppendOutcome | CaucusError]:
+        return r.inbox.append_direct_many([(u.message, u.target.name) for u in units])
+
+
+class Claim:
+    """A receive's unit of work: acknowledge, hand out what is visible, and claim the tasks
+    among it (receiving a task's item claims the task), in one transaction. Claims of
+    different peers may run together (`storage.engine.Together`)."""
+
+    __slots__ = ("request",)
+    together = "claim"
+
+    def __init__(self, request: ClaimRequest) -> None:
+        self.request = request
+
+    def __call__(self, r: Repos) -> ClaimResult:
+        q = self.request
         result = r.inbox.claim(
-            peer_id,
-            now=now,
-            visibility=visibility,
-            limit=limit,
-            ack_through=ack_through,
-            priority_only=priority_only,
+            q.peer_id,
+            now=q.now,
+            visibility=q.visibility,
+            limit=q.limit,
+            ack_through=q.ack_through,
+            priority_only=q.priority_only,
         )
         if result.deliveries:
-            r.tasks.claim_received(peer_id, result.deliveries, now)
+            r.tasks.claim_received(q.peer_id, result.deliveries, q.now)
         return result
 
-    return unit
+    @staticmethod
+    def run_together(r: Repos, units: list[Claim]) -> list[ClaimResult]:
+        """One claim per peer in one go; a peer's further claims in the batch (two receives
+        at once) run after it, alone."""
+        first: dict[int, int] = {}
+        for i, u in enumerate(units):
+            first.setdefault(u.request.peer_id, i)
+        together = [units[i] for i in first.values()]
+        claimed = r.inbox.claim_many([u.request for u in together])
+        results: dict[int, ClaimResult] = dict(zip(first.values(), claimed, strict=True))
+        for u, result in zip(together, claimed, strict=True):
+            if result.deliveries:
+                r.tasks.claim_received(u.request.peer_id, result.deliveries, u.request.now)
+        for i, u in enumerate(units):
+            if i not in results:
+                results[i] = u(r)
+        return [results[i] for i in range(len(units))]

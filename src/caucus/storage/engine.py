@@ -24,6 +24,24 @@ Params = Mapping[str, Any]
 Unit = Callable[["Repos"], T]
 
 
+class Together(Protocol):
+    """A unit of work that may run together with the others of its kind queued beside it.
+
+    On a backend where every statement is a round trip to a server, the hub's commonest units
+    (a direct send, a receive's claim) would each cost one, in turn; such an engine instead
+    gives all the units of one kind in a batch to `run_together` at once, which stores them
+    with one statement and answers for each what it would have returned (or the CaucusError it
+    would have raised) alone. Units in one batch were queued concurrently, so running them in
+    any order is a serial order their callers could have seen. `together` names the kind, or
+    is None for a unit that must run alone this time. Other engines call the unit itself."""
+
+    together: str | None
+
+    def __call__(self, r: Repos) -> Any: ...
+
+    def run_together(self, r: Repos, units: list[Any]) -> list[Any]: ...
+
+
 class Row(Protocol):
     """One result row, read by column name (sqlite3.Row, psycopg's dict rows)."""
 

@@ -2,11 +2,13 @@
 
 Units of work are synchronous functions (ADR 0013), so this engine runs them on connections
 owned by threads, never on the event loop: one writer thread per process group-commits every
-unit queued since its last commit in one transaction, each unit inside its own savepoint (a
-failed unit is undone alone, and the transaction goes on); reads take one of a few kept
-connections in a worker thread. Wake-ups cross processes by LISTEN/NOTIFY: the writer sends one
-NOTIFY per committed batch naming the peers it queued deliveries for, and a listening
-connection in each process hands the others' to this process's waiters.
+unit queued since its last commit in one transaction, in pipeline mode, with the units of one
+kind that may run together (`Together`: direct sends, claims) stored by one statement; if a
+unit makes a statement fail, the batch is replayed with each unit in its own savepoint. Reads
+take one of a few kept connections in a worker thread. Wake-ups cross processes by
+LISTEN/NOTIFY: the writer sends one NOTIFY per committed batch naming the peers it queued
+deliveries for, and a listening connection in each process hands the others' to this
+process's waiters.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any, TypeVar
 
 from caucus.domain.retention import StoreSize
 from caucus.errors import CaucusError, InvalidRequest, StorageError
-from caucus.storage.engine import Duplicate, Params, Row, Unit
+from caucus.storage.engine import Duplicate, Params, Row, Together, Unit
 from caucus.storage.queries import Queries, queries
 from caucus.storage.repos import Repos
 
@@ -35,6 +37,7 @@ except ImportError:  # pragma: no cover - the extra is not installed
     psycopg = None  # type: ignore[assignment]
 else:
     _INERROR = psycopg.pq.TransactionStatus.INERROR
+    _IDLE = psycopg.pq.TransactionStatus.IDLE
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -67,16 +70,22 @@ class PgTx:
 
     dialect = "postgres"
     shared = True
-    __slots__ = ("_conn", "_q", "woken")
+    __slots__ = ("_conn", "_q", "pipeline", "woken")
 
     def __init__(self, conn: psycopg.Connection[Any], q: Queries) -> None:
         self._conn = conn
         self._q = q
         self.woken: set[int] = set()
+        # In pipeline mode (a writer's batch) each statement is synced before its unit reads
+        # the result, so a unit sees what it would see outside one.
+        self.pipeline: psycopg.Pipeline | None = None
 
     def _execute(self, name: str, params: Params | None) -> psycopg.Cursor[Any]:
         try:
-            return self._conn.execute(self._q[name], params or _EMPTY)
+            cur = self._conn.execute(self._q[name], params or _EMPTY)
+            if self.pipeline is not None:
+                self.pipeline.sync()
+            return cur
         except pg_errors.UniqueViolation as exc:
             raise Duplicate(str(exc)) from None
         except psycopg.DataError as exc:
@@ -108,6 +117,8 @@ class PgTx:
         try:
             with self._conn.cursor() as cur:
                 cur.executemany(self._q[name], wanted)
+                if self.pipeline is not None:
+                    self.pipeline.sync()
                 return cur.rowcount
         except pg_errors.UniqueViolation as exc:
             raise Duplicate(str(exc)) from None
@@ -154,46 +165,40 @@ def _retryable(exc: BaseException) -> bool:
 
 
 class PgWriter:
-    """The process's writers: `threads` threads, each with its own connection, taking what is
-    queued as a batch and group-committing it. One connection's round trips bound what one
-    thread commits; several let the server work on batches side by side (row locks and
-    conditional updates keep them apart, as they keep processes apart)."""
+    """The process's writer: one thread with its own connection, taking everything queued (up
+    to `batch_max` units) as a batch and group-committing it. One writer, not several: with a
+    batch's sends and claims one statement each, a second connection only split the batches
+    and cost the process more GIL hand-offs than it overlapped (ADR 0014 has the figures)."""
 
-    def __init__(
-        self, dsn: str, q: Queries, token: str, *, batch_max: int, threads: int = 4
-    ) -> None:
+    def __init__(self, dsn: str, q: Queries, token: str, *, batch_max: int) -> None:
         self._dsn = dsn
         self._q = q
         self._token = token
         self._batch_max = batch_max
-        self._count = threads
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._threads: list[threading.Thread] = []
+        self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.batches = 0
         self.ops = 0
+        self.together = 0  # units that ran together with others of their kind
 
     async def open(self) -> None:
         self._loop = asyncio.get_running_loop()
-        for n in range(self._count):
-            ready: asyncio.Future[None] = self._loop.create_future()
-            thread = threading.Thread(
-                target=self._run, args=(ready,), name=f"caucus-pg-writer-{n}", daemon=True
-            )
-            thread.start()
-            self._threads.append(thread)
-            await ready
+        ready: asyncio.Future[None] = self._loop.create_future()
+        self._thread = threading.Thread(
+            target=self._run, args=(ready,), name="caucus-pg-writer", daemon=True
+        )
+        self._thread.start()
+        await ready
 
     async def close(self) -> None:
-        alive = [t for t in self._threads if t.is_alive()]
-        for _ in alive:
+        thread, self._thread = self._thread, None
+        if thread is not None and thread.is_alive():
             self._queue.put(_STOP)
-        for thread in alive:
             await asyncio.to_thread(thread.join)
-        self._threads = []
 
     def submit(self, unit: Unit[Any]) -> asyncio.Future[Any]:
-        if self._loop is None or not self._threads:
+        if self._loop is None or self._thread is None:
             raise StorageError("the database is not open")
         fut: asyncio.Future[Any] = self._loop.create_future()
         self._queue.put((unit, fut))
@@ -220,15 +225,13 @@ class PgWriter:
                 if item is _STOP:
                     return
                 batch = [item]
-                # Share what is queued with the other writers rather than take it all.
-                share = min(self._batch_max, 1 + self._queue.qsize() // self._count)
-                while len(batch) < share:
+                while len(batch) < self._batch_max:
                     try:
                         more = self._queue.get_nowait()
                     except queue.Empty:
                         break
                     if more is _STOP:
-                        self._queue.put(_STOP)  # for this thread's next turn
+                        self._queue.put(_STOP)  # after this batch
                         break
                     batch.append(more)
                 self.batches += 1
@@ -268,30 +271,67 @@ class PgWriter:
         bad unit never undoes or loses the others."""
         try:
             try:
-                return self._run_batch(conn, tx, batch, lambda unit: _plain(conn, repos, unit))
+                return self._pipelined(conn, tx, repos, batch)
             except _Replay:
-                return self._run_batch(
-                    conn, tx, batch, lambda unit: self._isolated(conn, repos, unit)
-                )
+                _rollback(conn)
+                return self._replayed(conn, tx, repos, batch)
         except psycopg.Error as exc:  # the commit itself failed: nothing of the batch holds
+            _rollback(conn)
             err = storage_error(exc)
             return [(fut, None, err) for _, fut in batch]
 
-    def _run_batch(
+    def _pipelined(
         self,
         conn: psycopg.Connection[Any],
         tx: PgTx,
+        repos: Repos,
         batch: list[tuple[Unit[Any], asyncio.Future[Any]]],
-        run: Callable[[Unit[Any]], tuple[Any, BaseException | None]],
     ) -> list[tuple[asyncio.Future[Any], Any, BaseException | None]]:
+        """The batch as it comes, in pipeline mode: BEGIN travels with the first statement,
+        and the wake-up notifications with the COMMIT, so a batch costs the server one round
+        trip per statement its units wait on, plus one. The units of one kind that may run
+        together (`Together`) do so, where the first of them stands in the batch."""
         tx.woken.clear()
-        results: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
-        with conn.transaction():
-            for unit, fut in batch:
-                results.append((fut, *run(unit)))
-            if tx.woken:
+        outcomes: list[tuple[Any, BaseException | None] | None] = [None] * len(batch)
+        groups = _kinds(batch)
+        with conn.pipeline() as pipe:
+            tx.pipeline = pipe
+            try:
+                conn.execute(b"BEGIN")
+                for i, (unit, _) in enumerate(batch):
+                    if outcomes[i] is not None:
+                        continue  # ran with the first of its kind
+                    members = groups.get(i)
+                    if members is None:
+                        outcomes[i] = _plain(conn, repos, unit)
+                        continue
+                    units = [batch[j][0] for j in members]
+                    self.together += len(units)
+                    for j, outcome in zip(members, _together(conn, repos, units), strict=True):
+                        outcomes[j] = outcome
                 for payload in _wake_payloads(self._token, sorted(tx.woken)):
-                    tx.value("wake_notify", {"payload": payload})
+                    conn.execute(self._q["wake_notify"], {"payload": payload})
+                conn.execute(b"COMMIT")
+                pipe.sync()
+            finally:
+                tx.pipeline = None
+        return [
+            (fut, *outcome) for (_, fut), outcome in zip(batch, outcomes, strict=True) if outcome
+        ]
+
+    def _replayed(
+        self,
+        conn: psycopg.Connection[Any],
+        tx: PgTx,
+        repos: Repos,
+        batch: list[tuple[Unit[Any], asyncio.Future[Any]]],
+    ) -> list[tuple[asyncio.Future[Any], Any, BaseException | None]]:
+        """The batch again, each unit alone in its own savepoint."""
+        tx.woken.clear()
+        with conn.transaction():
+            results = [(fut, *self._isolated(conn, repos, unit)) for unit, fut in batch]
+            for payload in _wake_payloads(self._token, sorted(tx.woken)):
+                tx.value("wake_notify", {"payload": payload})
         return results
 
     def _isolated(
@@ -330,6 +370,39 @@ def _plain(
     if conn.info.transaction_status == _INERROR:
         raise _Replay
     return value, None
+
+
+def _rollback(conn: psycopg.Connection[Any]) -> None:
+    """Leave a batch's failed transaction (a broken connection is replaced at the next batch)."""
+    if conn.info.transaction_status != _IDLE:
+        with contextlib.suppress(psycopg.Error):
+            conn.execute(b"ROLLBACK")
+
+
+def _kinds(batch: list[tuple[Unit[Any], asyncio.Future[Any]]]) -> dict[int, list[int]]:
+    """The units that run together: for each kind with more than one unit in the batch, the
+    index of its first unit -> the indexes of them all."""
+    by_kind: dict[str, list[int]] = {}
+    for i, (unit, _) in enumerate(batch):
+        kind = getattr(unit, "together", None)
+        if kind is not None:
+            by_kind.setdefault(kind, []).append(i)
+    return {members[0]: members for members in by_kind.values() if len(members) > 1}
+
+
+def _together(
+    conn: psycopg.Connection[Any], repos: Repos, units: list[Unit[Any]]
+) -> list[tuple[Any, BaseException | None]]:
+    """Units of one kind in one go (`Together`): each gets its own value or CaucusError. Any
+    other failure replays the batch, where every unit runs alone."""
+    first: Together = units[0]  # type: ignore[assignment]
+    try:
+        values = first.run_together(repos, units)
+    except Exception as exc:
+        raise _Replay from exc
+    if conn.info.transaction_status == _INERROR or len(values) != len(units):
+        raise _Replay
+    return [(None, v) if isinstance(v, CaucusError) else (v, None) for v in values]
 
 
 def _wake_payloads(token: str, ids: list[int]) -> list[str]:
@@ -406,14 +479,12 @@ class PgEngine:
     dialect = "postgres"
     shared = True
 
-    def __init__(
-        self, dsn: str, *, batch_max: int = 512, writers: int = 2, readers: int = 4
-    ) -> None:
+    def __init__(self, dsn: str, *, batch_max: int = 512, readers: int = 4) -> None:
         require_psycopg()
         self.dsn = dsn
         self._q = queries("postgres")
         self._token = secrets.token_hex(8)  # tells this process's notifications apart
-        self._writer = PgWriter(dsn, self._q, self._token, batch_max=batch_max, threads=writers)
+        self._writer = PgWriter(dsn, self._q, self._token, batch_max=batch_max)
         self._reads = ReadConnections(dsn, readers)
         self._wake: list[Callable[[Sequence[int]], None]] = []
         self._signal: list[Callable[[str], None]] = []
@@ -422,7 +493,8 @@ class PgEngine:
 
     @property
     def stats(self) -> dict[str, int]:
-        return {"write_batches": self._writer.batches, "write_ops": self._writer.ops}
+        w = self._writer
+        return {"write_batches": w.batches, "write_ops": w.ops, "write_together": w.together}
 
     async def open(self) -> None:
         from caucus.storage.migrate import migrate_postgres

@@ -3,10 +3,11 @@ acknowledges and gets again after a reconnect or a visibility timeout (ADR 0001)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from caucus.domain.messages import (
     AppendOutcome,
+    ClaimRequest,
     ClaimResult,
     Delivery,
     Message,
@@ -16,7 +17,7 @@ from caucus.domain.messages import (
     SendReceipt,
 )
 from caucus.domain.names import Target, TargetKind
-from caucus.errors import ChannelClosed, Hint, InvalidRequest, NotFound
+from caucus.errors import CaucusError, ChannelClosed, Hint, InvalidRequest, NotFound
 from caucus.storage.engine import Tx
 from caucus.storage.repos.channels import Channels
 from caucus.storage.repos.messages import Idempotency, Messages, message
@@ -67,6 +68,13 @@ class Inbox:
                 thread = parent[1] or parent[0]
         joined = False
         sender_id = msg.sender_id if msg.sender_id is not None else -1
+        if target.kind is TargetKind.PEER and self._tx.dialect == "postgres":
+            (outcome,) = self._directs([(msg, target.name, thread)])
+            if isinstance(outcome, CaucusError):
+                raise outcome
+            if key is not None and msg.sender_id is not None:
+                self._idempotency.record(msg.sender_id, key, msg.ts, outcome.receipt.seq)
+            return outcome
         if target.kind is TargetKind.PEER:
             holders = [self._direct(target.name, sender_id)]
         elif target.kind is TargetKind.ALL:
@@ -97,20 +105,53 @@ class Inbox:
             self._tx.woke(r.peer_id for r in recipients)
         if key is not None and msg.sender_id is not None:
             self._idempotency.record(msg.sender_id, key, msg.ts, seq)
-        stored = Message(
-            seq=seq,
-            id=msg.id,
-            ts=msg.ts,
-            sender=msg.sender,
-            to=msg.to,
-            kind=msg.kind,
-            content=msg.content,
-            meta=msg.meta,
-            thread=thread,
-            reply_to=msg.reply_to,
-        )
         receipt = SendReceipt(msg.id, seq, delivered_to, missed)
-        return AppendOutcome(receipt, stored, recipients, joined)
+        return AppendOutcome(receipt, _stored(msg, seq, thread), recipients, joined)
+
+    def append_direct_many(
+        self, messages: Sequence[tuple[NewMessage, str]]
+    ) -> list[AppendOutcome | CaucusError]:
+        """Direct messages, each to the peer named beside it, as `append` stores them one
+        after another: for each its outcome, or the error `append` raises for it (and nothing
+        stored for it). On PostgreSQL, one statement for them all. None of them may carry an
+        idempotency key or a reply_to (`append` looks those up first)."""
+        if any(m.idempotency_key is not None or m.reply_to is not None for m, _ in messages):
+            raise ValueError("append_direct_many takes no idempotency key or reply_to")
+        if self._tx.dialect == "postgres":
+            return self._directs([(m, name, m.thread) for m, name in messages])
+        out: list[AppendOutcome | CaucusError] = []
+        for msg, name in messages:
+            try:
+                out.append(self.append(msg, Target(TargetKind.PEER, name)))
+            except CaucusError as exc:
+                out.append(exc)
+        return out
+
+    def _directs(
+        self, items: list[tuple[NewMessage, str, str | None]]
+    ) -> list[AppendOutcome | CaucusError]:
+        """Direct messages (message, recipient's name, thread) stored in one statement that
+        also finds their recipients, where each statement is a round trip to a server."""
+        out: list[AppendOutcome | CaucusError] = []
+        woken: list[int] = []
+        rows = self._messages.insert_directs(items)
+        for (msg, name, thread), (peer_id, reached, state, seq) in zip(items, rows, strict=True):
+            if peer_id is None or reached is None:
+                out.append(
+                    NotFound(f"no peer named {name!r} is here", hint=Hint.LIST_PEERS, to=name)
+                )
+                continue
+            if seq is None:
+                out.append(InvalidRequest("you cannot send a message to yourself", field="to"))
+                continue
+            recipient = Recipient(peer_id, reached, state == "reaped")
+            woken.append(peer_id)
+            missed = [reached] if recipient.reaped else []
+            receipt = SendReceipt(msg.id, seq, [reached], missed)
+            out.append(AppendOutcome(receipt, _stored(msg, seq, thread), [recipient], False))
+        if woken:
+            self._tx.woke(woken)
+        return out
 
     def _deliver(self, seq: int, recipients: list[Recipient], lane: int, ephemeral: int) -> None:
         if len(recipients) == 1:
@@ -187,9 +228,10 @@ class Inbox:
         hiding them for `visibility` seconds and counting the attempt. When there is nothing to
         hand out, `next_visible_at` says when an in-flight delivery becomes visible again.
         `priority_only` (a paused recipient) hands out only the priority lane."""
-        acked = self.ack(peer_id, through=ack_through) if ack_through is not None else 0
         if self._tx.dialect == "postgres":
-            return self._claim_in_one(peer_id, now, visibility, limit, acked, priority_only)
+            request = ClaimRequest(peer_id, now, visibility, limit, ack_through, priority_only)
+            return self._claims([request])[0]
+        acked = self.ack(peer_id, through=ack_through) if ack_through is not None else 0
         visible, later = (
             ("deliveries_visible_priority", "deliveries_next_visible_priority")
             if priority_only
@@ -212,31 +254,51 @@ class Inbox:
             [Delivery(message(r), r["delivery_count"] + 1) for r in rows], acked, None
         )
 
-    def _claim_in_one(
-        self,
-        peer_id: int,
-        now: float,
-        visibility: float,
-        limit: int,
-        acked: int,
-        priority_only: bool,
-    ) -> ClaimResult:
-        """The claim as one statement, where each statement is a round trip to a server."""
+    def claim_many(self, requests: Sequence[ClaimRequest]) -> list[ClaimResult]:
+        """Several peers' claims (one each at most), each as `claim` makes it, in order. On
+        PostgreSQL, one statement for them all."""
+        if len({r.peer_id for r in requests}) != len(requests):
+            raise ValueError("claim_many takes one claim per peer")
+        if self._tx.dialect == "postgres":
+            return self._claims(requests)
+        return [
+            self.claim(
+                r.peer_id,
+                now=r.now,
+                visibility=r.visibility,
+                limit=r.limit,
+                ack_through=r.ack_through,
+                priority_only=r.priority_only,
+            )
+            for r in requests
+        ]
+
+    def _claims(self, requests: Sequence[ClaimRequest]) -> list[ClaimResult]:
+        """Acknowledge and claim for several peers as one statement, where each statement is a
+        round trip to a server. Every peer gets one row at least, carrying what it
+        acknowledged and when its next hidden delivery shows; a row with no message says
+        nothing was handed out to it."""
+        tx = self._tx
         params = {
-            "peer_id": peer_id,
-            "now": now,
-            "limit": limit,
-            "priority_only": int(priority_only),
-            "visible_at": now + visibility,
-            "lease": self._next_lease(),
+            "peer_ids": tx.array([r.peer_id for r in requests]),
+            "throughs": tx.array([r.ack_through for r in requests]),
+            "nows": tx.array([r.now for r in requests]),
+            "limits": tx.array([r.limit for r in requests]),
+            "priority": tx.array([int(r.priority_only) for r in requests]),
+            "visible_ats": tx.array([r.now + r.visibility for r in requests]),
+            "leases": tx.array([self._next_lease() for _ in requests]),
         }
-        rows = self._tx.all("deliveries_claim", params)
-        if not rows:
-            later = "deliveries_next_visible" + ("_priority" if priority_only else "")
-            return ClaimResult([], acked, self._tx.value(later, params))
-        return ClaimResult(
-            [Delivery(message(r), r["delivery_count"] + 1) for r in rows], acked, None
-        )
+        found: dict[int, ClaimResult] = {}
+        for row in tx.all("deliveries_ack_claim_many", params):
+            claimant = row["claimant"]
+            result = found.get(claimant)
+            if result is None:
+                result = found[claimant] = ClaimResult([], int(row["acked"]), None)
+            if row["seq"] is None:
+                result.next_visible_at = row["next_visible"]
+            else:
+                result.deliveries.append(Delivery(message(row), row["delivery_count"] + 1))
+        return [found[r.peer_id] for r in requests]
 
     def ack(self, peer_id: int, *, seqs: Iterable[int] = (), through: int | None = None) -> int:
         """Delete handed-out deliveries: exactly `seqs`, and/or those of the batch that held
@@ -272,3 +334,18 @@ class Inbox:
     def queue_announcements(self, peer_id: int, since: float) -> None:
         """A newcomer gets the announcements made since `since`, once."""
         self._tx.run("deliveries_of_announcements_since", {"peer_id": peer_id, "since": since})
+
+
+def _stored(msg: NewMessage, seq: int, thread: str | None) -> Message:
+    return Message(
+        seq=seq,
+        id=msg.id,
+        ts=msg.ts,
+        sender=msg.sender,
+        to=msg.to,
+        kind=msg.kind,
+        content=msg.content,
+        meta=msg.meta,
+        thread=thread,
+        reply_to=msg.reply_to,
+    )

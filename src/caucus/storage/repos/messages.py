@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from caucus.domain.messages import Message, NewMessage
@@ -83,6 +84,36 @@ class Messages:
                 "ephemeral": ephemeral,
             },
         )
+
+    def insert_directs(
+        self, items: Sequence[tuple[NewMessage, str, str | None]]
+    ) -> list[tuple[int | None, str | None, str | None, int | None]]:
+        """Store direct messages (message, recipient's name, thread) and their deliveries to
+        the peers those names reach, found in the same statement: for each (peer id, name,
+        state, seq). No peer when nobody holds the name; no seq, with nothing written, when
+        that peer is the sender. (PostgreSQL: `Inbox.append`.)"""
+        tx = self._tx
+        msgs = [m for m, _, _ in items]
+        rows = tx.all(
+            "messages_insert_direct_many",
+            {
+                "ids": tx.array([m.id for m in msgs]),
+                "tss": tx.array([m.ts for m in msgs]),
+                "sender_ids": tx.array([m.sender_id for m in msgs]),
+                "senders": tx.array([m.sender for m in msgs]),
+                "names": tx.array([name for _, name, _ in items]),
+                "targets": tx.array([m.to for m in msgs]),
+                "kinds": tx.array([str(m.kind) for m in msgs]),
+                "contents": tx.array([m.content for m in msgs]),
+                "metas": tx.array([None if m.meta is None else json.dumps(m.meta) for m in msgs]),
+                "threads": tx.array([thread for _, _, thread in items]),
+                "delivered": tx.array([names_json([name]) for _, name, _ in items]),
+                "self_ids": tx.array([-1 if m.sender_id is None else m.sender_id for m in msgs]),
+                "lanes": tx.array([int(m.lane) for m in msgs]),
+                "ephemerals": tx.array([int(m.ephemeral) for m in msgs]),
+            },
+        )
+        return [(r["peer_id"], r["peer_name"], r["state"], r["seq"]) for r in rows]
 
     def parent(self, message_id: str) -> tuple[str, str | None] | None:
         """(id, thread) of a message replied to."""

@@ -165,6 +165,44 @@ WITH m AS (
 )
 SELECT seq FROM m;
 
+-- name: messages_insert_direct_many
+-- Several direct messages in one statement (the sends a writer's batch holds, each found its
+-- recipient as message_insert_direct does): one row per message in the order given, with the
+-- peer it reaches (null: nobody holds the name) and its seq (null: the sender named itself,
+-- and nothing was written for it).
+WITH q AS (
+    SELECT * FROM unnest(
+        CAST(:ids AS TEXT[]), CAST(:tss AS DOUBLE PRECISION[]), CAST(:sender_ids AS BIGINT[]),
+        CAST(:senders AS TEXT[]), CAST(:names AS TEXT[]), CAST(:targets AS TEXT[]),
+        CAST(:kinds AS TEXT[]), CAST(:contents AS TEXT[]), CAST(:metas AS TEXT[]),
+        CAST(:threads AS TEXT[]), CAST(:delivered AS TEXT[]), CAST(:self_ids AS BIGINT[]),
+        CAST(:lanes AS INTEGER[]), CAST(:ephemerals AS INTEGER[])
+    ) WITH ORDINALITY AS q(id, ts, sender_id, sender, name, target, kind, content, meta,
+        thread, delivered, self_id, lane, ephemeral, ord)
+), r AS (
+    SELECT q.ord, p.id AS peer_id, p.name AS peer_name, p.state
+    FROM q CROSS JOIN LATERAL (
+        SELECT id, name, state FROM peers WHERE name = q.name AND state IN ('active', 'reaped')
+        ORDER BY state = 'active' DESC, id DESC LIMIT 1
+    ) p
+), m AS (
+    INSERT INTO messages (id, ts, sender_id, sender, target, kind, content, meta, thread,
+        reply_to, delivered_to, missed)
+    SELECT q.id, q.ts, q.sender_id, q.sender, q.target, q.kind, q.content, q.meta, q.thread,
+        NULL, q.delivered, CASE WHEN r.state = 'reaped' THEN q.delivered ELSE '[]' END
+    FROM q JOIN r ON r.ord = q.ord
+    WHERE r.peer_id <> q.self_id
+    ORDER BY q.ord
+    RETURNING seq, id
+), d AS (
+    INSERT INTO deliveries (peer_id, seq, lane, ephemeral)
+    SELECT r.peer_id, m.seq, q.lane, q.ephemeral
+    FROM m JOIN q ON q.id = m.id JOIN r ON r.ord = q.ord
+)
+SELECT r.peer_id, r.peer_name, r.state, m.seq
+FROM q LEFT JOIN r ON r.ord = q.ord LEFT JOIN m ON m.id = q.id
+ORDER BY q.ord;
+
 -- name: message_parent
 SELECT id, thread FROM messages WHERE id = :id;
 
@@ -211,22 +249,50 @@ SELECT d.delivery_count, m.* FROM deliveries d JOIN messages m ON m.seq = d.seq
 WHERE d.peer_id = :peer_id AND d.visible_at <= :now AND d.lane = 0 ORDER BY d.seq LIMIT :limit
 FOR UPDATE OF d SKIP LOCKED;
 
--- name: deliveries_claim
--- Hand out what is visible in one statement (one round trip): lock it, skipping rows another
--- process is handing out this instant, count the attempt, hide it, and return it with its
--- message. `delivery_count` is the count before this attempt, as deliveries_visible gives it.
-WITH picked AS (
-    SELECT peer_id, seq FROM deliveries
-    WHERE peer_id = :peer_id AND visible_at <= :now AND (:priority_only = 0 OR lane = 0)
-    ORDER BY seq LIMIT :limit
-    FOR UPDATE SKIP LOCKED
+-- name: deliveries_ack_claim_many
+-- The receives a writer's batch holds, one per peer, in one statement, each as
+-- deliveries_ack_claim: for every peer at least one row, `claimant` its id, with what it
+-- acknowledged and when its next hidden delivery shows, and the message columns null when
+-- nothing was handed out to it.
+WITH q AS (
+    SELECT * FROM unnest(
+        CAST(:peer_ids AS BIGINT[]), CAST(:throughs AS BIGINT[]), CAST(:nows AS DOUBLE PRECISION[]),
+        CAST(:limits AS INTEGER[]), CAST(:priority AS INTEGER[]),
+        CAST(:visible_ats AS DOUBLE PRECISION[]), CAST(:leases AS BIGINT[])
+    ) AS q(peer_id, through, now, lim, priority_only, visible_at, lease)
+), acked AS (
+    DELETE FROM deliveries d USING q
+    WHERE d.peer_id = q.peer_id AND d.seq <= q.through AND d.delivery_count > 0
+      AND d.lease = (SELECT x.lease FROM deliveries x WHERE x.peer_id = q.peer_id AND x.seq = q.through)
+    RETURNING d.peer_id, d.seq
+), picked AS (
+    SELECT p.peer_id, p.seq, q.visible_at, q.lease FROM q CROSS JOIN LATERAL (
+        SELECT peer_id, seq FROM deliveries
+        WHERE peer_id = q.peer_id AND visible_at <= q.now AND (q.priority_only = 0 OR lane = 0)
+          AND seq NOT IN (SELECT a.seq FROM acked a WHERE a.peer_id = q.peer_id)
+        ORDER BY seq LIMIT q.lim
+        FOR UPDATE SKIP LOCKED
+    ) p
 ), handed AS (
     UPDATE deliveries d
-    SET delivery_count = d.delivery_count + 1, visible_at = :visible_at, lease = :lease
+    SET delivery_count = d.delivery_count + 1, visible_at = picked.visible_at,
+        lease = picked.lease
     FROM picked WHERE d.peer_id = picked.peer_id AND d.seq = picked.seq
-    RETURNING d.seq, d.delivery_count - 1 AS delivery_count
+    RETURNING d.peer_id, d.seq, d.delivery_count - 1 AS delivery_count
+), summary AS (
+    SELECT q.peer_id,
+        (SELECT COUNT(*) FROM acked a WHERE a.peer_id = q.peer_id) AS acked,
+        (SELECT MIN(x.visible_at) FROM deliveries x
+         WHERE x.peer_id = q.peer_id AND x.visible_at > q.now
+           AND (q.priority_only = 0 OR x.lane = 0)
+           AND x.seq NOT IN (SELECT a.seq FROM acked a WHERE a.peer_id = q.peer_id))
+            AS next_visible
+    FROM q
 )
-SELECT h.delivery_count, m.* FROM handed h JOIN messages m ON m.seq = h.seq ORDER BY h.seq;
+SELECT s.peer_id AS claimant, s.acked, s.next_visible, h.delivery_count, m.*
+FROM summary s
+LEFT JOIN (handed h JOIN messages m ON m.seq = h.seq) ON h.peer_id = s.peer_id
+ORDER BY s.peer_id, h.seq;
 
 -- name: deliveries_next_visible
 SELECT MIN(visible_at) FROM deliveries WHERE peer_id = :peer_id AND visible_at > :now;

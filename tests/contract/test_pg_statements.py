@@ -1,0 +1,36 @@
+"""Every PostgreSQL named statement compiles against the migrated schema (a typo in a column, a
+table or a type fails here, not in the first hub that runs it), as
+tests/unit/test_queries.py checks SQLite's."""
+
+from __future__ import annotations
+
+import re
+
+import psycopg
+
+from caucus.storage.migrate import migrate_postgres
+from caucus.storage.queries import queries
+from caucus.testing_postgres import Server, fresh_database
+
+_EXPLAINABLE = re.compile(r"(SELECT|INSERT|UPDATE|DELETE|WITH)\b")
+
+
+def test_every_postgres_statement_compiles_against_the_migrated_schema(
+    postgres_server: Server,
+) -> None:
+    dsn = fresh_database(postgres_server)
+    migrate_postgres(dsn)
+    q = queries("postgres")
+    assert q.names()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for name in sorted(q.names()):
+            text = q[name]
+            params = dict.fromkeys(re.findall(r"%\(([a-z_]+)\)s", text))
+            # What cannot be explained (LISTEN, DDL) runs, and is rolled back.
+            run = f"EXPLAIN {text}" if _EXPLAINABLE.match(text.lstrip()) else text
+            try:
+                with conn.transaction():
+                    conn.execute(run, params)
+                    raise psycopg.Rollback
+            except psycopg.Error as exc:
+                raise AssertionError(f"{name}: {exc}") from None
