@@ -51,7 +51,7 @@ async def test_direct_sends_stored_together_answer_each_as_alone(db: Engine) -> 
         (direct(None, "b", "from the operator"), "b"),
         (direct(b, "a", "three"), "a"),
     ]
-    out = await db.write(lambda r: r.inbox.append_direct_many(messages))
+    out = await db.write(lambda r: r.inbox.append_direct_many(messages)())
     assert isinstance(out[1], NotFound)
     assert out[1].code == "not_found"
     assert isinstance(out[2], InvalidRequest)
@@ -82,7 +82,7 @@ async def test_sends_with_a_key_or_a_reply_are_not_taken_together(db: Engine) ->
     a, _ = await peer(db, "a"), await peer(db, "b")
     keyed = [(direct(a, "b", idempotency_key="k"), "b")]
     with pytest.raises(ValueError, match="idempotency"):
-        await db.write(lambda r: r.inbox.append_direct_many(keyed))
+        await db.write(lambda r: r.inbox.append_direct_many(keyed)())
     assert Append(keyed[0][0], Target(TargetKind.PEER, "b"), 0.0).together is None
     assert Append(direct(a, "b"), Target(TargetKind.ALL, "all"), 0.0).together is None
     assert Append(direct(a, "b"), Target(TargetKind.PEER, "b"), 0.0).together == "direct"
@@ -99,7 +99,7 @@ async def test_claims_made_together_answer_each_as_alone(db: Engine) -> None:
     results: list[ClaimResult] = await db.write(
         lambda r: r.inbox.claim_many(
             [request(b, ack_through=through), request(c), request(d), request(a, limit=1)]
-        )
+        )()
     )
     assert [d.message.content for d in results[0].deliveries] == ["b2", "b3"]
     assert (results[0].acked, results[0].next_visible_at) == (2, None)
@@ -123,7 +123,7 @@ async def test_a_paused_claim_taken_together_gets_only_the_priority_lane(db: Eng
     await db.write(lambda r: r.inbox.append(control, Target(TargetKind.PEER, "b")))
     await send(db, a, "c", "for c")
     results = await db.write(
-        lambda r: r.inbox.claim_many([request(b, priority_only=True), request(c)])
+        lambda r: r.inbox.claim_many([request(b, priority_only=True), request(c)])()
     )
     assert [d.message.content for d in results[0].deliveries] == ["stop"]
     assert [d.message.content for d in results[1].deliveries] == ["for c"]
@@ -132,7 +132,7 @@ async def test_a_paused_claim_taken_together_gets_only_the_priority_lane(db: Eng
 async def test_one_peer_claims_together_at_most_once(db: Engine) -> None:
     b = await peer(db, "b")
     with pytest.raises(ValueError, match="one claim per peer"):
-        await db.write(lambda r: r.inbox.claim_many([request(b), request(b)]))
+        await db.write(lambda r: r.inbox.claim_many([request(b), request(b)])())
 
 
 async def test_concurrent_units_each_get_their_own_outcome(db: Engine) -> None:

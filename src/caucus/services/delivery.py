@@ -310,7 +310,9 @@ class Append:
         return r.inbox.append(self.message, self.target, self.since)
 
     @staticmethod
-    def run_together(r: Repos, units: list[Append]) -> list[AppendOutcome | CaucusError]:
+    def start_together(
+        r: Repos, units: list[Append]
+    ) -> Callable[[], list[AppendOutcome | CaucusError]]:
         return r.inbox.append_direct_many([(u.message, u.target.name) for u in units])
 
 
@@ -340,19 +342,24 @@ class Claim:
         return result
 
     @staticmethod
-    def run_together(r: Repos, units: list[Claim]) -> list[ClaimResult]:
+    def start_together(r: Repos, units: list[Claim]) -> Callable[[], list[ClaimResult]]:
         """One claim per peer in one go; a peer's further claims in the batch (two receives
         at once) run after it, alone."""
         first: dict[int, int] = {}
         for i, u in enumerate(units):
             first.setdefault(u.request.peer_id, i)
         together = [units[i] for i in first.values()]
-        claimed = r.inbox.claim_many([u.request for u in together])
-        results: dict[int, ClaimResult] = dict(zip(first.values(), claimed, strict=True))
-        for u, result in zip(together, claimed, strict=True):
-            if result.deliveries:
-                r.tasks.claim_received(u.request.peer_id, result.deliveries, u.request.now)
-        for i, u in enumerate(units):
-            if i not in results:
-                results[i] = u(r)
-        return [results[i] for i in range(len(units))]
+        fetch = r.inbox.claim_many([u.request for u in together])
+
+        def finish() -> list[ClaimResult]:
+            claimed = fetch()
+            results: dict[int, ClaimResult] = dict(zip(first.values(), claimed, strict=True))
+            for u, result in zip(together, claimed, strict=True):
+                if result.deliveries:
+                    r.tasks.claim_received(u.request.peer_id, result.deliveries, u.request.now)
+            for i, u in enumerate(units):
+                if i not in results:
+                    results[i] = u(r)
+            return [results[i] for i in range(len(units))]
+
+        return finish

@@ -29,17 +29,19 @@ class Together(Protocol):
 
     On a backend where every statement is a round trip to a server, the hub's commonest units
     (a direct send, a receive's claim) would each cost one, in turn; such an engine instead
-    gives all the units of one kind in a batch to `run_together` at once, which stores them
-    with one statement and answers for each what it would have returned (or the CaucusError it
-    would have raised) alone. Units in one batch were queued concurrently, so running them in
-    any order is a serial order their callers could have seen. `together` names the kind, or
-    is None for a unit that must run alone this time. Other engines call the unit itself."""
+    gives all the units of one kind in a batch to `start_together` at once, which sends one
+    statement for them all (`Tx.later`) and returns how to finish: a function answering for
+    each unit what it would have returned (or the CaucusError it would have raised) alone. The
+    engine starts every kind before it finishes any, so their statements share a round trip.
+    Units in one batch were queued concurrently, so running them in any order is a serial
+    order their callers could have seen. `together` names the kind, or is None for a unit
+    that must run alone this time. Other engines call the unit itself."""
 
     together: str | None
 
     def __call__(self, r: Repos) -> Any: ...
 
-    def run_together(self, r: Repos, units: list[Any]) -> list[Any]: ...
+    def start_together(self, r: Repos, units: list[Any]) -> Callable[[], list[Any]]: ...
 
 
 class Row(Protocol):
@@ -75,6 +77,11 @@ class Tx(Protocol):
         ...
 
     def many(self, name: str, rows: Iterable[Params]) -> int: ...
+
+    def later(self, name: str, params: Params) -> Callable[[], list[Row]]:
+        """Send a statement now and read its rows when the returned function is called: a
+        backend that pipelines sends every statement started so before waiting on any."""
+        ...
 
     def array(self, values: Sequence[Any]) -> Any:
         """A list parameter as this backend's statements take it (JSON text, or an array)."""

@@ -95,6 +95,27 @@ class PgTx:
         row: Row | None = self._execute(name, params).fetchone()
         return row
 
+    def later(self, name: str, params: Params) -> Callable[[], list[Row]]:
+        if self.pipeline is None:
+            rows = self.all(name, params)
+            return lambda: rows
+        try:
+            cur = self._conn.execute(self._q[name], params)  # sent, not waited on
+        except psycopg.DataError as exc:
+            raise _unstorable(exc) from None
+
+        def fetch() -> list[Row]:
+            # The first read waits for every statement sent before it (one round trip).
+            try:
+                rows: list[Row] = cur.fetchall()
+            except pg_errors.UniqueViolation as exc:
+                raise Duplicate(str(exc)) from None
+            except psycopg.DataError as exc:
+                raise _unstorable(exc) from None
+            return rows
+
+        return fetch
+
     def all(self, name: str, params: Params | None = None) -> list[Row]:
         rows: list[Row] = self._execute(name, params).fetchall()
         return rows
@@ -298,17 +319,18 @@ class PgWriter:
             tx.pipeline = pipe
             try:
                 conn.execute(b"BEGIN")
-                for i, (unit, _) in enumerate(batch):
-                    if outcomes[i] is not None:
-                        continue  # ran with the first of its kind
-                    members = groups.get(i)
-                    if members is None:
-                        outcomes[i] = _plain(conn, repos, unit)
-                        continue
-                    units = [batch[j][0] for j in members]
-                    self.together += len(units)
-                    for j, outcome in zip(members, _together(conn, repos, units), strict=True):
+                # Every kind's statement goes out before any is read: one round trip for all.
+                started = [
+                    (members, _start(conn, repos, [batch[j][0] for j in members]))
+                    for members in groups
+                ]
+                for members, finish in started:
+                    self.together += len(members)
+                    for j, outcome in zip(members, _finish(conn, finish, members), strict=True):
                         outcomes[j] = outcome
+                for i, (unit, _) in enumerate(batch):
+                    if outcomes[i] is None:
+                        outcomes[i] = _plain(conn, repos, unit)
                 for payload in _wake_payloads(self._token, sorted(tx.woken)):
                     conn.execute(self._q["wake_notify"], {"payload": payload})
                 conn.execute(b"COMMIT")
@@ -379,28 +401,38 @@ def _rollback(conn: psycopg.Connection[Any]) -> None:
             conn.execute(b"ROLLBACK")
 
 
-def _kinds(batch: list[tuple[Unit[Any], asyncio.Future[Any]]]) -> dict[int, list[int]]:
+def _kinds(batch: list[tuple[Unit[Any], asyncio.Future[Any]]]) -> list[list[int]]:
     """The units that run together: for each kind with more than one unit in the batch, the
-    index of its first unit -> the indexes of them all."""
+    indexes of its units."""
     by_kind: dict[str, list[int]] = {}
     for i, (unit, _) in enumerate(batch):
         kind = getattr(unit, "together", None)
         if kind is not None:
             by_kind.setdefault(kind, []).append(i)
-    return {members[0]: members for members in by_kind.values() if len(members) > 1}
+    return [members for members in by_kind.values() if len(members) > 1]
 
 
-def _together(
+def _start(
     conn: psycopg.Connection[Any], repos: Repos, units: list[Unit[Any]]
-) -> list[tuple[Any, BaseException | None]]:
-    """Units of one kind in one go (`Together`): each gets its own value or CaucusError. Any
-    other failure replays the batch, where every unit runs alone."""
+) -> Callable[[], list[Any]]:
+    """Send the statement that stores units of one kind (`Together`). Any failure replays
+    the batch, where every unit runs alone."""
     first: Together = units[0]  # type: ignore[assignment]
     try:
-        values = first.run_together(repos, units)
+        return first.start_together(repos, units)
     except Exception as exc:
         raise _Replay from exc
-    if conn.info.transaction_status == _INERROR or len(values) != len(units):
+
+
+def _finish(
+    conn: psycopg.Connection[Any], finish: Callable[[], list[Any]], members: list[int]
+) -> list[tuple[Any, BaseException | None]]:
+    """Read what units of one kind became: each its own value or CaucusError."""
+    try:
+        values = finish()
+    except Exception as exc:
+        raise _Replay from exc
+    if conn.info.transaction_status == _INERROR or len(values) != len(members):
         raise _Replay
     return [(None, v) if isinstance(v, CaucusError) else (v, None) for v in values]
 

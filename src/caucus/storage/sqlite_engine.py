@@ -52,6 +52,10 @@ class SqliteTx:
         rows: list[Row] = self._conn.execute(sql, bind(params or _EMPTY)).fetchall()
         return rows
 
+    def later(self, name: str, params: Params) -> Callable[[], list[Row]]:
+        rows = self.all(name, params)  # in process, a statement costs no round trip
+        return lambda: rows
+
     def value(self, name: str, params: Params | None = None) -> Any:
         sql, bind = self._q.bound(name)
         try:

@@ -69,7 +69,7 @@ class Inbox:
         joined = False
         sender_id = msg.sender_id if msg.sender_id is not None else -1
         if target.kind is TargetKind.PEER and self._tx.dialect == "postgres":
-            (outcome,) = self._directs([(msg, target.name, thread)])
+            (outcome,) = self._directs([(msg, target.name, thread)])()
             if isinstance(outcome, CaucusError):
                 raise outcome
             if key is not None and msg.sender_id is not None:
@@ -110,10 +110,11 @@ class Inbox:
 
     def append_direct_many(
         self, messages: Sequence[tuple[NewMessage, str]]
-    ) -> list[AppendOutcome | CaucusError]:
+    ) -> Callable[[], list[AppendOutcome | CaucusError]]:
         """Direct messages, each to the peer named beside it, as `append` stores them one
-        after another: for each its outcome, or the error `append` raises for it (and nothing
-        stored for it). On PostgreSQL, one statement for them all. None of them may carry an
+        after another; the returned function answers for each its outcome, or the error
+        `append` raises for it (and nothing stored for it). On PostgreSQL, one statement for
+        them all, sent before the function is called (`Tx.later`). None of them may carry an
         idempotency key or a reply_to (`append` looks those up first)."""
         if any(m.idempotency_key is not None or m.reply_to is not None for m, _ in messages):
             raise ValueError("append_direct_many takes no idempotency key or reply_to")
@@ -125,33 +126,38 @@ class Inbox:
                 out.append(self.append(msg, Target(TargetKind.PEER, name)))
             except CaucusError as exc:
                 out.append(exc)
-        return out
+        return lambda: out
 
     def _directs(
         self, items: list[tuple[NewMessage, str, str | None]]
-    ) -> list[AppendOutcome | CaucusError]:
-        """Direct messages (message, recipient's name, thread) stored in one statement that
+    ) -> Callable[[], list[AppendOutcome | CaucusError]]:
+        """Direct messages (message, recipient's name, thread) stored by one statement that
         also finds their recipients, where each statement is a round trip to a server."""
-        out: list[AppendOutcome | CaucusError] = []
-        woken: list[int] = []
-        rows = self._messages.insert_directs(items)
-        for (msg, name, thread), (peer_id, reached, state, seq) in zip(items, rows, strict=True):
-            if peer_id is None or reached is None:
-                out.append(
-                    NotFound(f"no peer named {name!r} is here", hint=Hint.LIST_PEERS, to=name)
-                )
-                continue
-            if seq is None:
-                out.append(InvalidRequest("you cannot send a message to yourself", field="to"))
-                continue
-            recipient = Recipient(peer_id, reached, state == "reaped")
-            woken.append(peer_id)
-            missed = [reached] if recipient.reaped else []
-            receipt = SendReceipt(msg.id, seq, [reached], missed)
-            out.append(AppendOutcome(receipt, _stored(msg, seq, thread), [recipient], False))
-        if woken:
-            self._tx.woke(woken)
-        return out
+        fetch = self._messages.insert_directs(items)
+
+        def outcomes() -> list[AppendOutcome | CaucusError]:
+            out: list[AppendOutcome | CaucusError] = []
+            woken: list[int] = []
+            for (msg, name, thread), found in zip(items, fetch(), strict=True):
+                peer_id, reached, state, seq = found
+                if peer_id is None or reached is None:
+                    out.append(
+                        NotFound(f"no peer named {name!r} is here", hint=Hint.LIST_PEERS, to=name)
+                    )
+                    continue
+                if seq is None:
+                    out.append(InvalidRequest("you cannot send a message to yourself", field="to"))
+                    continue
+                recipient = Recipient(peer_id, reached, state == "reaped")
+                woken.append(peer_id)
+                missed = [reached] if recipient.reaped else []
+                receipt = SendReceipt(msg.id, seq, [reached], missed)
+                out.append(AppendOutcome(receipt, _stored(msg, seq, thread), [recipient], False))
+            if woken:
+                self._tx.woke(woken)
+            return out
+
+        return outcomes
 
     def _deliver(self, seq: int, recipients: list[Recipient], lane: int, ephemeral: int) -> None:
         if len(recipients) == 1:
@@ -230,7 +236,7 @@ class Inbox:
         `priority_only` (a paused recipient) hands out only the priority lane."""
         if self._tx.dialect == "postgres":
             request = ClaimRequest(peer_id, now, visibility, limit, ack_through, priority_only)
-            return self._claims([request])[0]
+            return self._claims([request])()[0]
         acked = self.ack(peer_id, through=ack_through) if ack_through is not None else 0
         visible, later = (
             ("deliveries_visible_priority", "deliveries_next_visible_priority")
@@ -254,14 +260,15 @@ class Inbox:
             [Delivery(message(r), r["delivery_count"] + 1) for r in rows], acked, None
         )
 
-    def claim_many(self, requests: Sequence[ClaimRequest]) -> list[ClaimResult]:
-        """Several peers' claims (one each at most), each as `claim` makes it, in order. On
-        PostgreSQL, one statement for them all."""
+    def claim_many(self, requests: Sequence[ClaimRequest]) -> Callable[[], list[ClaimResult]]:
+        """Several peers' claims (one each at most), each as `claim` makes it; the returned
+        function answers for each in order. On PostgreSQL, one statement for them all, sent
+        before the function is called (`Tx.later`)."""
         if len({r.peer_id for r in requests}) != len(requests):
             raise ValueError("claim_many takes one claim per peer")
         if self._tx.dialect == "postgres":
             return self._claims(requests)
-        return [
+        results = [
             self.claim(
                 r.peer_id,
                 now=r.now,
@@ -272,8 +279,9 @@ class Inbox:
             )
             for r in requests
         ]
+        return lambda: results
 
-    def _claims(self, requests: Sequence[ClaimRequest]) -> list[ClaimResult]:
+    def _claims(self, requests: Sequence[ClaimRequest]) -> Callable[[], list[ClaimResult]]:
         """Acknowledge and claim for several peers as one statement, where each statement is a
         round trip to a server. Every peer gets one row at least, carrying what it
         acknowledged and when its next hidden delivery shows; a row with no message says
@@ -288,17 +296,22 @@ class Inbox:
             "visible_ats": tx.array([r.now + r.visibility for r in requests]),
             "leases": tx.array([self._next_lease() for _ in requests]),
         }
-        found: dict[int, ClaimResult] = {}
-        for row in tx.all("deliveries_ack_claim_many", params):
-            claimant = row["claimant"]
-            result = found.get(claimant)
-            if result is None:
-                result = found[claimant] = ClaimResult([], int(row["acked"]), None)
-            if row["seq"] is None:
-                result.next_visible_at = row["next_visible"]
-            else:
-                result.deliveries.append(Delivery(message(row), row["delivery_count"] + 1))
-        return [found[r.peer_id] for r in requests]
+        fetch = tx.later("deliveries_ack_claim_many", params)
+
+        def results() -> list[ClaimResult]:
+            found: dict[int, ClaimResult] = {}
+            for row in fetch():
+                claimant = row["claimant"]
+                result = found.get(claimant)
+                if result is None:
+                    result = found[claimant] = ClaimResult([], int(row["acked"]), None)
+                if row["seq"] is None:
+                    result.next_visible_at = row["next_visible"]
+                else:
+                    result.deliveries.append(Delivery(message(row), row["delivery_count"] + 1))
+            return [found[r.peer_id] for r in requests]
+
+        return results
 
     def ack(self, peer_id: int, *, seqs: Iterable[int] = (), through: int | None = None) -> int:
         """Delete handed-out deliveries: exactly `seqs`, and/or those of the batch that held

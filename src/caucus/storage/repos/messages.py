@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from caucus.domain.messages import Message, NewMessage
@@ -87,14 +87,15 @@ class Messages:
 
     def insert_directs(
         self, items: Sequence[tuple[NewMessage, str, str | None]]
-    ) -> list[tuple[int | None, str | None, str | None, int | None]]:
+    ) -> Callable[[], list[tuple[int | None, str | None, str | None, int | None]]]:
         """Store direct messages (message, recipient's name, thread) and their deliveries to
-        the peers those names reach, found in the same statement: for each (peer id, name,
-        state, seq). No peer when nobody holds the name; no seq, with nothing written, when
-        that peer is the sender. (PostgreSQL: `Inbox.append`.)"""
+        the peers those names reach, found in the same statement, sent now (`Tx.later`); the
+        returned function reads, for each, (peer id, name, state, seq). No peer when nobody
+        holds the name; no seq, with nothing written, when that peer is the sender.
+        (PostgreSQL: `Inbox.append`.)"""
         tx = self._tx
         msgs = [m for m, _, _ in items]
-        rows = tx.all(
+        fetch = tx.later(
             "messages_insert_direct_many",
             {
                 "ids": tx.array([m.id for m in msgs]),
@@ -113,7 +114,7 @@ class Messages:
                 "ephemerals": tx.array([int(m.ephemeral) for m in msgs]),
             },
         )
-        return [(r["peer_id"], r["peer_name"], r["state"], r["seq"]) for r in rows]
+        return lambda: [(r["peer_id"], r["peer_name"], r["state"], r["seq"]) for r in fetch()]
 
     def parent(self, message_id: str) -> tuple[str, str | None] | None:
         """(id, thread) of a message replied to."""
