@@ -126,6 +126,7 @@ def stop(proc: subprocess.Popen[str]) -> None:
 class Result:
     rate: float  # operations per second
     latencies_ms: list[float] = field(default_factory=list)
+    busy: float = float("nan")  # the machine's CPU in use meanwhile, 0-1, where measured
 
     def pct(self, p: float) -> float:
         if not self.latencies_ms:
