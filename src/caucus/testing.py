@@ -9,6 +9,10 @@
   `tool_names`, `tool_results`, `result_text` write its scripts.
 - `FakeCodex`: a scripted stand-in for the Codex app-server's control socket
   (`caucus watch --push codex`), whose thread a test drives.
+- `FakeOpenAI`: a scripted fake of an OpenAI-compatible server (`Say`, `Call`, `Status`, and
+  the helpers `last_user`, `tool_messages`, `offered`), to drive `caucus agent` offline.
+- `MockBackend` and its steps `Reply`, `CallTool`, `Delay`, `Fail`: a scripted backend for the
+  agent runtime (`caucus agent --backend mock`).
 """
 
 from __future__ import annotations
@@ -36,20 +40,34 @@ from caucus.fake_anthropic import (
     tool_results,
 )
 from caucus.fake_codex import FakeCodex
+from caucus.fake_openai import Call, FakeOpenAI, Say, Status, last_user, offered, tool_messages
+from caucus.runtime.backends.mock import CallTool, Delay, Fail, MockBackend, Reply
 from caucus.services.hub import Hub
 
 __all__ = [
+    "Call",
+    "CallTool",
+    "Delay",
+    "Fail",
     "FakeAnthropic",
     "FakeClock",
     "FakeCodex",
+    "FakeOpenAI",
+    "MockBackend",
+    "Reply",
+    "Say",
+    "Status",
     "Text",
     "ToolUse",
     "hub_settings",
+    "last_user",
     "make_hub",
+    "offered",
     "result_text",
     "serve",
     "serve_app",
     "serve_fake",
+    "tool_messages",
     "tool_names",
     "tool_results",
 ]
@@ -193,9 +211,9 @@ async def serve(hub: Hub, app: CaucusApp | None = None) -> AsyncIterator[str]:
 
 
 @asynccontextmanager
-async def serve_fake(fake: FakeAnthropic) -> AsyncIterator[str]:
-    """Serve the scripted model API on 127.0.0.1 and an ephemeral port; yields its base URL
-    (what `ANTHROPIC_BASE_URL` is set to)."""
+async def serve_fake(fake: FakeAnthropic | FakeOpenAI) -> AsyncIterator[str]:
+    """Serve a scripted model API on 127.0.0.1 and an ephemeral port; yields its base URL
+    (what `ANTHROPIC_BASE_URL` is set to; for FakeOpenAI, `--base-url <url>/v1`)."""
 
     def config(app: Any) -> uvicorn.Config:
         return uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")

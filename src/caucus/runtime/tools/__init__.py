@@ -1,0 +1,1 @@
+"""Tools an agent may call during a run: the executor protocol, and MCP servers behind it."""
