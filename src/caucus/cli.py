@@ -22,6 +22,7 @@ import uvicorn
 from rich.console import Console
 
 from caucus import __version__, logs
+from caucus.agent_cli import agent
 from caucus.config import BadSettings, Settings, load_settings, unknown_variables
 from caucus.connect_cli import connect, service_app
 from caucus.db_cli import db_app
@@ -572,6 +573,7 @@ if __name__ == "__main__":
 
 
 app.add_typer(db_app, name="db")
+app.command("agent")(agent)
 app.command("status")(status)
 app.command("connect")(connect)
 app.add_typer(service_app, name="service")

@@ -122,3 +122,13 @@ async def test_the_forms_walkthrough_works_as_written(
     assert '"state":"answered"' in out
     assert '"kind":"form_answer"' in out
     assert '"decision":"Ship it: yes; Why: tests are green"' in out
+
+
+async def test_the_native_agent_example_runs_as_written() -> None:
+    (line,) = [x for x in block_with("caucus agent").splitlines() if "--backend mock" in x]
+    command = line.split("#")[0].replace("caucus agent", f"{sys.executable} -m caucus agent")
+    code, out, err = await run("bash", "-euo", "pipefail", "-c", command)
+    assert code == 0, err
+    replies = [e for e in out.splitlines() if '"ThreadRunComplete"' in e]
+    assert replies
+    assert "What can you do?" in replies[-1]

@@ -1,0 +1,149 @@
+"""`caucus agent`: run an autonomous agent on a model, reading input lines on stdin and writing
+one NDJSON event per line on stdout (logs go to stderr as NDJSON too)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import AsyncIterator
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from caucus.runtime.backends.base import AgentBackend, BackendError
+
+
+class BackendName(StrEnum):
+    OPENAI = "openai"
+    MOCK = "mock"
+
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8080/v1"  # llama.cpp's llama-server
+
+
+class StartupError(Exception):
+    """The agent cannot start; the message is one line saying what to do."""
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    sys.stderr.write(f"error: {message}\n")
+    return typer.Exit(code)
+
+
+def agent(
+    prompt: Annotated[
+        Path | None,
+        typer.Option(help="the system prompt, a Markdown file (default: the one Caucus ships)"),
+    ] = None,
+    backend: Annotated[
+        BackendName, typer.Option(help="where answers come from", case_sensitive=False)
+    ] = BackendName.OPENAI,
+    model: Annotated[
+        str | None,
+        typer.Option(help="the model's name on the server (openai)", envvar="CAUCUS_AGENT_MODEL"),
+    ] = None,
+    base_url: Annotated[
+        str,
+        typer.Option(
+            help="the OpenAI-compatible server (llama.cpp, vLLM, Ollama, LM Studio, OpenAI)",
+            envvar="CAUCUS_AGENT_BASE_URL",
+        ),
+    ] = DEFAULT_BASE_URL,
+    api_key_env: Annotated[
+        str, typer.Option(help="the environment variable that holds the server's API key")
+    ] = "OPENAI_API_KEY",
+    mcp_stdio: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--mcp-stdio",
+            metavar="CMD",
+            help="an MCP server to start over stdio for tools, as one quoted command (repeatable)",
+        ),
+    ] = None,
+    name: Annotated[str, typer.Option(help="the agent's name")] = "agent",
+    max_turns: Annotated[
+        int | None, typer.Option(min=1, help="stop after this many turns (runs)")
+    ] = None,
+) -> None:
+    """Run an agent: input lines on stdin become turns; every event is a JSON line on stdout."""
+    from caucus.runtime.onstart import load_prompt
+    from caucus.runtime.stdio import log_to_stderr
+
+    log_to_stderr()
+    try:
+        loaded = load_prompt(prompt)
+    except (OSError, ValueError) as exc:
+        raise _fail(f"cannot read the prompt: {exc}", 2) from None
+    if backend is BackendName.OPENAI and not model:
+        raise _fail("--backend openai needs --model: the model's name on the server", 2)
+    chosen: AgentBackend
+    if backend is BackendName.MOCK:
+        from caucus.runtime.backends.mock import MockBackend
+
+        chosen = MockBackend()
+    else:
+        from caucus.runtime.backends.openai_compat import OpenAIBackend
+
+        assert model is not None
+        chosen = OpenAIBackend(model=model, base_url=base_url, api_key=os.environ.get(api_key_env))
+    try:
+        code = asyncio.run(
+            _run(chosen, name=name, prompt=loaded, max_turns=max_turns, servers=mcp_stdio or [])
+        )
+    except StartupError as exc:
+        raise _fail(str(exc), 1) from None
+    except KeyboardInterrupt:
+        code = 130
+    raise typer.Exit(code)
+
+
+async def _run(
+    backend: AgentBackend,
+    *,
+    name: str,
+    prompt: object,
+    max_turns: int | None,
+    servers: list[str],
+) -> int:
+    from caucus.runtime.agent import AgentRuntime
+    from caucus.runtime.backends.openai_compat import OpenAIBackend
+    from caucus.runtime.ids import MemoryKV, RandomIds
+    from caucus.runtime.onstart import Prompt
+    from caucus.runtime.orchestrator import Orchestrator
+    from caucus.runtime.stdio import EventWriter, stdin_lines
+    from caucus.runtime.tools.executor import NoTools, ToolExecutor
+    from caucus.runtime.tools.mcp_stdio import McpStdioTools, ToolServerError
+
+    assert isinstance(prompt, Prompt)
+    tools: ToolExecutor = NoTools()
+    servers_open: McpStdioTools | None = None
+    try:
+        if isinstance(backend, OpenAIBackend):
+            try:
+                await backend.check()
+            except BackendError as exc:
+                raise StartupError(str(exc)) from None
+        if servers:
+            servers_open = McpStdioTools(servers)
+            try:
+                await servers_open.open()
+            except ToolServerError as exc:
+                raise StartupError(str(exc)) from None
+            tools = servers_open
+        runtime = AgentRuntime(backend, tools, ids=RandomIds(), kv=MemoryKV())
+        orchestrator = Orchestrator(
+            runtime, name=name, prompt=prompt, write=EventWriter(), max_turns=max_turns
+        )
+        lines: AsyncIterator[str] = stdin_lines()
+        try:
+            await orchestrator.run(lines)
+        finally:
+            await lines.aclose()  # type: ignore[attr-defined]
+    finally:
+        if servers_open is not None:
+            await servers_open.close()
+        await backend.close()
+    return 0

@@ -1,0 +1,157 @@
+"""Tools from MCP servers the agent starts over stdio (`--mcp-stdio 'CMD ARGS'`, repeatable),
+through the official `mcp` SDK client.
+
+Each server starts once, with the agent, and is listed at the start of every run. Two servers
+offering the same name: the first keeps it, the second's is skipped with a warning. What a
+server writes on stderr is logged line by line (as NDJSON, like the agent's own logs), so the
+agent's stderr stays machine-readable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import shlex
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
+from typing import Any
+
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from caucus.runtime.tools.executor import ToolResult, ToolSpec
+
+log = logging.getLogger(__name__)
+
+START_TIMEOUT = 60.0  # seconds for a server to start and answer its first request
+CALL_TIMEOUT = 300.0
+
+
+class ToolServerError(Exception):
+    """A tool server that would not start; the message names it and says why."""
+
+
+class McpStdioTools:
+    def __init__(self, commands: list[str], *, cwd: str | None = None) -> None:
+        self._commands = commands
+        self._cwd = cwd
+        self._stack = AsyncExitStack()
+        self._clients: list[tuple[str, Client]] = []
+        self._routes: dict[str, Client] = {}
+        self._stderr_tasks: list[asyncio.Task[None]] = []
+
+    async def open(self) -> None:
+        try:
+            for command in self._commands:
+                await self._start(command)
+        except BaseException:
+            await self.close()
+            raise
+
+    async def _start(self, command: str) -> None:
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise ToolServerError(
+                f"cannot read the tool server command {command!r}: {exc}"
+            ) from None
+        if not argv:
+            raise ToolServerError("an empty --mcp-stdio command")
+        params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=self._cwd)
+        errlog = await self._stderr_logger(argv[0])
+        client = Client(stdio_client(params, errlog=errlog))
+        try:
+            async with asyncio.timeout(START_TIMEOUT):
+                await self._stack.enter_async_context(client)
+                await client.list_tools()
+        except TimeoutError:
+            raise ToolServerError(
+                f"the tool server `{command}` did not answer within {START_TIMEOUT:g} s"
+            ) from None
+        except Exception as exc:
+            raise ToolServerError(f"the tool server `{command}` did not start: {exc}") from None
+        self._clients.append((command, client))
+
+    async def _stderr_logger(self, name: str) -> Any:
+        """A file the server writes its stderr to, whose lines are logged here."""
+        read_fd, write_fd = os.pipe()
+        reader = asyncio.StreamReader()
+        loop = asyncio.get_running_loop()
+        await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", 0)
+        )
+        server_log = logging.getLogger(f"caucus.tools.{os.path.basename(name)}")
+
+        async def relay() -> None:
+            while line := await reader.readline():
+                server_log.info("%s", line.decode("utf-8", "replace").rstrip())
+
+        self._stderr_tasks.append(asyncio.ensure_future(relay()))
+        errlog = os.fdopen(write_fd, "w")
+        self._stack.callback(errlog.close)
+        return errlog
+
+    async def list_tools(self) -> list[ToolSpec]:
+        specs: list[ToolSpec] = []
+        routes: dict[str, Client] = {}
+        for command, client in self._clients:
+            cursor: str | None = None
+            while True:
+                listed = await client.list_tools(cursor=cursor)
+                for tool in listed.tools:
+                    if tool.name in routes:
+                        log.warning(
+                            "`%s` also offers %r; the first server's is used", command, tool.name
+                        )
+                        continue
+                    routes[tool.name] = client
+                    hints = tool.annotations
+                    specs.append(
+                        ToolSpec(
+                            tool.name,
+                            tool.description or tool.title or tool.name,
+                            dict(tool.input_schema or {"type": "object"}),
+                            bool(hints is not None and hints.destructive_hint),
+                        )
+                    )
+                cursor = listed.next_cursor
+                if not cursor:
+                    break
+        self._routes = routes
+        return specs
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        client = self._routes.get(name)
+        if client is None:
+            return ToolResult(f"there is no tool named {name!r}", is_error=True)
+        try:
+            result = await client.call_tool(name, arguments, read_timeout_seconds=CALL_TIMEOUT)
+        except Exception as exc:  # the server failed the call: the model hears why
+            return ToolResult(f"{type(exc).__name__}: {exc}", is_error=True)
+        parts = []
+        for item in result.content:
+            text = getattr(item, "text", None)
+            if isinstance(text, str):
+                parts.append(text)
+            else:
+                parts.append(f"[{getattr(item, 'type', 'content')} omitted]")
+        if not parts and result.structured_content is not None:
+            parts.append(json.dumps(result.structured_content))
+        return ToolResult("\n".join(parts), is_error=bool(result.is_error))
+
+    @contextlib.asynccontextmanager
+    async def run_scope(self) -> AsyncIterator[None]:
+        yield
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            await self._stack.aclose()
+        for task in self._stderr_tasks:
+            task.cancel()
+        for task in self._stderr_tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._stderr_tasks.clear()

@@ -1,0 +1,163 @@
+"""`caucus agent` as a process: input lines on stdin, NDJSON events on stdout, driven by the
+scripted OpenAI-compatible fake over real HTTP, with a real foreign MCP tool server from npm
+(`@modelcontextprotocol/server-everything`) started through --mcp-stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from caucus.testing import Call, FakeOpenAI, Say, last_user, offered, serve_fake, tool_messages
+from tests.nodebin import node_bin
+
+
+class AgentProcess:
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.events: list[dict[str, Any]] = []
+
+    async def say(self, line: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line.encode() + b"\n")
+        await self.proc.stdin.drain()
+
+    async def until(self, kind: str, count: int = 1) -> dict[str, Any]:
+        """Read events (30 s at most) until the `count`-th event of `kind`."""
+        assert self.proc.stdout is not None
+        async with asyncio.timeout(30):
+            while sum(e["event"] == kind for e in self.events) < count:
+                line = await self.proc.stdout.readline()
+                assert line, "the agent closed stdout early"
+                self.events.append(json.loads(line))
+        return [e for e in self.events if e["event"] == kind][count - 1]
+
+    async def finish(self) -> tuple[int, str]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        out, err = await asyncio.wait_for(self.proc.communicate(), 30)
+        self.events += [json.loads(line) for line in out.decode().splitlines()]
+        assert self.proc.returncode is not None
+        return self.proc.returncode, err.decode()
+
+
+async def start(*args: str, cwd: Path) -> AgentProcess:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "caucus",
+        "agent",
+        *args,
+        cwd=str(cwd),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    return AgentProcess(proc)
+
+
+async def run_to_end(*args: str, cwd: Path) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "caucus",
+        "agent",
+        *args,
+        cwd=str(cwd),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def test_an_agent_answers_over_stdin_and_stdout_with_a_foreign_mcp_tool(
+    tmp_path: Path,
+) -> None:
+    everything = node_bin("mcp-server-everything")
+
+    def model(request: dict[str, Any]) -> list[Any]:
+        results = tool_messages(request)
+        if "add" in last_user(request) and not results:
+            return [Call("get-sum", {"a": 2, "b": 3})]
+        if results:
+            return [Say(f"The tool said: {results[-1]['content']}")]
+        return [Say("ready")]
+
+    fake = FakeOpenAI(model)
+    prompt = tmp_path / "prompt.md"
+    prompt.write_text("You add numbers.\n\n## On Start\nSay you are ready.\n", "utf-8")
+    async with serve_fake(fake) as url:
+        agent = await start(
+            "--model",
+            "fake-model",
+            "--base-url",
+            f"{url}/v1",
+            "--prompt",
+            str(prompt),
+            "--mcp-stdio",
+            str(everything),
+            cwd=tmp_path,
+        )
+        first = await agent.until("ThreadRunComplete")
+        assert first["reply"] == "ready"
+        await agent.say("please add 2 and 3")
+        second = await agent.until("ThreadRunComplete", 2)
+        code, stderr = await agent.finish()
+    assert code == 0, stderr
+    assert second["reply"] == "The tool said: The sum of 2 and 3 is 5."
+    produced = [e["message"] for e in agent.events if e["event"] == "NewThreadMessage"]
+    assert [m["role"] for m in produced] == ["assistant", "assistant", "tool", "assistant"]
+    assert produced[1]["tool_calls"][0]["name"] == "get-sum"
+    assert "get-sum" in offered(fake.requests[0])
+    # The system prompt lost its On Start section, which came as the first notice.
+    assert fake.requests[0]["messages"][0] == {"role": "system", "content": "You add numbers."}
+    notice = next(e for e in agent.events if e["event"] == "NoticeReceived")
+    assert (notice["source"], notice["text"]) == ("prompt:on-start", "Say you are ready.")
+    # Logs (the tool server's stderr among them) are NDJSON on stderr, never on stdout.
+    for line in stderr.splitlines():
+        assert isinstance(json.loads(line), dict)
+
+
+async def test_bad_flags_an_unreachable_model_or_a_dead_tool_server_get_one_line(
+    tmp_path: Path,
+) -> None:
+    code, out, err = await run_to_end("--backend", "openai", cwd=tmp_path)
+    assert (code, out) == (2, "")
+    assert err.strip().splitlines()[-1] == (
+        "error: --backend openai needs --model: the model's name on the server"
+    )
+    code, out, err = await run_to_end(
+        "--model", "m", "--base-url", "http://127.0.0.1:9/v1", cwd=tmp_path
+    )
+    assert (code, out) == (1, "")
+    assert "cannot reach the model server at http://127.0.0.1:9/v1" in err.splitlines()[-1]
+    code, out, err = await run_to_end(
+        "--backend", "mock", "--mcp-stdio", "no-such-server --flag", cwd=tmp_path
+    )
+    assert (code, out) == (1, "")
+    assert err.splitlines()[-1].startswith("error: the tool server `no-such-server --flag`")
+    code, out, err = await run_to_end(
+        "--backend", "mock", "--prompt", str(tmp_path / "missing.md"), cwd=tmp_path
+    )
+    assert (code, out) == (2, "")
+    assert "cannot read the prompt" in err.splitlines()[-1]
+    code, _, err = await run_to_end("--backend", "mock", "--max-turns", "0", cwd=tmp_path)
+    assert code == 2
+    assert "--max-turns" in err
+
+
+async def test_the_mock_backend_runs_without_a_model(tmp_path: Path) -> None:
+    agent = await start("--backend", "mock", "--name", "echoer", cwd=tmp_path)
+    await agent.say("ping")
+    code, stderr = await agent.finish()
+    assert code == 0, stderr
+    replies = [e["reply"] for e in agent.events if e["event"] == "ThreadRunComplete"]
+    assert replies
+    assert replies[-1].endswith("ping")
+    created = next(e for e in agent.events if e["event"] == "NewAgentCreated")
+    assert created["name"] == "echoer"
