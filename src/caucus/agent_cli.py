@@ -4,16 +4,22 @@ one NDJSON event per line on stdout (logs go to stderr as NDJSON too)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sys
 from collections.abc import AsyncIterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from caucus.runtime.backends.base import AgentBackend, BackendError
+
+if TYPE_CHECKING:
+    from caucus.runtime.session.logger import SessionLogger
+
+log = logging.getLogger("caucus.agent")
 
 
 class BackendName(StrEnum):
@@ -63,6 +69,12 @@ def agent(
             help="an MCP server to start over stdio for tools, as one quoted command (repeatable)",
         ),
     ] = None,
+    session_log: Annotated[
+        Path | None,
+        typer.Option(
+            help="write the session here: an NDJSON transcript and a Claude Code session file"
+        ),
+    ] = None,
     name: Annotated[str, typer.Option(help="the agent's name")] = "agent",
     max_turns: Annotated[
         int | None, typer.Option(min=1, help="stop after this many turns (runs)")
@@ -91,13 +103,44 @@ def agent(
         chosen = OpenAIBackend(model=model, base_url=base_url, api_key=os.environ.get(api_key_env))
     try:
         code = asyncio.run(
-            _run(chosen, name=name, prompt=loaded, max_turns=max_turns, servers=mcp_stdio or [])
+            _run(
+                chosen,
+                name=name,
+                prompt=loaded,
+                max_turns=max_turns,
+                servers=mcp_stdio or [],
+                session_log=session_log,
+                model=model or backend.value,
+            )
         )
     except StartupError as exc:
         raise _fail(str(exc), 1) from None
     except KeyboardInterrupt:
         code = 130
     raise typer.Exit(code)
+
+
+def _session_logger(folder: Path, model: str) -> SessionLogger:
+    from caucus.runtime.session.claude import ClaudeSessionHarness, project_folder
+    from caucus.runtime.session.logger import SessionLogger
+    from caucus.runtime.session.transcript import TranscriptHarness
+
+    try:
+        transcript = TranscriptHarness(folder)
+        claude = ClaudeSessionHarness(folder, model=model)
+    except OSError as exc:
+        raise StartupError(f"cannot write the session log in {folder}: {exc}") from None
+    logger = SessionLogger([transcript, claude])
+    logger.start()
+    log.info(
+        "session log: %s and %s (to open it in Claude Code, put it in %s and run "
+        "`claude --resume %s` in this directory)",
+        transcript.path,
+        claude.path,
+        project_folder(os.getcwd()),
+        claude.session_id,
+    )
+    return logger
 
 
 async def _run(
@@ -107,6 +150,8 @@ async def _run(
     prompt: object,
     max_turns: int | None,
     servers: list[str],
+    session_log: Path | None,
+    model: str,
 ) -> int:
     from caucus.runtime.agent import AgentRuntime
     from caucus.runtime.backends.openai_compat import OpenAIBackend
@@ -133,15 +178,25 @@ async def _run(
             except ToolServerError as exc:
                 raise StartupError(str(exc)) from None
             tools = servers_open
-        runtime = AgentRuntime(backend, tools, ids=RandomIds(), kv=MemoryKV())
+        out = EventWriter()
+        logger = _session_logger(session_log, model) if session_log is not None else None
+        runtime = AgentRuntime(backend, tools, ids=RandomIds(), kv=MemoryKV(), observer=logger)
+
+        def write(event: dict[str, Any]) -> None:
+            out(event)
+            if logger is not None:
+                logger(event)
+
         orchestrator = Orchestrator(
-            runtime, name=name, prompt=prompt, write=EventWriter(), max_turns=max_turns
+            runtime, name=name, prompt=prompt, write=write, max_turns=max_turns
         )
         lines: AsyncIterator[str] = stdin_lines()
         try:
             await orchestrator.run(lines)
         finally:
             await lines.aclose()  # type: ignore[attr-defined]
+            if logger is not None:
+                await logger.close()
     finally:
         if servers_open is not None:
             await servers_open.close()
