@@ -24,6 +24,7 @@ log = logging.getLogger("caucus.agent")
 
 class BackendName(StrEnum):
     OPENAI = "openai"
+    CLAUDE_CLI = "claude-cli"
     MOCK = "mock"
 
 
@@ -58,6 +59,9 @@ def agent(
             envvar="CAUCUS_AGENT_BASE_URL",
         ),
     ] = DEFAULT_BASE_URL,
+    claude: Annotated[
+        str, typer.Option(help="the Claude Code command (claude-cli)", envvar="CAUCUS_CLAUDE")
+    ] = "claude",
     api_key_env: Annotated[
         str, typer.Option(help="the environment variable that holds the server's API key")
     ] = "OPENAI_API_KEY",
@@ -92,10 +96,17 @@ def agent(
     if backend is BackendName.OPENAI and not model:
         raise _fail("--backend openai needs --model: the model's name on the server", 2)
     chosen: AgentBackend
+    servers = mcp_stdio or []
     if backend is BackendName.MOCK:
         from caucus.runtime.backends.mock import MockBackend
 
         chosen = MockBackend()
+    elif backend is BackendName.CLAUDE_CLI:
+        from caucus.runtime.backends.claude_cli import ClaudeCliBackend
+
+        # Claude Code starts and calls the MCP servers itself.
+        chosen = ClaudeCliBackend(command=claude, model=model, mcp_servers=servers)
+        servers = []
     else:
         from caucus.runtime.backends.openai_compat import OpenAIBackend
 
@@ -108,7 +119,7 @@ def agent(
                 name=name,
                 prompt=loaded,
                 max_turns=max_turns,
-                servers=mcp_stdio or [],
+                servers=servers,
                 session_log=session_log,
                 model=model or backend.value,
             )
@@ -154,6 +165,7 @@ async def _run(
     model: str,
 ) -> int:
     from caucus.runtime.agent import AgentRuntime
+    from caucus.runtime.backends.claude_cli import ClaudeCliBackend
     from caucus.runtime.backends.openai_compat import OpenAIBackend
     from caucus.runtime.ids import MemoryKV, RandomIds
     from caucus.runtime.onstart import Prompt
@@ -166,7 +178,7 @@ async def _run(
     tools: ToolExecutor = NoTools()
     servers_open: McpStdioTools | None = None
     try:
-        if isinstance(backend, OpenAIBackend):
+        if isinstance(backend, OpenAIBackend | ClaudeCliBackend):
             try:
                 await backend.check()
             except BackendError as exc:

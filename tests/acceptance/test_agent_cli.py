@@ -43,7 +43,7 @@ class AgentProcess:
         return self.proc.returncode, err.decode()
 
 
-async def start(*args: str, cwd: Path) -> AgentProcess:
+async def start(*args: str, cwd: Path, env: dict[str, str] | None = None) -> AgentProcess:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -51,6 +51,7 @@ async def start(*args: str, cwd: Path) -> AgentProcess:
         "agent",
         *args,
         cwd=str(cwd),
+        env=env,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -146,6 +147,11 @@ async def test_bad_flags_an_unreachable_model_or_a_dead_tool_server_get_one_line
     )
     assert (code, out) == (2, "")
     assert "cannot read the prompt" in err.splitlines()[-1]
+    code, out, err = await run_to_end(
+        "--backend", "claude-cli", "--claude", str(tmp_path / "no-claude"), cwd=tmp_path
+    )
+    assert (code, out) == (1, "")
+    assert "was not found: install Claude Code" in err.splitlines()[-1]
     code, _, err = await run_to_end("--backend", "mock", "--max-turns", "0", cwd=tmp_path)
     assert code == 2
     assert "--max-turns" in err
