@@ -36,3 +36,19 @@ async def run_host(
     out, err = await asyncio.wait_for(proc.communicate(), timeout)
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()
+
+
+def claude_env(home: Path, model_url: str, **extra: str) -> dict[str, str]:
+    """The environment a real Claude Code runs in offline: its own HOME, the scripted Messages
+    API fake as its model, and nothing of ours or Anthropic's inherited."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CAUCUS_", "ANTHROPIC_"))}
+    env.update(
+        HOME=str(home),
+        ANTHROPIC_BASE_URL=model_url,
+        ANTHROPIC_API_KEY="sk-ant-caucus-test",
+        DISABLE_TELEMETRY="1",
+        DISABLE_AUTOUPDATER="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        **extra,
+    )
+    return env

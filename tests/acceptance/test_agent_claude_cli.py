@@ -5,13 +5,12 @@ Code's tools, and a thread's second turn resumes the Claude Code session of its 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from caucus.testing import FakeAnthropic, Text, ToolUse, result_text, serve_fake, tool_results
 from tests.acceptance.test_agent_cli import start
-from tests.nodebin import node_bin
+from tests.nodebin import claude_env, node_bin
 
 
 def model(request: dict[str, Any]) -> list[Any]:
@@ -36,15 +35,7 @@ async def test_claude_code_runs_the_turns_with_the_agents_tools_and_keeps_the_th
     prompt.write_text("You add numbers.\n", "utf-8")
     fake = FakeAnthropic(model)
     async with serve_fake(fake) as url:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("CAUCUS_", "ANTHROPIC_"))}
-        env.update(
-            HOME=str(home),
-            ANTHROPIC_BASE_URL=url,
-            ANTHROPIC_API_KEY="sk-ant-caucus-test",
-            DISABLE_TELEMETRY="1",
-            DISABLE_AUTOUPDATER="1",
-            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-        )
+        env = claude_env(home, url)
         agent = await start(
             *("--backend", "claude-cli", "--claude", str(claude), "--prompt", str(prompt)),
             *("--mcp-stdio", str(everything)),

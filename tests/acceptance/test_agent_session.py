@@ -6,7 +6,6 @@ scripted Messages API fake."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from caucus.testing import (
     tool_messages,
 )
 from tests.acceptance.test_agent_cli import start
-from tests.nodebin import node_bin, run_host
+from tests.nodebin import claude_env, node_bin, run_host
 
 
 def model(request: dict[str, Any]) -> list[Any]:
@@ -64,15 +63,7 @@ async def test_claude_code_resumes_the_session_an_agent_wrote(tmp_path: Path) ->
     shutil.copy(session, folder / session.name)
     fake = FakeAnthropic(lambda request: [Text("You asked me to add 2 and 3.")])
     async with serve_fake(fake) as model_url:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("CAUCUS_", "ANTHROPIC_"))}
-        env.update(
-            HOME=str(home),
-            ANTHROPIC_BASE_URL=model_url,
-            ANTHROPIC_API_KEY="sk-ant-caucus-test",
-            DISABLE_TELEMETRY="1",
-            DISABLE_AUTOUPDATER="1",
-            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-        )
+        env = claude_env(home, model_url)
         argv = [str(claude), "-p", "What did I ask you?", "--resume", session.stem]
         code, out, err = await run_host([*argv, "--output-format", "json"], env, work)
     assert code == 0, err

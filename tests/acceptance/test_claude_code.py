@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -28,7 +27,7 @@ from caucus.testing import (
     tool_results,
 )
 from caucus.testing import serve_fake as serve_model
-from tests.nodebin import node_bin, run_host
+from tests.nodebin import claude_env, node_bin, run_host
 
 NAME = "claude-host"
 GREETING = "hello from claude code"
@@ -105,16 +104,11 @@ async def test_claude_code_joins_says_and_hears_back(tmp_path: Path, transport: 
         HubClient(hub_url) as alice,
     ):
         await alice.register("alice")
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("CAUCUS_", "ANTHROPIC_"))}
-        env.update(
-            HOME=str(home),
+        env = claude_env(
+            home,
+            model_url,
             XDG_RUNTIME_DIR=str(tmp_path / "run"),
             XDG_STATE_HOME=str(tmp_path / "state"),
-            ANTHROPIC_BASE_URL=model_url,
-            ANTHROPIC_API_KEY="sk-ant-caucus-test",
-            DISABLE_TELEMETRY="1",
-            DISABLE_AUTOUPDATER="1",
-            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
         )
         connect = [sys.executable, "-m", "caucus", "connect", "claude", "--hub", hub_url]
         if transport == "http":

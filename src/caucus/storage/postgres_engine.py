@@ -47,6 +47,8 @@ SWITCH_INTERVAL = 0.0005  # seconds (sys.setswitchinterval; Python's default is 
 LEASE_BLOCK = 1024  # the delivery_lease sequence's increment (sql/postgres/0001_initial.sql)
 NOTIFY_BYTES = 7000  # below PostgreSQL's 8000-byte payload limit
 _EMPTY: dict[str, Any] = {}
+Batch = list[tuple[Unit[Any], asyncio.Future[Any]]]  # units, each with its caller's future
+Settled = list[tuple[asyncio.Future[Any], Any, BaseException | None]]  # (future, value, error)
 
 
 def require_psycopg() -> None:
@@ -284,8 +286,8 @@ class PgWriter:
         conn: psycopg.Connection[Any],
         tx: PgTx,
         repos: Repos,
-        batch: list[tuple[Unit[Any], asyncio.Future[Any]]],
-    ) -> list[tuple[asyncio.Future[Any], Any, BaseException | None]]:
+        batch: Batch,
+    ) -> Settled:
         """The batch in one transaction. First as it comes, with no savepoints (a unit raises
         a CaucusError only before it writes, ADR 0013); if a unit makes a statement fail, the
         transaction is rolled back and replayed with each unit in its own savepoint, so one
@@ -306,8 +308,8 @@ class PgWriter:
         conn: psycopg.Connection[Any],
         tx: PgTx,
         repos: Repos,
-        batch: list[tuple[Unit[Any], asyncio.Future[Any]]],
-    ) -> list[tuple[asyncio.Future[Any], Any, BaseException | None]]:
+        batch: Batch,
+    ) -> Settled:
         """The batch as it comes, in pipeline mode: BEGIN travels with the first statement,
         and the wake-up notifications with the COMMIT, so a batch costs the server one round
         trip per statement its units wait on, plus one. The units of one kind that may run
@@ -346,8 +348,8 @@ class PgWriter:
         conn: psycopg.Connection[Any],
         tx: PgTx,
         repos: Repos,
-        batch: list[tuple[Unit[Any], asyncio.Future[Any]]],
-    ) -> list[tuple[asyncio.Future[Any], Any, BaseException | None]]:
+        batch: Batch,
+    ) -> Settled:
         """The batch again, each unit alone in its own savepoint."""
         tx.woken.clear()
         with conn.transaction():
@@ -401,7 +403,7 @@ def _rollback(conn: psycopg.Connection[Any]) -> None:
             conn.execute(b"ROLLBACK")
 
 
-def _kinds(batch: list[tuple[Unit[Any], asyncio.Future[Any]]]) -> list[list[int]]:
+def _kinds(batch: Batch) -> list[list[int]]:
     """The units that run together: for each kind with more than one unit in the batch, the
     indexes of its units."""
     by_kind: dict[str, list[int]] = {}
@@ -463,7 +465,7 @@ def _settle(fut: asyncio.Future[Any], value: Any, exc: BaseException | None) -> 
         fut.set_result(value)
 
 
-def _resolve(results: list[tuple[asyncio.Future[Any], Any, BaseException | None]]) -> None:
+def _resolve(results: Settled) -> None:
     for fut, value, exc in results:
         _settle(fut, value, exc)
 
