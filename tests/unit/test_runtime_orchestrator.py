@@ -18,7 +18,7 @@ from caucus.runtime.events import (
 )
 from caucus.runtime.ids import CountingIds, MemoryKV
 from caucus.runtime.onstart import Prompt
-from caucus.runtime.orchestrator import Notice, Orchestrator
+from caucus.runtime.orchestrator import Control, Notice, Orchestrator
 from caucus.runtime.tools.executor import NoTools
 from caucus.testing import CallTool, Delay, Fail, MockBackend, Reply
 
@@ -80,7 +80,7 @@ class Harness:
                 self._written.clear()
                 await self._written.wait()
 
-    async def run(self, lines: Feed[str], notices: Feed[Notice] | None = None) -> None:
+    async def run(self, lines: Feed[str], notices: Feed[Notice | Control] | None = None) -> None:
         await asyncio.wait_for(self.orchestrator.run(lines, notices), 10)
 
     def kinds(self, *wanted: str) -> list[str]:
@@ -285,3 +285,54 @@ async def test_input_arriving_as_a_run_ends_never_causes_a_second_follow_up() ->
         assert runs in (1, 2)  # "b" joined the first turn, or ran once after it
         said = [m.content for m in h.backend.histories[-1] if m.role is Role.USER]
         assert "\n\n".join(said) == "a\n\nb"
+
+
+async def test_an_interrupt_aborts_the_run_at_once_and_the_thread_says_so() -> None:
+    lines, notices = Feed("tell me a long story"), Feed[Notice | Control]()
+    h = Harness(MockBackend([[CallTool("look"), Delay(3600), Reply("never")], Reply("next")]))
+    running = asyncio.ensure_future(h.run(lines, notices))
+    await h.until("NewThreadMessage", 2)  # the tool call and its result are in
+    notices.put(Control("interrupt", "off topic"))
+    await h.until("ThreadRunInterrupted")
+    assert h.of("ThreadRunInterrupted")[0]["reason"] == "off topic"
+    assert not h.of("ThreadRunComplete")  # nothing partial is reported as an answer
+    lines.put("something else")
+    lines.end()
+    notices.end()
+    await running
+    assert [e["reply"] for e in h.of("ThreadRunComplete")] == ["next"]
+    follow = [(m.role.value, m.content) for m in h.backend.histories[1][1:]]
+    assert follow[0] == ("user", "tell me a long story")
+    assert follow[1][0] == "assistant"  # the tool call happened, and stays
+    assert follow[2][0] == "tool"
+    assert follow[3][1].startswith("Your reply was interrupted by the operator")
+    assert follow[3][1].endswith("Reason given: off topic")
+    assert follow[-1] == ("user", "something else")
+
+
+async def test_a_reset_starts_the_next_turn_from_a_clean_history() -> None:
+    lines, notices = Feed("first"), Feed[Notice | Control]()
+    h = Harness(MockBackend([Reply("one"), Reply("two")]))
+    running = asyncio.ensure_future(h.run(lines, notices))
+    await h.until("ThreadRunComplete")
+    notices.put(Control("reset"))
+    await h.until("ThreadReset")
+    assert h.of("ThreadReset")[0]["dropped"] == 2
+    lines.put("again")
+    lines.end()
+    notices.end()
+    await running
+    assert [m.content for m in h.backend.histories[1][1:]] == ["again"]
+
+
+async def test_stop_takes_no_more_input_lets_the_run_finish_and_ends() -> None:
+    lines, notices = Feed("work"), Feed[Notice | Control]()
+    h = Harness(MockBackend([[Delay(0.1), Reply("finished")], Reply("not this")]))
+    running = asyncio.ensure_future(h.run(lines, notices))
+    await h.until("NewThreadRunCreated")
+    notices.put(Control("stop"))
+    await h.until("ControlReceived")
+    lines.put("ignored")  # never read, and the input never ended: stop alone ends the agent
+    await running
+    assert [e["reply"] for e in h.of("ThreadRunComplete")] == ["finished"]
+    assert [e["action"] for e in h.of("ControlReceived")] == ["stop"]

@@ -45,4 +45,22 @@ class CheckThread:
     thread_id: str
 
 
-Action = GetOrCreateAgent | NewThread | AddMessage | RunThread | CheckThread
+@dataclass(frozen=True, slots=True)
+class InterruptRun:
+    """Abort the thread's run at once: its answer is never reported, what it did stays in the
+    history with a note that it was interrupted, and no follow-up run starts from it."""
+
+    thread_id: str
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResetThread:
+    """Drop the thread's history (aborting a run under way): the next turn starts clean."""
+
+    thread_id: str
+
+
+Action = (
+    GetOrCreateAgent | NewThread | AddMessage | RunThread | CheckThread | InterruptRun | ResetThread
+)

@@ -21,11 +21,13 @@ from caucus.runtime.actions import (
     AddMessage,
     CheckThread,
     GetOrCreateAgent,
+    InterruptRun,
     NewThread,
+    ResetThread,
     RunThread,
 )
 from caucus.runtime.backends.base import AgentBackend, BackendError
-from caucus.runtime.chat import ChatMessage, Role
+from caucus.runtime.chat import ChatMessage, Role, user
 from caucus.runtime.events import (
     Event,
     ExistingAgentRetrieved,
@@ -35,8 +37,10 @@ from caucus.runtime.events import (
     NewThreadRunCreated,
     ThreadChecked,
     ThreadMessageAdded,
+    ThreadReset,
     ThreadRunComplete,
     ThreadRunFailed,
+    ThreadRunInterrupted,
 )
 from caucus.runtime.ids import Ids, KVStore
 from caucus.runtime.tools.executor import ToolExecutor, ToolObserver
@@ -60,6 +64,8 @@ class Thread:
     queued: bool = False  # another run follows it
     last_status: str = "none"
     last_run_id: str | None = None
+    task: asyncio.Task[None] | None = None
+    stopping: tuple[str, str | None, bool] | None = None  # run id, reason, reset after
 
 
 class _End:
@@ -124,6 +130,12 @@ class AgentRuntime:
                 thread.queued = True
             else:
                 self._start(thread)
+        elif isinstance(action, InterruptRun):
+            self._interrupt(self._thread(action.thread_id), action.reason, reset=False)
+        elif isinstance(action, ResetThread):
+            thread = self._thread(action.thread_id)
+            if not self._interrupt(thread, "reset", reset=True):
+                self._clear(thread)
         elif isinstance(action, CheckThread):
             thread = self._thread(action.thread_id)
             status = "running" if thread.run_id is not None else thread.last_status
@@ -167,6 +179,12 @@ class AgentRuntime:
         else:
             self._emit(ExistingAgentRetrieved(agent.id, agent.name))
 
+    def _clear(self, thread: Thread) -> None:
+        dropped = len(thread.history)
+        thread.history = []
+        thread.queued = False
+        self._emit(ThreadReset(thread.id, dropped))
+
     def _thread(self, thread_id: str) -> Thread:
         try:
             return self._threads[thread_id]
@@ -186,6 +204,7 @@ class AgentRuntime:
         snapshot = list(thread.history)
         self._emit(NewThreadRunCreated(thread.id, run_id, len(snapshot)))
         task = asyncio.ensure_future(self._run(thread, run_id, snapshot))
+        thread.task = task
         self._runs.add(task)
         task.add_done_callback(self._runs.discard)
 
@@ -212,8 +231,18 @@ class AgentRuntime:
         except BackendError as exc:
             error = str(exc) or type(exc).__name__
         except asyncio.CancelledError:
-            draining.cancel()
-            raise
+            stopped = thread.stopping
+            if stopped is None or stopped[0] != run_id:
+                draining.cancel()
+                raise  # the runtime is closing
+            # Interrupted (or reset): this run ends here, and the task ends normally.
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            await sink.queue.put(_END)
+            await draining
+            self._stopped(thread, run_id, snapshot, produced, stopped[1])
+            return
         except Exception as exc:  # a backend's bug must not take the agent down
             log.exception("the backend failed")
             error = f"{type(exc).__name__}: {exc}"
@@ -222,6 +251,7 @@ class AgentRuntime:
         await draining
         thread.last_run_id = run_id
         thread.run_id = None
+        thread.task = None
         if error is None:
             thread.history = [*snapshot, *produced, *thread.history[count:]]
             thread.last_status = "completed"
@@ -231,3 +261,40 @@ class AgentRuntime:
             self._emit(ThreadRunFailed(thread.id, run_id, error))
         if thread.queued:
             self._start(thread)
+
+    # --- stopping a run ------------------------------------------------------------------------
+    def _interrupt(self, thread: Thread, reason: str | None, *, reset: bool) -> bool:
+        """Cancel the thread's run; False when there is none."""
+        if thread.run_id is None or thread.task is None:
+            return False
+        thread.stopping = (thread.run_id, reason, reset)
+        thread.queued = False
+        thread.task.cancel()
+        return True
+
+    def _stopped(
+        self,
+        thread: Thread,
+        run_id: str,
+        snapshot: list[ChatMessage],
+        produced: list[ChatMessage],
+        reason: str | None,
+    ) -> None:
+        """What an interrupted run leaves: what it did (tool calls have happened), a note that
+        it was interrupted, then what was added meanwhile; or nothing at all after a reset."""
+        assert thread.stopping is not None
+        reset = thread.stopping[2]
+        thread.stopping = None
+        thread.task = None
+        thread.run_id = None
+        thread.last_run_id = run_id
+        thread.last_status = "interrupted"
+        self._emit(ThreadRunInterrupted(thread.id, run_id, reason))
+        if reset:
+            self._clear(thread)
+            return
+        note = "Your reply was interrupted by the operator before it finished, and not sent."
+        if reason:
+            note += f" Reason given: {reason}"
+        added = thread.history[len(snapshot) :]
+        thread.history = [*snapshot, *produced, user(note, source="operator"), *added]

@@ -69,6 +69,19 @@ class ThreadRunFailed:
 
 
 @dataclass(frozen=True, slots=True)
+class ThreadRunInterrupted:
+    thread_id: str
+    run_id: str
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadReset:
+    thread_id: str
+    dropped: int  # messages dropped from the history
+
+
+@dataclass(frozen=True, slots=True)
 class ThreadChecked:
     thread_id: str
     status: str  # "running", or the last run's: "none", "completed", "failed"
@@ -90,6 +103,14 @@ class InputReceived:
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class ControlReceived:
+    """The operator's control (`interrupt`, `reset`, `stop`), as the agent obeyed it."""
+
+    action: str
+    reason: str | None
+
+
 Event = (
     NewAgentCreated
     | ExistingAgentRetrieved
@@ -99,9 +120,12 @@ Event = (
     | NewThreadMessage
     | ThreadRunComplete
     | ThreadRunFailed
+    | ThreadRunInterrupted
+    | ThreadReset
     | ThreadChecked
     | NoticeReceived
     | InputReceived
+    | ControlReceived
 )
 
 

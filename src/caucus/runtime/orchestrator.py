@@ -22,10 +22,19 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from caucus.runtime.actions import Action, AddMessage, GetOrCreateAgent, NewThread, RunThread
+from caucus.runtime.actions import (
+    Action,
+    AddMessage,
+    GetOrCreateAgent,
+    InterruptRun,
+    NewThread,
+    ResetThread,
+    RunThread,
+)
 from caucus.runtime.agent import AgentRuntime
 from caucus.runtime.chat import ChatMessage, user
 from caucus.runtime.events import (
+    ControlReceived,
     Event,
     ExistingAgentRetrieved,
     InputReceived,
@@ -36,6 +45,7 @@ from caucus.runtime.events import (
     ThreadMessageAdded,
     ThreadRunComplete,
     ThreadRunFailed,
+    ThreadRunInterrupted,
     record,
 )
 from caucus.runtime.onstart import ON_START_SOURCE, Prompt
@@ -49,6 +59,15 @@ log = logging.getLogger(__name__)
 class Notice:
     source: str
     text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Control:
+    """The operator's word, obeyed at once: `interrupt` aborts the run under way, `reset`
+    drops the history, `stop` takes no more input, lets what runs finish, and ends."""
+
+    action: str
+    reason: str | None = None
 
 
 def notice_message(notice: Notice) -> ChatMessage:
@@ -87,9 +106,10 @@ class Orchestrator:
         self.last_run_id: str | None = None
         self.last_status = "none"
         self.turns = 0
+        self.stopping = False
 
     async def run(
-        self, lines: AsyncIterator[str], notices: AsyncIterator[Notice] | None = None
+        self, lines: AsyncIterator[str], notices: AsyncIterator[Notice | Control] | None = None
     ) -> None:
         """Until the input has ended (and the notices, if any) and the agent is idle, or until
         `max_turns` runs have ended. Every task it started is gone when it returns."""
@@ -116,6 +136,14 @@ class Orchestrator:
                 elif done.key == "line":
                     await self._input(value)
                     work.pump("line", lines)
+                elif isinstance(value, Control):
+                    await self._control(value)
+                    if self.stopping:
+                        for key in list(open_inputs):
+                            work.cancel(key)  # no more input: what runs now finishes
+                        open_inputs.clear()
+                    else:
+                        work.pump("notice", notices)  # type: ignore[arg-type]
                 else:
                     await self._notice(value)
                     work.pump("notice", notices)  # type: ignore[arg-type]
@@ -143,6 +171,19 @@ class Orchestrator:
     async def _notice(self, notice: Notice) -> None:
         self._write(record(NoticeReceived(notice.source, notice.text)))
         await self._deliver(notice_message(notice))
+
+    async def _control(self, control: Control) -> None:
+        self._write(record(ControlReceived(control.action, control.reason)))
+        if control.action == "stop":
+            self.stopping = True
+            self._rules.armed.clear()  # nothing new starts; a run under way finishes
+            self._pending.clear()
+        elif control.action == "reset":
+            self._pending.clear()
+            if self.thread_id is not None:
+                await self._apply([ResetThread(self.thread_id)])
+        elif control.action == "interrupt" and self.thread_id is not None:
+            await self._apply([InterruptRun(self.thread_id, control.reason)])
 
     async def _deliver(self, message: ChatMessage) -> None:
         if self.thread_id is None:
@@ -189,6 +230,8 @@ class Orchestrator:
             self.last_status = "failed"
             self.turns += 1
             log.warning("run %s failed: %s", event.run_id, event.error)
+        elif isinstance(event, ThreadRunInterrupted):
+            self.last_status = "interrupted"
         self._write(record(event))
         await self._apply(self._rules.see(type(event)))
 
