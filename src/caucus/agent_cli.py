@@ -8,6 +8,7 @@ import logging
 import os
 import sys
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from caucus.runtime.backends.base import AgentBackend, BackendError
+from caucus.runtime.onstart import Prompt
 
 if TYPE_CHECKING:
     from caucus.runtime.session.logger import SessionLogger
@@ -80,6 +82,17 @@ def agent(
         ),
     ] = None,
     name: Annotated[str, typer.Option(help="the agent's name")] = "agent",
+    hub: Annotated[
+        str | None,
+        typer.Option(help="join this Caucus hub as a peer (its URL)", envvar="CAUCUS_HUB"),
+    ] = None,
+    skills: Annotated[
+        str | None, typer.Option(help="with --hub: what the agent can do, comma-separated")
+    ] = None,
+    description: Annotated[str | None, typer.Option(help="with --hub: who the agent is")] = None,
+    agent_key_env: Annotated[
+        str, typer.Option(help="with --hub: the variable holding an exposed hub's agent key")
+    ] = "CAUCUS_AGENT_KEY",
     max_turns: Annotated[
         int | None, typer.Option(min=1, help="stop after this many turns (runs)")
     ] = None,
@@ -90,7 +103,7 @@ def agent(
 
     log_to_stderr()
     try:
-        loaded = load_prompt(prompt)
+        loaded = load_prompt(prompt, default="room" if hub else "agent")
     except (OSError, ValueError) as exc:
         raise _fail(f"cannot read the prompt: {exc}", 2) from None
     if backend is BackendName.OPENAI and not model:
@@ -112,18 +125,20 @@ def agent(
 
         assert model is not None
         chosen = OpenAIBackend(model=model, base_url=base_url, api_key=os.environ.get(api_key_env))
+    options = Options(
+        name=name,
+        prompt=loaded,
+        max_turns=max_turns,
+        servers=servers,
+        session_log=session_log,
+        model=model or backend.value,
+        hub=hub,
+        skills=[x.strip() for x in skills.split(",") if x.strip()] if skills else None,
+        description=description,
+        agent_key=os.environ.get(agent_key_env) or None,
+    )
     try:
-        code = asyncio.run(
-            _run(
-                chosen,
-                name=name,
-                prompt=loaded,
-                max_turns=max_turns,
-                servers=servers,
-                session_log=session_log,
-                model=model or backend.value,
-            )
-        )
+        code = asyncio.run(_run(chosen, options))
     except StartupError as exc:
         raise _fail(str(exc), 1) from None
     except KeyboardInterrupt:
@@ -154,63 +169,95 @@ def _session_logger(folder: Path, model: str) -> SessionLogger:
     return logger
 
 
-async def _run(
-    backend: AgentBackend,
-    *,
-    name: str,
-    prompt: object,
-    max_turns: int | None,
-    servers: list[str],
-    session_log: Path | None,
-    model: str,
-) -> int:
+@dataclass(frozen=True, slots=True)
+class Options:
+    name: str
+    prompt: Prompt
+    max_turns: int | None
+    servers: list[str]
+    session_log: Path | None
+    model: str
+    hub: str | None
+    skills: list[str] | None
+    description: str | None
+    agent_key: str | None
+
+
+async def _run(backend: AgentBackend, options: Options) -> int:
     from caucus.runtime.agent import AgentRuntime
     from caucus.runtime.backends.claude_cli import ClaudeCliBackend
     from caucus.runtime.backends.openai_compat import OpenAIBackend
+    from caucus.runtime.connectors.hub import HIDDEN_TOOLS, ConnectorError, HubConnector
     from caucus.runtime.ids import MemoryKV, RandomIds
-    from caucus.runtime.onstart import Prompt
-    from caucus.runtime.orchestrator import Orchestrator
+    from caucus.runtime.orchestrator import Control, Notice, Orchestrator
     from caucus.runtime.stdio import EventWriter, stdin_lines
-    from caucus.runtime.tools.executor import NoTools, ToolExecutor
-    from caucus.runtime.tools.mcp_stdio import McpStdioTools, ToolServerError
+    from caucus.runtime.tools.mcp_servers import McpTools, ToolServerError
 
-    assert isinstance(prompt, Prompt)
-    tools: ToolExecutor = NoTools()
-    servers_open: McpStdioTools | None = None
+    tools = McpTools(hidden=HIDDEN_TOOLS)
+    connector: HubConnector | None = None
     try:
         if isinstance(backend, OpenAIBackend | ClaudeCliBackend):
             try:
                 await backend.check()
             except BackendError as exc:
                 raise StartupError(str(exc)) from None
-        if servers:
-            servers_open = McpStdioTools(servers)
+        if options.hub is not None:
+            connector = HubConnector(
+                options.hub,
+                options.name,
+                skills=options.skills,
+                description=options.description,
+                agent_key=options.agent_key,
+            )
             try:
-                await servers_open.open()
-            except ToolServerError as exc:
+                await connector.open()
+            except ConnectorError as exc:
                 raise StartupError(str(exc)) from None
-            tools = servers_open
+            if isinstance(backend, ClaudeCliBackend):
+                log.warning("with --backend claude-cli the room's tools are not offered")
+            else:
+                await tools.attach("caucus", connector.hub_tools())
+        try:
+            await tools.start_stdio(options.servers)
+        except ToolServerError as exc:
+            raise StartupError(str(exc)) from None
         out = EventWriter()
-        logger = _session_logger(session_log, model) if session_log is not None else None
+        logger = (
+            _session_logger(options.session_log, options.model)
+            if options.session_log is not None
+            else None
+        )
         runtime = AgentRuntime(backend, tools, ids=RandomIds(), kv=MemoryKV(), observer=logger)
 
         def write(event: dict[str, Any]) -> None:
             out(event)
             if logger is not None:
                 logger(event)
+            if connector is not None:
+                connector.observe(event)
 
         orchestrator = Orchestrator(
-            runtime, name=name, prompt=prompt, write=write, max_turns=max_turns
+            runtime,
+            name=options.name,
+            prompt=options.prompt,
+            write=write,
+            max_turns=options.max_turns,
         )
         lines: AsyncIterator[str] = stdin_lines()
+        notices: AsyncIterator[Notice | Control] | None = (
+            connector.notices() if connector is not None else None
+        )
         try:
-            await orchestrator.run(lines)
+            await orchestrator.run(lines, notices)
         finally:
             await lines.aclose()  # type: ignore[attr-defined]
+            if notices is not None:
+                await notices.aclose()  # type: ignore[attr-defined]
             if logger is not None:
                 await logger.close()
     finally:
-        if servers_open is not None:
-            await servers_open.close()
+        await tools.close()
+        if connector is not None:
+            await connector.close()
         await backend.close()
     return 0

@@ -35,8 +35,9 @@ class AgentProcess:
         return [e for e in self.events if e["event"] == kind][count - 1]
 
     async def finish(self) -> tuple[int, str]:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
+        """Close stdin (if it is ours) and wait for the end: (exit status, stderr)."""
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
         out, err = await asyncio.wait_for(self.proc.communicate(), 30)
         self.events += [json.loads(line) for line in out.decode().splitlines()]
         assert self.proc.returncode is not None

@@ -59,15 +59,16 @@ def split_on_start(text: str) -> Prompt:
     return Prompt(rest, body or None)
 
 
-def default_prompt_text() -> str:
-    return resources.files("caucus.runtime").joinpath("prompts/agent.md").read_text("utf-8")
+def default_prompt_text(name: str = "agent") -> str:
+    """A prompt that ships with Caucus: `agent` (alone, on stdin) or `room` (in a hub)."""
+    return resources.files("caucus.runtime").joinpath(f"prompts/{name}.md").read_text("utf-8")
 
 
-def load_prompt(path: Path | None) -> Prompt:
-    """The prompt in `path`, or the one that ships with Caucus. Raises OSError (unreadable) or
-    ValueError (not UTF-8 text) with the path in the message."""
+def load_prompt(path: Path | None, *, default: str = "agent") -> Prompt:
+    """The prompt in `path`, or the shipped one called `default`. Raises OSError (unreadable)
+    or ValueError (not UTF-8 text) with the path in the message."""
     if path is None:
-        return split_on_start(default_prompt_text())
+        return split_on_start(default_prompt_text(default))
     try:
         text = path.read_text("utf-8")
     except UnicodeDecodeError:

@@ -76,10 +76,11 @@ def notice_message(notice: Notice) -> ChatMessage:
 
 def fold(messages: list[ChatMessage]) -> ChatMessage:
     """Several user messages as one (one turn, and no two user messages in a row, which some
-    chat templates refuse)."""
+    chat templates refuse). It keeps the newest message's source: that is who an answer is
+    for."""
     if len(messages) == 1:
         return messages[0]
-    return user("\n\n".join(m.content for m in messages), source=messages[0].source)
+    return user("\n\n".join(m.content for m in messages), source=messages[-1].source)
 
 
 class Orchestrator:

@@ -7,6 +7,7 @@ import asyncio
 import json
 import logging
 import os
+import stat
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -25,11 +26,16 @@ async def stdin_lines() -> AsyncIterator[str]:
     reader = asyncio.StreamReader(limit=MAX_LINE)
     try:
         pipe = os.fdopen(os.dup(0), "rb", 0)
+        mode = os.fstat(pipe.fileno()).st_mode
     except OSError:
         return  # no stdin at all: no input
+    # The loop can watch a pipe, a socket or a terminal; not a file or /dev/null.
+    watchable = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(pipe.fileno())
     try:
+        if not watchable:
+            raise ValueError("not a pipe")
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
-    except (ValueError, OSError):  # a regular file: the loop cannot watch it
+    except (ValueError, OSError):  # read it in a worker thread instead
         try:
             while line := await asyncio.to_thread(pipe.readline, MAX_LINE + 1):
                 if len(line) > MAX_LINE:

@@ -1,10 +1,12 @@
-"""Tools from MCP servers the agent starts over stdio (`--mcp-stdio 'CMD ARGS'`, repeatable),
-through the official `mcp` SDK client.
+"""Tools from MCP servers, through the official `mcp` SDK client: servers the agent starts
+over stdio (`--mcp-stdio 'CMD ARGS'`, repeatable), and any client already connected (the hub's
+own catalog, served in-process to a native agent on the hub).
 
-Each server starts once, with the agent, and is listed at the start of every run. Two servers
-offering the same name: the first keeps it, the second's is skipped with a warning. What a
-server writes on stderr is logged line by line (as NDJSON, like the agent's own logs), so the
-agent's stderr stays machine-readable.
+Each server is listed at the start of every run. Two servers offering the same name: the first
+keeps it, the second's is skipped with a warning. Names in `hidden` are never offered (the hub
+connector joins, receives and leaves itself). What a stdio server writes on stderr is logged
+line by line (as NDJSON, like the agent's own logs), so the agent's stderr stays
+machine-readable.
 """
 
 from __future__ import annotations
@@ -34,18 +36,24 @@ class ToolServerError(Exception):
     """A tool server that would not start; the message names it and says why."""
 
 
-class McpStdioTools:
-    def __init__(self, commands: list[str], *, cwd: str | None = None) -> None:
-        self._commands = commands
+class McpTools:
+    def __init__(self, *, hidden: frozenset[str] = frozenset(), cwd: str | None = None) -> None:
+        self._hidden = hidden
         self._cwd = cwd
         self._stack = AsyncExitStack()
         self._clients: list[tuple[str, Client]] = []
         self._routes: dict[str, Client] = {}
         self._stderr_tasks: list[asyncio.Task[None]] = []
 
-    async def open(self) -> None:
+    async def attach(self, label: str, client: Client) -> None:
+        """Offer the tools of a client not yet entered (entered here, closed with these)."""
+        await self._stack.enter_async_context(client)
+        self._clients.append((label, client))
+
+    async def start_stdio(self, commands: list[str]) -> None:
+        """Start each server; on a failure, close what started and raise ToolServerError."""
         try:
-            for command in self._commands:
+            for command in commands:
                 await self._start(command)
         except BaseException:
             await self.close()
@@ -102,6 +110,8 @@ class McpStdioTools:
             while True:
                 listed = await client.list_tools(cursor=cursor)
                 for tool in listed.tools:
+                    if tool.name in self._hidden:
+                        continue
                     if tool.name in routes:
                         log.warning(
                             "`%s` also offers %r; the first server's is used", command, tool.name

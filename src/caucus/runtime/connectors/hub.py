@@ -1,0 +1,255 @@
+"""A native agent in the room: the hub connector (`caucus agent --hub URL --name N`).
+
+It joins the hub as a peer (its token kept per hub and name, as the bridge keeps its own, so a
+restart resumes the same identity and inbox) and splits the work in two: the poller long-polls
+the hub and turns each inbound message into a notice — its text wrapped as untrusted data with
+the envelope MCP uses — or, for the operator's controls, into a `Control`; the driver (the
+orchestrator) runs the turns. Watching the turns' events, the connector answers where each
+turn's latest hub message came from: the sender, the `#channel`, or the task (a reply, or a
+failure when the run failed); an answer of `NO_REPLY` posts nothing, and an interrupted run
+posts nothing. While a run is under way the agent's status says so, with a short timeout so a
+slow hub never holds a turn. The hub's verbs are tools from the one MCP catalog, served to the
+agent in-process over the same identity (`hub_tools`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from mcp import Client
+
+from caucus.client import HubClient
+from caucus.config import Settings
+from caucus.errors import CaucusError, Forbidden, HubUnavailable, NameInUse, Unauthorized
+from caucus.mcp.envelope import wrap
+from caucus.mcp.identity import IdentityStore
+from caucus.mcp.remote import RemotePort
+from caucus.mcp.server import ToolServer
+from caucus.mcp.tools import Call, Catalog
+from caucus.protocol import PROTOCOL_VERSION
+from caucus.runtime.orchestrator import Control, Notice
+from caucus.web.messages import InboundMessage
+from caucus.web.room import Limits
+
+log = logging.getLogger(__name__)
+
+NO_REPLY = "NO_REPLY"
+COMPOSING = "composing a reply"
+# The connector joins, receives and leaves itself: a model calling these would take its
+# messages or its identity away from it.
+HIDDEN_TOOLS = frozenset({"join", "leave", "listen", "watch_command", "confirm_delivery"})
+CONTROLS = frozenset({"interrupt", "reset", "stop"})
+
+
+class ConnectorError(Exception):
+    """The agent cannot join the hub; the message says what to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a reply to a message goes: a peer or a channel, or a task's sender."""
+
+    to: str
+    task_id: str | None = None
+
+
+class HubConnector:
+    def __init__(
+        self,
+        url: str,
+        name: str,
+        *,
+        skills: list[str] | None = None,
+        description: str | None = None,
+        agent_key: str | None = None,
+        identities: IdentityStore | None = None,
+        poll_timeout: float = 25.0,
+        status_timeout: float = 2.0,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.name = name
+        self._skills = skills
+        self._description = description
+        self._agent_key = agent_key
+        self._identities = identities or IdentityStore(self.url)
+        self._poll = poll_timeout
+        self._status_timeout = status_timeout
+        self.client = HubClient(self.url, agent_key=agent_key)
+        self.port = RemotePort(self.client, credentials=self._identities)
+        self._keys = itertools.count(1)
+        self._origins: dict[str, Origin] = {}  # notice source -> where its reply goes
+        self._latest: Origin | None = None  # the origin of the newest message added
+        self._run_origins: dict[str, Origin | None] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+        self.replies: list[tuple[Origin, str]] = []  # what was posted, in order
+
+    # --- joining and leaving -------------------------------------------------------------------
+    async def open(self) -> None:
+        try:
+            joined = await self.port.join(
+                self.name,
+                self._skills,
+                self._description,
+                protocol_version=PROTOCOL_VERSION,  # the prompt, not the hub, instructs it
+                handle=None,
+                agent_key=self._agent_key,
+            )
+        except NameInUse as exc:
+            raise ConnectorError(
+                f"the name {self.name!r} is taken on {self.url}: {exc.detail}; pick another "
+                "--name, or stop the agent that holds it"
+            ) from None
+        except HubUnavailable:
+            raise ConnectorError(
+                f"no hub answers at {self.url}; start one (caucus hub) or give --hub"
+            ) from None
+        except (Unauthorized, Forbidden) as exc:
+            raise ConnectorError(
+                f"the hub at {self.url} refused to let {self.name!r} join: {exc.detail} (an "
+                "exposed hub needs its agent key: --agent-key-env)"
+            ) from None
+        self.name = joined.name
+        log.info("joined %s as %s (%s)", self.url, joined.name, joined.outcome)
+
+    def hub_tools(self) -> Client:
+        """The one MCP catalog over this agent's own identity, as an in-process MCP client
+        (not entered: the tool executor enters and closes it)."""
+
+        async def call_for(_ctx: Any, _handle: str | None) -> Call:
+            return Call(self.port, default_name=self.name, agent_key=self._agent_key)
+
+        async def limits_for(_ctx: Any) -> Limits:
+            try:
+                return await self.port.limits()
+            except CaucusError:
+                return Limits.of(Settings())
+
+        server = ToolServer(
+            Catalog(), call_for=call_for, limits_for=limits_for, default_name=lambda _: self.name
+        )
+        return Client(server.server)
+
+    async def close(self) -> None:
+        """Say goodbye for now: the peer shows offline at once, and the next start resumes it
+        with its inbox (the token is kept)."""
+        for task in list(self._background):
+            task.cancel()
+        for task in list(self._background):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if self.client.token is not None:
+            with contextlib.suppress(CaucusError, OSError):
+                async with asyncio.timeout(5):
+                    await self.client.flush_acks()
+                    await self.client.offline()
+        self._identities.close()
+        await self.client.aclose()
+
+    # --- the poller ----------------------------------------------------------------------------
+    async def notices(self) -> AsyncIterator[Notice | Control]:
+        """Every inbound message, as a notice or a control, until the hub ends this peer."""
+        failures = 0
+        while True:
+            try:
+                batch = await self.client.receive(timeout=self._poll)
+            except Unauthorized:
+                yield Control("stop", "the operator removed this agent from the hub")
+                return
+            except HubUnavailable as exc:
+                failures += 1
+                delay = min(2.0 * failures, 10.0)
+                log.warning("the hub did not answer (%s); trying again in %.0f s", exc, delay)
+                await asyncio.sleep(delay)
+                continue
+            except CaucusError as exc:
+                log.error("receiving failed: %s", exc)
+                await asyncio.sleep(1.0)
+                continue
+            failures = 0
+            for message in batch.messages:
+                item = self._notice(message)
+                if item is not None:
+                    yield item
+
+    def _notice(self, m: InboundMessage) -> Notice | Control | None:
+        if m.kind == "control":
+            action = m.content.strip().lower()
+            if action in CONTROLS:
+                reason = (m.meta or {}).get("reason")
+                return Control(action, reason if isinstance(reason, str) else None)
+            log.warning("an unknown control %r was ignored", m.content)
+            return None
+        task_id = (m.meta or {}).get("task_id") if m.kind == "task" else None
+        if isinstance(task_id, str):
+            origin = Origin(m.sender, task_id)
+        elif m.to.startswith("#"):
+            origin = Origin(m.to)
+        else:
+            origin = Origin(m.sender)
+        key = f"hub:{next(self._keys)}"
+        self._origins[key] = origin
+        if len(self._origins) > 10_000:  # bounded: the oldest were long since answered
+            for old in list(self._origins)[:1000]:
+                del self._origins[old]
+        return Notice(key, wrap([m], me=self.name))
+
+    # --- the driver's events -------------------------------------------------------------------
+    def observe(self, event: dict[str, Any]) -> None:
+        """Follow the turns: what each run answers, and where the answer goes."""
+        kind = event["event"]
+        if kind == "ThreadMessageAdded":
+            source = event["message"].get("source")
+            self._latest = self._origins.get(source) if isinstance(source, str) else None
+        elif kind == "NewThreadRunCreated":
+            self._run_origins[event["run_id"]] = self._latest
+            self._spawn(self._status(COMPOSING))
+        elif kind == "ThreadRunComplete":
+            origin = self._run_origins.pop(event["run_id"], None)
+            self._spawn(self._status(""))
+            if origin is not None:
+                self._spawn(self._answer(origin, str(event["reply"])))
+        elif kind == "ThreadRunFailed":
+            origin = self._run_origins.pop(event["run_id"], None)
+            self._spawn(self._status(""))
+            if origin is not None and origin.task_id is not None:
+                self._spawn(self._fail(origin.task_id, str(event["error"])))
+        elif kind == "ThreadRunInterrupted":
+            self._run_origins.pop(event["run_id"], None)  # nothing partial is posted
+            self._spawn(self._status(""))
+
+    async def _answer(self, origin: Origin, reply: str) -> None:
+        text = reply.strip()
+        if not text or text == NO_REPLY:
+            return
+        try:
+            if origin.task_id is not None:
+                await self.client.reply_task(origin.task_id, text)
+            else:
+                await self.client.send(origin.to, text)
+            self.replies.append((origin, text))
+        except CaucusError as exc:  # the task was settled by a tool, the peer left...
+            log.warning("the reply to %s was not posted: %s", origin.to, exc)
+
+    async def _fail(self, task_id: str, error: str) -> None:
+        try:
+            await self.client.fail_task(task_id, f"the agent's run failed: {error}")
+        except CaucusError as exc:
+            log.warning("task %s could not be failed: %s", task_id, exc)
+
+    async def _status(self, status: str) -> None:
+        try:
+            async with asyncio.timeout(self._status_timeout):
+                await self.client.set_status(status)
+        except (CaucusError, TimeoutError) as exc:
+            log.debug("the status was not set: %s", exc)
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)

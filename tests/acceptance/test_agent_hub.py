@@ -1,0 +1,149 @@
+"""Native agents in the room: two `caucus agent --hub` processes on the scripted
+OpenAI-compatible fake, a real hub over HTTP, an HTTP peer and an MCP agent (the official SDK
+client on /mcp). Replies go where the message came from, `NO_REPLY` posts nothing, a task sent
+by the MCP agent is answered, an offer is claimed with the room's own tools, and the
+operator's stop ends an agent with exit 0."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from mcp import Client
+
+from caucus.client import HubClient
+from caucus.services.hub import Hub
+from caucus.testing import (
+    Call,
+    FakeOpenAI,
+    Say,
+    last_user,
+    make_hub,
+    serve,
+    serve_fake,
+    tool_messages,
+)
+from tests.acceptance.test_agent_cli import AgentProcess
+from tests.mcptools import Session
+
+PROMPT = "You are {name}. Join #ops when you start.\n\n## On Start\nJoin #ops.\n"
+
+
+def model(request: dict[str, Any]) -> list[Any]:
+    """Both agents' model: who it is comes from the system prompt, what to do from the newest
+    message (its text is the hub's envelope around the message)."""
+    me = "ann" if "You are ann-bot" in request["messages"][0]["content"] else "bob"
+    said = last_user(request)
+    done = tool_messages(request)
+    latest_tool = done[-1]["content"] if done else ""
+    if "prompt:on-start" in said:
+        join = Call("channel", {"action": "join", "channel": "#ops"})
+        return [Say("NO_REPLY")] if done else [join]
+    if "(kind announce" in said:
+        if done and "claim" in latest_tool:
+            return [Say("NO_REPLY")]
+        offer = re.search(r"o_[0-9a-f]+", said)
+        assert offer is not None, said
+        return [Call("offer", {"action": "claim", "offer_id": offer.group(0), "text": "mine"})]
+    if "(kind task" in said:
+        return [Say("5")]
+    if "status?" in said:
+        return [Say("all fine" if me == "ann" else "NO_REPLY")]
+    if "ping" in said:
+        return [Say(f"pong from {me}")]
+    return [Say("NO_REPLY")]
+
+
+async def start_agent(name: str, hub_url: str, model_url: str, tmp: Path) -> AgentProcess:
+    prompt = tmp / f"{name}.md"
+    prompt.write_text(PROMPT.format(name=name), "utf-8")
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp / f"state-{name}")}
+    proc = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "caucus", "agent", "--model", "fake-model"),
+        *("--base-url", f"{model_url}/v1", "--hub", hub_url, "--name", name),
+        *("--prompt", str(prompt), "--skills", "arithmetic"),
+        cwd=str(tmp),
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    return AgentProcess(proc)
+
+
+async def members_of(hub: Hub, channel: str) -> list[str]:
+    for info in await hub.channels.all():
+        if info.name == channel:
+            return sorted(info.members)
+    return []
+
+
+async def test_two_native_agents_answer_where_it_came_from_work_a_task_and_claim_an_offer(
+    tmp_path: Path,
+) -> None:
+    fake = FakeOpenAI(model)
+    async with (
+        make_hub(tmp_path / "hub") as hub,
+        serve(hub) as url,
+        serve_fake(fake) as model_url,
+        HubClient(url) as carol,
+    ):
+        await carol.register("carol")
+        ann = await start_agent("ann-bot", url, model_url, tmp_path)
+        bob = await start_agent("bob-bot", url, model_url, tmp_path)
+        for agent in (ann, bob):
+            await agent.until("ThreadRunComplete")  # the On Start turn: #ops joined
+        assert await members_of(hub, "#ops") == ["ann-bot", "bob-bot"]
+
+        await carol.send("ann-bot", "ping")
+        direct = await carol.receive(timeout=20)
+        assert [(m.sender, m.to, m.content) for m in direct.messages] == [
+            ("ann-bot", "carol", "pong from ann")
+        ]
+
+        await carol.send("#ops", "status?")
+        await bob.until("ThreadRunComplete", 2)  # bob answered NO_REPLY: nothing posted
+        heard = await carol.receive(timeout=20)
+        assert [(m.sender, m.to, m.content) for m in heard.messages] == [
+            ("ann-bot", "#ops", "all fine")
+        ]
+
+        async with Client(f"{url}/mcp") as client:
+            mcp = Session(client)
+            await mcp.call("join", name="mcp-agent")
+            sent = await mcp.call("task", action="send", to="bob-bot", text="add 2 and 3")
+            task_id = sent["tasks"][0]["task_id"]
+            result = None
+            async with asyncio.timeout(30):
+                while result is None:
+                    heard_mcp = await mcp.call("listen", timeout=5)
+                    for m in heard_mcp["messages"]:
+                        if m["kind"] == "result":
+                            result = m
+            assert result["meta"]["task_id"] == task_id
+            state = await mcp.call("task", action="list", role="sent")
+            assert [(t["task_id"], t["state"], t["result"]) for t in state["tasks"]] == [
+                (task_id, "completed", "5")
+            ]
+
+        offer = await carol.post_offer("sum a column", subject="sums")
+        async with asyncio.timeout(30):
+            claims: list[Any] = []
+            while not claims:
+                batch = await carol.receive(timeout=5)
+                claims += [m for m in batch.messages if m.kind == "offer_claim"]
+        assert {c.sender for c in claims} <= {"ann-bot", "bob-bot"}
+        assert claims[0].meta is not None
+        assert claims[0].meta["offer_id"] == offer.offer_id
+
+        await hub.control.stop()
+        for agent in (ann, bob):
+            code, stderr = await agent.finish()
+            assert code == 0, stderr
+            assert any(e["event"] == "ControlReceived" for e in agent.events)
+        names = {p.name: p.state for p in await carol.peers()}
+        assert names["ann-bot"] == "offline"  # said goodbye: resumable, not gone
