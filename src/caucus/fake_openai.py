@@ -2,14 +2,16 @@
 
 Point the agent at it (`--backend openai --base-url <url>/v1`). Each
 `POST /v1/chat/completions` is handed to the script, which returns what the model says:
-`Say(text)` and `Call(name, arguments)` blocks, or `Status(code, message)` to answer with an
-error. Answers are streamed as server-sent chunks when the request asks for a stream (text in
-pieces; each tool call's id and name first, then its arguments in two pieces), as real servers
-do. Every request is kept in `requests`. `caucus.testing.serve_fake` serves it.
+`Say(text)` and `Call(name, arguments)` blocks, `Stall(seconds)` to hang mid-stream, or
+`Status(code, message)` to answer with an error. Answers are streamed as server-sent chunks
+when the request asks for a stream (text in pieces; each tool call's id and name first, then its
+arguments in two pieces), as real servers do. Every request is kept in `requests`.
+`caucus.testing.serve_fake` serves it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 from collections.abc import AsyncIterator, Callable
@@ -39,7 +41,15 @@ class Status:
     message: str
 
 
-Said = Say | Call | Status
+@dataclass(frozen=True, slots=True)
+class Stall:
+    """Stop streaming here for `seconds` (the text before it is sent first): a model that
+    hangs mid-answer."""
+
+    seconds: float
+
+
+Said = Say | Call | Status | Stall
 Script = Callable[[dict[str, Any]], list[Said]]
 
 
@@ -134,9 +144,12 @@ class FakeOpenAI:
             return f"data: {json.dumps(body)}\n\n".encode()
 
         yield chunk({"role": "assistant", "content": ""})
-        text = "".join(s.text for s in said if isinstance(s, Say))
-        for start in range(0, len(text), 16):
-            yield chunk({"content": text[start : start + 16]})
+        for block in said:
+            if isinstance(block, Stall):
+                await asyncio.sleep(block.seconds)
+            elif isinstance(block, Say):
+                for start in range(0, len(block.text), 16):
+                    yield chunk({"content": block.text[start : start + 16]})
         calls = self._calls(number, said)
         for index, call in enumerate(calls):
             head = {"index": index, "id": call["id"], "type": "function"}

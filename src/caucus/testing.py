@@ -9,8 +9,9 @@
   `tool_names`, `tool_results`, `result_text` write its scripts.
 - `FakeCodex`: a scripted stand-in for the Codex app-server's control socket
   (`caucus watch --push codex`), whose thread a test drives.
-- `FakeOpenAI`: a scripted fake of an OpenAI-compatible server (`Say`, `Call`, `Status`, and
-  the helpers `last_user`, `tool_messages`, `offered`), to drive `caucus agent` offline.
+- `FakeOpenAI`: a scripted fake of an OpenAI-compatible server (`Say`, `Call`, `Stall`,
+  `Status`, and the helpers `last_user`, `tool_messages`, `offered`), to drive `caucus agent`
+  offline.
 - `MockBackend` and its steps `Reply`, `CallTool`, `Delay`, `Fail`: a scripted backend for the
   agent runtime (`caucus agent --backend mock`).
 """
@@ -40,7 +41,16 @@ from caucus.fake_anthropic import (
     tool_results,
 )
 from caucus.fake_codex import FakeCodex
-from caucus.fake_openai import Call, FakeOpenAI, Say, Status, last_user, offered, tool_messages
+from caucus.fake_openai import (
+    Call,
+    FakeOpenAI,
+    Say,
+    Stall,
+    Status,
+    last_user,
+    offered,
+    tool_messages,
+)
 from caucus.runtime.backends.mock import CallTool, Delay, Fail, MockBackend, Reply
 from caucus.services.hub import Hub
 
@@ -56,6 +66,7 @@ __all__ = [
     "MockBackend",
     "Reply",
     "Say",
+    "Stall",
     "Status",
     "Text",
     "ToolUse",

@@ -1,0 +1,79 @@
+"""The operator's control, obeyed by a native agent on a real hub: an interrupt mid-run (the
+fake model stalls its stream) ends the run at once and posts nothing; a reset starts the next
+turn from a clean history (the model sees it); a pause holds the next run until resume; the
+status says "composing a reply" while a run is under way and clears after; stop ends the
+process with exit 0."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import Any
+
+from caucus.client import HubClient
+from caucus.operator_client import OperatorClient
+from caucus.testing import FakeOpenAI, Say, Stall, last_user, make_hub, serve, serve_fake
+from tests.acceptance.test_agent_hub import start_agent
+from tests.conftest import eventually
+
+
+def model(request: dict[str, Any]) -> list[Any]:
+    said = last_user(request)
+    if "prompt:on-start" in said:
+        return [Say("NO_REPLY")]
+    if "a long job" in said:
+        return [Say("Working on it: part one, "), Stall(120), Say("part two.")]
+    return [Say(f"turn with {len(request['messages'])} messages")]
+
+
+async def test_interrupt_reset_pause_status_and_stop_are_obeyed(tmp_path: Path) -> None:
+    fake = FakeOpenAI(model)
+    async with (
+        make_hub(tmp_path / "hub") as hub,
+        serve(hub) as url,
+        serve_fake(fake) as model_url,
+        HubClient(url) as carol,
+        OperatorClient(url, token=hub.operator.token) as operator,
+    ):
+        await carol.register("carol")
+        worker = await start_agent("worker", url, model_url, tmp_path)
+        await worker.until("ThreadRunComplete")  # On Start
+
+        async def status() -> str:
+            return (await carol.ping("worker")).status
+
+        await carol.send("worker", "please do a long job")
+        await eventually(
+            lambda: _is(status(), "composing a reply"), within=20, what="the run's status"
+        )
+        await operator.interrupt("worker", reason="not now")
+        interrupted = await worker.until("ThreadRunInterrupted")
+        assert interrupted["reason"] == "not now"
+        await eventually(lambda: _is(status(), ""), within=20, what="the status to clear")
+        nothing = await carol.receive(timeout=1.5)
+        assert nothing.messages == []  # not even the part streamed before the stall
+
+        await operator.reset_peer("worker")
+        await worker.until("ThreadReset")
+        await carol.send("worker", "fresh start?")
+        answer = await carol.receive(timeout=20)
+        # System prompt and the one new message: the history before the reset is gone.
+        assert [m.content for m in answer.messages] == ["turn with 2 messages"]
+
+        await operator.pause_peer("worker")
+        await carol.send("worker", "held?")
+        held = await carol.receive(timeout=2)
+        assert held.messages == []
+        runs_before = len([e for e in worker.events if e["event"] == "NewThreadRunCreated"])
+        await operator.resume_peer("worker")
+        resumed = await carol.receive(timeout=20)
+        assert [m.content for m in resumed.messages] == ["turn with 4 messages"]
+        await worker.until("NewThreadRunCreated", runs_before + 1)
+
+        await operator.stop()
+        code, stderr = await worker.finish()
+        assert code == 0, stderr
+
+
+async def _is(value: Awaitable[str], wanted: str) -> bool:
+    return await value == wanted
