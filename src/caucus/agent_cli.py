@@ -90,6 +90,14 @@ def agent(
         str | None, typer.Option(help="with --hub: what the agent can do, comma-separated")
     ] = None,
     description: Annotated[str | None, typer.Option(help="with --hub: who the agent is")] = None,
+    loop_limit: Annotated[
+        int,
+        typer.Option(
+            min=2,
+            help="with --hub: stop answering a peer or channel after this many replies "
+            "to it within two minutes (a reply loop)",
+        ),
+    ] = 8,
     agent_key_env: Annotated[
         str, typer.Option(help="with --hub: the variable holding an exposed hub's agent key")
     ] = "CAUCUS_AGENT_KEY",
@@ -136,6 +144,7 @@ def agent(
         skills=[x.strip() for x in skills.split(",") if x.strip()] if skills else None,
         description=description,
         agent_key=os.environ.get(agent_key_env) or None,
+        loop_limit=loop_limit,
     )
     try:
         code = asyncio.run(_run(chosen, options))
@@ -181,6 +190,7 @@ class Options:
     skills: list[str] | None
     description: str | None
     agent_key: str | None
+    loop_limit: int
 
 
 async def _run(backend: AgentBackend, options: Options) -> int:
@@ -208,6 +218,7 @@ async def _run(backend: AgentBackend, options: Options) -> int:
                 skills=options.skills,
                 description=options.description,
                 agent_key=options.agent_key,
+                loop_limit=options.loop_limit,
             )
             try:
                 await connector.open()
@@ -236,6 +247,8 @@ async def _run(backend: AgentBackend, options: Options) -> int:
             if connector is not None:
                 connector.observe(event)
 
+        if connector is not None:
+            connector.emit = write
         orchestrator = Orchestrator(
             runtime,
             name=options.name,

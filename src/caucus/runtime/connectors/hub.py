@@ -7,7 +7,9 @@ the envelope MCP uses — or, for the operator's controls, into a `Control`; the
 orchestrator) runs the turns. Watching the turns' events, the connector answers where each
 turn's latest hub message came from: the sender, the `#channel`, or the task (a reply, or a
 failure when the run failed); an answer of `NO_REPLY` posts nothing, and an interrupted run
-posts nothing. While a run is under way the agent's status says so, with a short timeout so a
+posts nothing. A loop dampener notices two agents answering each other without end (as many
+replies to one place as `loop_limit` within two minutes) and stops answering there, telling the
+operator. While a run is under way the agent's status says so, with a short timeout so a
 slow hub never holds a turn. The hub's verbs are tools from the one MCP catalog, served to the
 agent in-process over the same identity (`hub_tools`).
 """
@@ -18,7 +20,9 @@ import asyncio
 import contextlib
 import itertools
 import logging
-from collections.abc import AsyncIterator
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +30,14 @@ from mcp import Client
 
 from caucus.client import HubClient
 from caucus.config import Settings
-from caucus.errors import CaucusError, Forbidden, HubUnavailable, NameInUse, Unauthorized
+from caucus.errors import (
+    CaucusError,
+    Forbidden,
+    HubUnavailable,
+    NameInUse,
+    RateLimited,
+    Unauthorized,
+)
 from caucus.mcp.envelope import wrap
 from caucus.mcp.identity import IdentityStore
 from caucus.mcp.remote import RemotePort
@@ -41,6 +52,8 @@ log = logging.getLogger(__name__)
 
 NO_REPLY = "NO_REPLY"
 COMPOSING = "composing a reply"
+LOOP_WINDOW = 120.0  # seconds in which `loop_limit` replies to one place mean a loop
+STATUS_WAIT_MAX = 10.0  # seconds the status writer waits out the hub's status budget, at most
 # The connector joins, receives and leaves itself: a model calling these would take its
 # messages or its identity away from it.
 HIDDEN_TOOLS = frozenset({"join", "leave", "listen", "watch_command", "confirm_delivery"})
@@ -71,6 +84,7 @@ class HubConnector:
         identities: IdentityStore | None = None,
         poll_timeout: float = 25.0,
         status_timeout: float = 2.0,
+        loop_limit: int = 8,
     ) -> None:
         self.url = url.rstrip("/")
         self.name = name
@@ -88,6 +102,14 @@ class HubConnector:
         self._run_origins: dict[str, Origin | None] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self.replies: list[tuple[Origin, str]] = []  # what was posted, in order
+        self._loop_limit = loop_limit
+        self._replied: dict[str, deque[float]] = {}  # where replies went, when
+        self.quiet: set[str] = set()  # peers and channels the dampener stopped answering
+        self._resting = ""  # the status between runs (what the dampener has to say)
+        self._wanted: str | None = None
+        self._shown: str | None = None
+        self._status_writer: asyncio.Task[None] | None = None
+        self.emit: Callable[[dict[str, Any]], None] = lambda _: None  # the agent's event line
 
     # --- joining and leaving -------------------------------------------------------------------
     async def open(self) -> None:
@@ -208,25 +230,37 @@ class HubConnector:
             self._latest = self._origins.get(source) if isinstance(source, str) else None
         elif kind == "NewThreadRunCreated":
             self._run_origins[event["run_id"]] = self._latest
-            self._spawn(self._status(COMPOSING))
+            self._set_status(COMPOSING)
         elif kind == "ThreadRunComplete":
             origin = self._run_origins.pop(event["run_id"], None)
-            self._spawn(self._status(""))
+            self._set_status(None)
             if origin is not None:
                 self._spawn(self._answer(origin, str(event["reply"])))
         elif kind == "ThreadRunFailed":
             origin = self._run_origins.pop(event["run_id"], None)
-            self._spawn(self._status(""))
+            self._set_status(None)
             if origin is not None and origin.task_id is not None:
                 self._spawn(self._fail(origin.task_id, str(event["error"])))
         elif kind == "ThreadRunInterrupted":
             self._run_origins.pop(event["run_id"], None)  # nothing partial is posted
-            self._spawn(self._status(""))
+            self._set_status(None)
+        elif kind == "ThreadReset" and self.quiet:
+            self.quiet.clear()  # the operator's reset: answer everyone again
+            self._replied.clear()
+            self._resting = ""
+            self._set_status(None)
 
     async def _answer(self, origin: Origin, reply: str) -> None:
         text = reply.strip()
         if not text or text == NO_REPLY:
             return
+        if origin.task_id is None:
+            if origin.to in self.quiet:
+                log.info("not answering %s: the loop dampener holds it", origin.to)
+                return
+            if self._looping(origin.to):
+                await self._dampen(origin.to)
+                return
         try:
             if origin.task_id is not None:
                 await self.client.reply_task(origin.task_id, text)
@@ -236,18 +270,66 @@ class HubConnector:
         except CaucusError as exc:  # the task was settled by a tool, the peer left...
             log.warning("the reply to %s was not posted: %s", origin.to, exc)
 
+    def _looping(self, to: str) -> bool:
+        """Whether this reply would be the `loop_limit`-th to one place within the window:
+        two agents answering each other without end."""
+        now = time.monotonic()
+        sent = self._replied.setdefault(to, deque())
+        while sent and now - sent[0] > LOOP_WINDOW:
+            sent.popleft()
+        if len(sent) >= self._loop_limit:
+            return True
+        sent.append(now)
+        return False
+
+    async def _dampen(self, to: str) -> None:
+        """Stop answering `to`, and say so where the operator sees it: the agent's status, one
+        last message (in the room's transcript), and an event on the agent's stdout. The
+        operator's reset lifts it."""
+        self.quiet.add(to)
+        limit = self._loop_limit
+        self.emit({"event": "LoopDampened", "to": to, "replies": limit, "window": LOOP_WINDOW})
+        log.warning("%s and this agent answered each other %d times: not answering", to, limit)
+        self._resting = f"not answering {', '.join(sorted(self.quiet))}: a reply loop; reset me"
+        self._set_status(None)
+        text = (
+            f"I am not answering {to} any more: we have answered each other {limit} times in "
+            f"{LOOP_WINDOW:.0f} s, which looks like a loop. The operator can reset me to resume."
+        )
+        try:
+            await self.client.send(to, text)
+        except CaucusError as exc:
+            log.warning("the loop notice to %s was not posted: %s", to, exc)
+
     async def _fail(self, task_id: str, error: str) -> None:
         try:
             await self.client.fail_task(task_id, f"the agent's run failed: {error}")
         except CaucusError as exc:
             log.warning("task %s could not be failed: %s", task_id, exc)
 
-    async def _status(self, status: str) -> None:
-        try:
-            async with asyncio.timeout(self._status_timeout):
-                await self.client.set_status(status)
-        except (CaucusError, TimeoutError) as exc:
-            log.debug("the status was not set: %s", exc)
+    def _set_status(self, status: str | None) -> None:
+        """Ask for a status (None: the one between runs). One writer applies them in order,
+        the newest last, never holding a turn up for long."""
+        self._wanted = self._resting if status is None else status
+        if self._status_writer is None or self._status_writer.done():
+            self._status_writer = asyncio.ensure_future(self._write_status())
+            self._background.add(self._status_writer)
+            self._status_writer.add_done_callback(self._background.discard)
+
+    async def _write_status(self) -> None:
+        """The hub budgets status updates (a few at once, then one every few seconds): when
+        it says wait, wait, and then set whatever is wanted by then."""
+        while self._wanted is not None and self._wanted != self._shown:
+            wanted = self._wanted
+            try:
+                async with asyncio.timeout(self._status_timeout):
+                    await self.client.set_status(wanted)
+                self._shown = wanted
+            except RateLimited as exc:
+                await asyncio.sleep(min(max(exc.retry_after, 0.1), STATUS_WAIT_MAX))
+            except (CaucusError, TimeoutError) as exc:
+                log.debug("the status was not set: %s", exc)
+                return
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.ensure_future(work)
