@@ -125,7 +125,7 @@ async def test_the_forms_walkthrough_works_as_written(
 
 
 async def test_the_native_agent_example_runs_as_written() -> None:
-    (line,) = [x for x in block_with("caucus agent").splitlines() if "--backend mock" in x]
+    (line,) = [x for x in block_with("--backend mock").splitlines() if "--backend mock" in x]
     command = line.split("#")[0].replace("caucus agent", f"{sys.executable} -m caucus agent")
     code, out, err = await run("bash", "-euo", "pipefail", "-c", command)
     assert code == 0, err
