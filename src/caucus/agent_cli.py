@@ -4,8 +4,10 @@ one NDJSON event per line on stdout (logs go to stderr as NDJSON too)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import signal
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -73,6 +75,12 @@ def agent(
             "--mcp-stdio",
             metavar="CMD",
             help="an MCP server to start over stdio for tools, as one quoted command (repeatable)",
+        ),
+    ] = None,
+    watch_state: Annotated[
+        Path | None,
+        typer.Option(
+            help="keep the resources the agent watches in this file, and watch them again"
         ),
     ] = None,
     session_log: Annotated[
@@ -145,6 +153,7 @@ def agent(
         description=description,
         agent_key=os.environ.get(agent_key_env) or None,
         loop_limit=loop_limit,
+        watch_state=watch_state,
     )
     try:
         code = asyncio.run(_run(chosen, options))
@@ -191,6 +200,7 @@ class Options:
     description: str | None
     agent_key: str | None
     loop_limit: int
+    watch_state: Path | None
 
 
 async def _run(backend: AgentBackend, options: Options) -> int:
@@ -199,9 +209,11 @@ async def _run(backend: AgentBackend, options: Options) -> int:
     from caucus.runtime.backends.openai_compat import OpenAIBackend
     from caucus.runtime.connectors.hub import HIDDEN_TOOLS, ConnectorError, HubConnector
     from caucus.runtime.ids import MemoryKV, RandomIds
-    from caucus.runtime.orchestrator import Control, Notice, Orchestrator
+    from caucus.runtime.orchestrator import Control, Notice, NoticeQueue, Orchestrator
     from caucus.runtime.stdio import EventWriter, stdin_lines
+    from caucus.runtime.tools.executor import ToolExecutor
     from caucus.runtime.tools.mcp_servers import McpTools, ToolServerError
+    from caucus.runtime.tools.resources import ResourceTools, WatchManager
 
     tools = McpTools(hidden=HIDDEN_TOOLS)
     connector: HubConnector | None = None
@@ -232,13 +244,24 @@ async def _run(backend: AgentBackend, options: Options) -> int:
             await tools.start_stdio(options.servers)
         except ToolServerError as exc:
             raise StartupError(str(exc)) from None
+        notices = NoticeQueue()
+        executor: ToolExecutor = tools
+        watches: WatchManager | None = None
+        if options.servers:
+            watches = WatchManager(tools, notices.put, state=options.watch_state)
+            executor = ResourceTools(tools, watches)
+            restored = await watches.restore()
+            if restored is not None:  # folded into the On Start turn
+                notices.put(Notice("watch-state", restored))
+        if connector is not None:
+            notices.pump(connector.notices())
         out = EventWriter()
         logger = (
             _session_logger(options.session_log, options.model)
             if options.session_log is not None
             else None
         )
-        runtime = AgentRuntime(backend, tools, ids=RandomIds(), kv=MemoryKV(), observer=logger)
+        runtime = AgentRuntime(backend, executor, ids=RandomIds(), kv=MemoryKV(), observer=logger)
 
         def write(event: dict[str, Any]) -> None:
             out(event)
@@ -249,23 +272,32 @@ async def _run(backend: AgentBackend, options: Options) -> int:
 
         if connector is not None:
             connector.emit = write
+
+        def waiting_for() -> bool:
+            # The hub may speak until it stops the agent; a watch until it is dropped.
+            return connector is not None or (watches is not None and bool(watches.watches))
+
         orchestrator = Orchestrator(
             runtime,
             name=options.name,
             prompt=options.prompt,
             write=write,
             max_turns=options.max_turns,
+            waiting_for=waiting_for,
         )
         lines: AsyncIterator[str] = stdin_lines()
-        notices: AsyncIterator[Notice | Control] | None = (
-            connector.notices() if connector is not None else None
-        )
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            # Asked to end: as the operator's stop, the run under way finishes first.
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, notices.put, Control("stop", sig.name))
         try:
             await orchestrator.run(lines, notices)
         finally:
             await lines.aclose()  # type: ignore[attr-defined]
-            if notices is not None:
-                await notices.aclose()  # type: ignore[attr-defined]
+            await notices.close()
+            if watches is not None:
+                await watches.close()
             if logger is not None:
                 await logger.close()
     finally:

@@ -17,6 +17,8 @@ appended and queues one follow-up run, however many arrive (the runtime keeps th
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -70,6 +72,41 @@ class Control:
     reason: str | None = None
 
 
+class NoticeQueue:
+    """Notices (and controls) from several sources as one stream: sources `put` into it, or
+    are pumped into it (`pump`). It never ends by itself: the orchestrator's `waiting_for`
+    says whether any source may still speak."""
+
+    def __init__(self) -> None:
+        self._queue: asyncio.Queue[Notice | Control] = asyncio.Queue()
+        self._pumps: set[asyncio.Task[None]] = set()
+
+    def put(self, item: Notice | Control) -> None:
+        self._queue.put_nowait(item)
+
+    def pump(self, source: AsyncIterator[Notice | Control]) -> None:
+        async def forward() -> None:
+            async for item in source:
+                self.put(item)
+
+        task = asyncio.ensure_future(forward())
+        self._pumps.add(task)
+        task.add_done_callback(self._pumps.discard)
+
+    def __aiter__(self) -> AsyncIterator[Notice | Control]:
+        return self
+
+    async def __anext__(self) -> Notice | Control:
+        return await self._queue.get()
+
+    async def close(self) -> None:
+        for task in list(self._pumps):
+            task.cancel()
+        for task in list(self._pumps):
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
 def notice_message(notice: Notice) -> ChatMessage:
     return user(f"[notice from {notice.source}]\n{notice.text}", source=notice.source)
 
@@ -92,12 +129,15 @@ class Orchestrator:
         prompt: Prompt,
         write: Callable[[dict[str, Any]], None],
         max_turns: int | None = None,
+        waiting_for: Callable[[], bool] | None = None,
     ) -> None:
         self._runtime = runtime
         self._name = name
         self._prompt = prompt
         self._write = write
         self._max_turns = max_turns
+        # Whether a notice may still come (a hub, a watch); None: while the notices are open.
+        self._waiting_for = waiting_for
         self._rules = WaitingEngine()
         self._pending: list[ChatMessage] = []
         self._new_thread_requested = False
@@ -159,7 +199,10 @@ class Orchestrator:
     def _idle(self, open_inputs: set[str]) -> bool:
         """Nothing more can arrive, and nothing is waiting, running or queued."""
         idle = not self._rules.armed and not self._pending and not self._runtime.busy
-        return not open_inputs and idle
+        waiting = "line" in open_inputs or (
+            "notice" in open_inputs and (self._waiting_for is None or self._waiting_for())
+        )
+        return idle and not waiting
 
     # --- what arrives ------------------------------------------------------------------------
     async def _input(self, line: str) -> None:

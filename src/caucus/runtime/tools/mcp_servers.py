@@ -17,12 +17,15 @@ import json
 import logging
 import os
 import shlex
-from collections.abc import AsyncIterator
+import warnings
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack
 from typing import Any
 
+import mcp_types as types
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import MCPDeprecationWarning
 
 from caucus.runtime.tools.executor import ToolResult, ToolSpec
 
@@ -43,7 +46,10 @@ class McpTools:
         self._stack = AsyncExitStack()
         self._clients: list[tuple[str, Client]] = []
         self._routes: dict[str, Client] = {}
+        self._resource_routes: dict[str, Client] = {}
         self._stderr_tasks: list[asyncio.Task[None]] = []
+        # A server said a resource it was asked to watch changed (its URI).
+        self.on_resource_updated: Callable[[str], None] | None = None
 
     async def attach(self, label: str, client: Client) -> None:
         """Offer the tools of a client not yet entered (entered here, closed with these)."""
@@ -70,7 +76,7 @@ class McpTools:
             raise ToolServerError("an empty --mcp-stdio command")
         params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=self._cwd)
         errlog = await self._stderr_logger(argv[0])
-        client = Client(stdio_client(params, errlog=errlog))
+        client = Client(stdio_client(params, errlog=errlog), message_handler=self._message)
         try:
             async with asyncio.timeout(START_TIMEOUT):
                 await self._stack.enter_async_context(client)
@@ -151,6 +157,86 @@ class McpTools:
         if not parts and result.structured_content is not None:
             parts.append(json.dumps(result.structured_content))
         return ToolResult("\n".join(parts), is_error=bool(result.is_error))
+
+    async def _message(self, message: Any) -> None:
+        updated = self.on_resource_updated
+        if isinstance(message, types.ResourceUpdatedNotification) and updated is not None:
+            updated(message.params.uri)
+
+    # --- resources -----------------------------------------------------------------------------
+    async def list_resources(self) -> list[dict[str, Any]]:
+        """Every resource the servers list: uri, name, mime type, description, server."""
+        found: list[dict[str, Any]] = []
+        routes: dict[str, Client] = {}
+        for label, client in self._clients:
+            caps = client.server_capabilities.resources
+            if caps is None:
+                continue
+            cursor: str | None = None
+            while True:
+                listed = await client.list_resources(cursor=cursor)
+                for r in listed.resources:
+                    routes.setdefault(r.uri, client)
+                    found.append(
+                        {
+                            "uri": r.uri,
+                            "name": r.name,
+                            "mime_type": r.mime_type,
+                            "description": r.description,
+                            "server": label,
+                        }
+                    )
+                cursor = listed.next_cursor
+                if not cursor:
+                    break
+        self._resource_routes = routes
+        return found
+
+    def _resource_client(self, uri: str) -> list[Client]:
+        known = self._resource_routes.get(uri)
+        others = [c for _, c in self._clients if c is not known]
+        return [known, *others] if known is not None else others
+
+    async def read_resource(self, uri: str) -> str:
+        """A resource's text (binary parts described, not included). Raises LookupError when
+        no server has it."""
+        last: Exception | None = None
+        for client in self._resource_client(uri):
+            if client.server_capabilities.resources is None:
+                continue
+            try:
+                read = await client.read_resource(uri)
+            except Exception as exc:  # this server does not have it: try the next
+                last = exc
+                continue
+            parts = []
+            for item in read.contents:
+                text = getattr(item, "text", None)
+                parts.append(text if isinstance(text, str) else f"[{item.mime_type} data omitted]")
+            return "\n".join(parts)
+        raise LookupError(f"no server has {uri!r}" + (f" ({last})" if last else ""))
+
+    async def subscribe(self, uri: str, *, on: bool = True) -> bool:
+        """Ask the server that has `uri` to say when it changes (or to stop); False when no
+        server can."""
+        for client in self._resource_client(uri):
+            caps = client.server_capabilities.resources
+            if caps is None or not caps.subscribe:
+                continue
+            with warnings.catch_warnings():
+                # The handshake era's verb (servers such as server-everything speak it); the
+                # SDK warns it is gone from 2026-07-28.
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                try:
+                    if on:
+                        await client.subscribe_resource(uri)
+                    else:
+                        await client.unsubscribe_resource(uri)
+                except Exception as exc:
+                    log.warning("subscribing to %s failed: %s", uri, exc)
+                    continue
+            return True
+        return False
 
     @contextlib.asynccontextmanager
     async def run_scope(self) -> AsyncIterator[None]:
