@@ -77,6 +77,18 @@ def agent(
             help="an MCP server to start over stdio for tools, as one quoted command (repeatable)",
         ),
     ] = None,
+    approve: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--approve",
+            metavar="TOOL",
+            help="with --hub: this tool runs only once the operator approves the exact call "
+            "(repeatable; tools marked destructive always do)",
+        ),
+    ] = None,
+    approve_timeout: Annotated[
+        float, typer.Option(min=1, help="with --hub: seconds to wait for an approval")
+    ] = 600.0,
     watch_state: Annotated[
         Path | None,
         typer.Option(
@@ -122,6 +134,8 @@ def agent(
         loaded = load_prompt(prompt, default="room" if hub else "agent")
     except (OSError, ValueError) as exc:
         raise _fail(f"cannot read the prompt: {exc}", 2) from None
+    if approve and not hub:
+        raise _fail("--approve needs --hub: the operator approves through the hub", 2)
     if backend is BackendName.OPENAI and not model:
         raise _fail("--backend openai needs --model: the model's name on the server", 2)
     chosen: AgentBackend
@@ -154,6 +168,8 @@ def agent(
         agent_key=os.environ.get(agent_key_env) or None,
         loop_limit=loop_limit,
         watch_state=watch_state,
+        approve=frozenset(approve or ()),
+        approve_timeout=approve_timeout,
     )
     try:
         code = asyncio.run(_run(chosen, options))
@@ -201,6 +217,8 @@ class Options:
     agent_key: str | None
     loop_limit: int
     watch_state: Path | None
+    approve: frozenset[str]
+    approve_timeout: float
 
 
 async def _run(backend: AgentBackend, options: Options) -> int:
@@ -211,6 +229,7 @@ async def _run(backend: AgentBackend, options: Options) -> int:
     from caucus.runtime.ids import MemoryKV, RandomIds
     from caucus.runtime.orchestrator import Control, Notice, NoticeQueue, Orchestrator
     from caucus.runtime.stdio import EventWriter, stdin_lines
+    from caucus.runtime.tools.approval import ApprovalTools
     from caucus.runtime.tools.executor import ToolExecutor
     from caucus.runtime.tools.mcp_servers import McpTools, ToolServerError
     from caucus.runtime.tools.resources import ResourceTools, WatchManager
@@ -231,6 +250,7 @@ async def _run(backend: AgentBackend, options: Options) -> int:
                 description=options.description,
                 agent_key=options.agent_key,
                 loop_limit=options.loop_limit,
+                approve_timeout=options.approve_timeout,
             )
             try:
                 await connector.open()
@@ -255,6 +275,8 @@ async def _run(backend: AgentBackend, options: Options) -> int:
                 notices.put(Notice("watch-state", restored))
         if connector is not None:
             notices.pump(connector.notices())
+            # Mutating calls wait for the operator's approval of that exact call.
+            executor = ApprovalTools(executor, connector, approve=options.approve)
         out = EventWriter()
         logger = (
             _session_logger(options.session_log, options.model)

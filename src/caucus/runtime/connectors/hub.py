@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import logging
 import time
 from collections import deque
@@ -45,6 +46,7 @@ from caucus.mcp.server import ToolServer
 from caucus.mcp.tools import Call, Catalog
 from caucus.protocol import PROTOCOL_VERSION
 from caucus.runtime.orchestrator import Control, Notice
+from caucus.runtime.tools.approval import DENY, FIELD, Pending, Verdict, approve_option
 from caucus.web.messages import InboundMessage
 from caucus.web.room import Limits
 
@@ -85,6 +87,7 @@ class HubConnector:
         poll_timeout: float = 25.0,
         status_timeout: float = 2.0,
         loop_limit: int = 8,
+        approve_timeout: float = 600.0,
     ) -> None:
         self.url = url.rstrip("/")
         self.name = name
@@ -109,6 +112,9 @@ class HubConnector:
         self._wanted: str | None = None
         self._shown: str | None = None
         self._status_writer: asyncio.Task[None] | None = None
+        self._approve_timeout = approve_timeout
+        self._approvals: dict[str, Pending] = {}  # form id -> the call waiting for it
+        self._approvals_channel: str | None = None
         self.emit: Callable[[dict[str, Any]], None] = lambda _: None  # the agent's event line
 
     # --- joining and leaving -------------------------------------------------------------------
@@ -200,6 +206,10 @@ class HubConnector:
                     yield item
 
     def _notice(self, m: InboundMessage) -> Notice | Control | None:
+        form_id = (m.meta or {}).get("form_id")
+        if m.kind in ("form_answer", "form_canceled") and form_id in self._approvals:
+            self._settle(self._approvals[str(form_id)], m)
+            return None  # an approval is the gate's, not the model's
         if m.kind == "control":
             action = m.content.strip().lower()
             if action in CONTROLS:
@@ -220,6 +230,68 @@ class HubConnector:
             for old in list(self._origins)[:1000]:
                 del self._origins[old]
         return Notice(key, wrap([m], me=self.name))
+
+    # --- approvals ---------------------------------------------------------------------------
+    async def approve(self, name: str, arguments: dict[str, Any], digest: str) -> Verdict:
+        """Ask the operator, with a one-time form, to approve this exact call (the approve
+        option carries its digest); the verdict once the operator has answered, or a denial
+        after `approve_timeout` seconds."""
+        channel = await self._approval_channel()
+        option = approve_option(digest)
+        shown = json.dumps(arguments, ensure_ascii=False)
+        shown = shown if len(shown) <= 150 else shown[:149] + "…"
+        field = {
+            "key": FIELD,
+            "label": f"Run {name} {shown}?"[:200],
+            "type": "radio",
+            "options": [option, DENY],
+            "required": True,
+        }
+        form = await self.client.ask_operator(
+            f"{self.name} asks to run {name}"[:200], [field], to=channel
+        )
+        pending = self._approvals.get(form.form_id) or Pending(form.form_id, option)
+        self._approvals[form.form_id] = pending
+        try:
+            return await asyncio.wait_for(asyncio.shield(pending.verdict), self._approve_timeout)
+        except TimeoutError:
+            return Verdict(False, f"no answer within {self._approve_timeout:g} s")
+        finally:
+            self._approvals.pop(form.form_id, None)
+
+    async def _approval_channel(self) -> str:
+        """This agent's own channel for its approval forms: their answers reach it alone."""
+        if self._approvals_channel is None:
+            channel = "#" + f"approve-{self.name}"[:64]
+            await self.client.join_channel(channel)
+            self._approvals_channel = channel
+        return self._approvals_channel
+
+    def _settle(self, pending: Pending, m: InboundMessage) -> None:
+        """Only the hub's own answer, for this form, asked by this agent, to its channel,
+        choosing exactly the approve option, approves."""
+        meta = m.meta or {}
+        genuine = (
+            m.sender == "operator"
+            and meta.get("form_id") == pending.form_id
+            and meta.get("asker") == self.name
+            # The answer reaches the form's audience (the agent's channel); a cancel, the asker.
+            and m.to in (self._approvals_channel, self.name)
+        )
+        if not genuine:
+            log.warning(
+                "an answer to approval %s did not come from the hub: ignored", pending.form_id
+            )
+            return
+        if m.kind == "form_canceled":
+            pending.settle(Verdict(False, "the operator canceled the request"))
+            return
+        answers = meta.get("answers")
+        chosen = answers.get(FIELD) if isinstance(answers, dict) else None
+        if chosen == pending.option:
+            pending.settle(Verdict(True, "approved by the operator"))
+        else:
+            pending.settle(Verdict(False, f"the operator chose {chosen!r}"))
 
     # --- the driver's events -------------------------------------------------------------------
     def observe(self, event: dict[str, Any]) -> None:
