@@ -9,7 +9,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -89,6 +89,13 @@ def agent(
     approve_timeout: Annotated[
         float, typer.Option(min=1, help="with --hub: seconds to wait for an approval")
     ] = 600.0,
+    code_mode: Annotated[
+        bool,
+        typer.Option(
+            "--code-mode",
+            help="give the model one tool, run_code: Python in a sandbox, its tools as functions",
+        ),
+    ] = False,
     watch_state: Annotated[
         Path | None,
         typer.Option(
@@ -170,6 +177,7 @@ def agent(
         watch_state=watch_state,
         approve=frozenset(approve or ()),
         approve_timeout=approve_timeout,
+        code_mode=code_mode,
     )
     try:
         code = asyncio.run(_run(chosen, options))
@@ -219,6 +227,7 @@ class Options:
     watch_state: Path | None
     approve: frozenset[str]
     approve_timeout: float
+    code_mode: bool
 
 
 async def _run(backend: AgentBackend, options: Options) -> int:
@@ -230,12 +239,14 @@ async def _run(backend: AgentBackend, options: Options) -> int:
     from caucus.runtime.orchestrator import Control, Notice, NoticeQueue, Orchestrator
     from caucus.runtime.stdio import EventWriter, stdin_lines
     from caucus.runtime.tools.approval import ApprovalTools
+    from caucus.runtime.tools.codemode import CodeModeTools
     from caucus.runtime.tools.executor import ToolExecutor
     from caucus.runtime.tools.mcp_servers import McpTools, ToolServerError
     from caucus.runtime.tools.resources import ResourceTools, WatchManager
 
     tools = McpTools(hidden=HIDDEN_TOOLS)
     connector: HubConnector | None = None
+    closing: list[Callable[[], Awaitable[None]]] = []
     try:
         if isinstance(backend, OpenAIBackend | ClaudeCliBackend):
             try:
@@ -277,6 +288,11 @@ async def _run(backend: AgentBackend, options: Options) -> int:
             notices.pump(connector.notices())
             # Mutating calls wait for the operator's approval of that exact call.
             executor = ApprovalTools(executor, connector, approve=options.approve)
+        if options.code_mode:
+            code = CodeModeTools(executor)
+            await code.open()
+            closing.append(code.close)
+            executor = code
         out = EventWriter()
         logger = (
             _session_logger(options.session_log, options.model)
@@ -323,6 +339,8 @@ async def _run(backend: AgentBackend, options: Options) -> int:
             if logger is not None:
                 await logger.close()
     finally:
+        for close in reversed(closing):
+            await close()
         await tools.close()
         if connector is not None:
             await connector.close()

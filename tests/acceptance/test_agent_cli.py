@@ -168,3 +168,43 @@ async def test_the_mock_backend_runs_without_a_model(tmp_path: Path) -> None:
     assert replies[-1].endswith("ping")
     created = next(e for e in agent.events if e["event"] == "NewAgentCreated")
     assert created["name"] == "echoer"
+
+
+async def test_code_mode_runs_a_script_against_a_foreign_servers_tools(tmp_path: Path) -> None:
+    everything = node_bin("mcp-server-everything")
+    script = (
+        "import asyncio\n"
+        "sums = await asyncio.gather(*[get_sum(a=n, b=n) for n in range(1, 4)])\n"
+        "[s for s in sums]"
+    )
+
+    def model(request: dict[str, Any]) -> list[Any]:
+        results = tool_messages(request)
+        if results:
+            return [Say(results[-1]["content"])]
+        if "sums" in last_user(request):
+            return [Call("run_code", {"code": script})]
+        return [Say("ready")]
+
+    fake = FakeOpenAI(model)
+    async with serve_fake(fake) as url:
+        agent = await start(
+            *("--model", "m", "--base-url", f"{url}/v1", "--code-mode"),
+            *("--mcp-stdio", str(everything)),
+            cwd=tmp_path,
+        )
+        await agent.until("ThreadRunComplete")
+        await agent.say("the sums please")
+        answered = await agent.until("ThreadRunComplete", 2)
+        code, stderr = await agent.finish()
+    assert code == 0, stderr
+    assert offered(fake.requests[0]) == ["run_code"]
+    description = fake.requests[0]["tools"][0]["function"]["description"]
+    assert "async def get_sum(*, a: float, b: float) -> Any:" in description
+    body = json.loads(answered["reply"])
+    assert body["result"] == [
+        "The sum of 1 and 1 is 2.",
+        "The sum of 2 and 2 is 4.",
+        "The sum of 3 and 3 is 6.",
+    ]
+    assert [c["tool"] for c in body["calls"]] == ["get-sum"] * 3

@@ -19,6 +19,7 @@ class ToolSpec:
     description: str
     parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
     destructive: bool = False  # the server marks it destructiveHint
+    output: dict[str, Any] | None = None  # its output schema, when the server gives one
 
     def wire(self) -> dict[str, Any]:
         """As `/v1/chat/completions` takes a tool."""
@@ -36,6 +37,7 @@ class ToolSpec:
 class ToolResult:
     content: str
     is_error: bool = False
+    data: Any = None  # the structured result, when the tool gives one (code mode reads it)
 
 
 class ToolExecutor(Protocol):

@@ -131,6 +131,7 @@ class McpTools:
                             tool.description or tool.title or tool.name,
                             dict(tool.input_schema or {"type": "object"}),
                             bool(hints is not None and hints.destructive_hint),
+                            dict(tool.output_schema) if tool.output_schema else None,
                         )
                     )
                 cursor = listed.next_cursor
@@ -156,7 +157,9 @@ class McpTools:
                 parts.append(f"[{getattr(item, 'type', 'content')} omitted]")
         if not parts and result.structured_content is not None:
             parts.append(json.dumps(result.structured_content))
-        return ToolResult("\n".join(parts), is_error=bool(result.is_error))
+        return ToolResult(
+            "\n".join(parts), is_error=bool(result.is_error), data=result.structured_content
+        )
 
     async def _message(self, message: Any) -> None:
         updated = self.on_resource_updated
