@@ -89,6 +89,20 @@ def agent(
     approve_timeout: Annotated[
         float, typer.Option(min=1, help="with --hub: seconds to wait for an approval")
     ] = 600.0,
+    irc: Annotated[
+        str | None, typer.Option(help="join an IRC network: HOST:PORT", metavar="HOST:PORT")
+    ] = None,
+    nick: Annotated[str | None, typer.Option(help="with --irc: the nick (default: --name)")] = None,
+    channel: Annotated[
+        list[str] | None,
+        typer.Option("--channel", "-c", help="with --irc: a channel to join (repeatable)"),
+    ] = None,
+    mention_only: Annotated[
+        bool, typer.Option("--mention-only", help="with --irc: only messages naming the nick")
+    ] = False,
+    no_stdin: Annotated[
+        bool, typer.Option("--no-stdin", help="read nothing on stdin: hub, IRC and watches only")
+    ] = False,
     code_mode: Annotated[
         bool,
         typer.Option(
@@ -141,6 +155,16 @@ def agent(
         loaded = load_prompt(prompt, default="room" if hub else "agent")
     except (OSError, ValueError) as exc:
         raise _fail(f"cannot read the prompt: {exc}", 2) from None
+    irc_at: tuple[str, int] | None = None
+    if irc is not None:
+        host, _, port = irc.rpartition(":")
+        if not host or not port.isdigit():
+            raise _fail(f"--irc takes HOST:PORT, not {irc!r}", 2)
+        irc_at = (host.strip("[]"), int(port))
+        if not channel:
+            raise _fail("--irc needs at least one channel: -c '#name'", 2)
+    elif channel or mention_only or nick:
+        raise _fail("--channel, --mention-only and --nick go with --irc", 2)
     if approve and not hub:
         raise _fail("--approve needs --hub: the operator approves through the hub", 2)
     if backend is BackendName.OPENAI and not model:
@@ -178,6 +202,11 @@ def agent(
         approve=frozenset(approve or ()),
         approve_timeout=approve_timeout,
         code_mode=code_mode,
+        irc=irc_at,
+        nick=nick or name,
+        channels=list(channel or []),
+        mention_only=mention_only,
+        stdin=not no_stdin,
     )
     try:
         code = asyncio.run(_run(chosen, options))
@@ -228,6 +257,11 @@ class Options:
     approve: frozenset[str]
     approve_timeout: float
     code_mode: bool
+    irc: tuple[str, int] | None
+    nick: str
+    channels: list[str]
+    mention_only: bool
+    stdin: bool
 
 
 async def _run(backend: AgentBackend, options: Options) -> int:
@@ -235,6 +269,7 @@ async def _run(backend: AgentBackend, options: Options) -> int:
     from caucus.runtime.backends.claude_cli import ClaudeCliBackend
     from caucus.runtime.backends.openai_compat import OpenAIBackend
     from caucus.runtime.connectors.hub import HIDDEN_TOOLS, ConnectorError, HubConnector
+    from caucus.runtime.connectors.irc import IrcConnector, IrcError
     from caucus.runtime.ids import MemoryKV, RandomIds
     from caucus.runtime.orchestrator import Control, Notice, NoticeQueue, Orchestrator
     from caucus.runtime.stdio import EventWriter, stdin_lines
@@ -288,6 +323,17 @@ async def _run(backend: AgentBackend, options: Options) -> int:
             notices.pump(connector.notices())
             # Mutating calls wait for the operator's approval of that exact call.
             executor = ApprovalTools(executor, connector, approve=options.approve)
+        irc_link: IrcConnector | None = None
+        if options.irc is not None:
+            irc_link = IrcConnector(
+                *options.irc, options.nick, options.channels, mention_only=options.mention_only
+            )
+            try:
+                await irc_link.open()
+            except IrcError as exc:
+                raise StartupError(str(exc)) from None
+            closing.append(irc_link.close)
+            notices.pump(irc_link.notices())
         if options.code_mode:
             code = CodeModeTools(executor)
             await code.open()
@@ -307,13 +353,16 @@ async def _run(backend: AgentBackend, options: Options) -> int:
                 logger(event)
             if connector is not None:
                 connector.observe(event)
+            if irc_link is not None:
+                irc_link.observe(event)
 
         if connector is not None:
             connector.emit = write
 
         def waiting_for() -> bool:
-            # The hub may speak until it stops the agent; a watch until it is dropped.
-            return connector is not None or (watches is not None and bool(watches.watches))
+            # The hub or the IRC network may speak until it ends; a watch until it is dropped.
+            live = connector is not None or irc_link is not None
+            return live or (watches is not None and bool(watches.watches))
 
         orchestrator = Orchestrator(
             runtime,
@@ -323,7 +372,7 @@ async def _run(backend: AgentBackend, options: Options) -> int:
             max_turns=options.max_turns,
             waiting_for=waiting_for,
         )
-        lines: AsyncIterator[str] = stdin_lines()
+        lines: AsyncIterator[str] = stdin_lines() if options.stdin else _no_lines()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             # Asked to end: as the operator's stop, the run under way finishes first.
@@ -346,3 +395,9 @@ async def _run(backend: AgentBackend, options: Options) -> int:
             await connector.close()
         await backend.close()
     return 0
+
+
+async def _no_lines() -> AsyncIterator[str]:
+    """No input on stdin (--no-stdin): the agent listens to its hub, network and watches."""
+    return
+    yield  # an async generator that ends at once

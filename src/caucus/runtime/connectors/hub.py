@@ -45,6 +45,7 @@ from caucus.mcp.remote import RemotePort
 from caucus.mcp.server import ToolServer
 from caucus.mcp.tools import Call, Catalog
 from caucus.protocol import PROTOCOL_VERSION
+from caucus.runtime.connectors.routing import Routes
 from caucus.runtime.orchestrator import Control, Notice
 from caucus.runtime.tools.approval import DENY, FIELD, Pending, Verdict, approve_option
 from caucus.web.messages import InboundMessage
@@ -100,9 +101,7 @@ class HubConnector:
         self.client = HubClient(self.url, agent_key=agent_key)
         self.port = RemotePort(self.client, credentials=self._identities)
         self._keys = itertools.count(1)
-        self._origins: dict[str, Origin] = {}  # notice source -> where its reply goes
-        self._latest: Origin | None = None  # the origin of the newest message added
-        self._run_origins: dict[str, Origin | None] = {}
+        self._routes: Routes[Origin] = Routes()
         self._background: set[asyncio.Task[Any]] = set()
         self.replies: list[tuple[Origin, str]] = []  # what was posted, in order
         self._loop_limit = loop_limit
@@ -225,10 +224,7 @@ class HubConnector:
         else:
             origin = Origin(m.sender)
         key = f"hub:{next(self._keys)}"
-        self._origins[key] = origin
-        if len(self._origins) > 10_000:  # bounded: the oldest were long since answered
-            for old in list(self._origins)[:1000]:
-                del self._origins[old]
+        self._routes.remember(key, origin)
         return Notice(key, wrap([m], me=self.name))
 
     # --- approvals ---------------------------------------------------------------------------
@@ -297,25 +293,19 @@ class HubConnector:
     def observe(self, event: dict[str, Any]) -> None:
         """Follow the turns: what each run answers, and where the answer goes."""
         kind = event["event"]
-        if kind == "ThreadMessageAdded":
-            source = event["message"].get("source")
-            self._latest = self._origins.get(source) if isinstance(source, str) else None
-        elif kind == "NewThreadRunCreated":
-            self._run_origins[event["run_id"]] = self._latest
+        ended = self._routes.follow(event)
+        if kind == "NewThreadRunCreated":
             self._set_status(COMPOSING)
-        elif kind == "ThreadRunComplete":
-            origin = self._run_origins.pop(event["run_id"], None)
+        elif ended is not None:
+            how, origin = ended
             self._set_status(None)
-            if origin is not None:
+            if origin is None:
+                return
+            if how == "ThreadRunComplete":
                 self._spawn(self._answer(origin, str(event["reply"])))
-        elif kind == "ThreadRunFailed":
-            origin = self._run_origins.pop(event["run_id"], None)
-            self._set_status(None)
-            if origin is not None and origin.task_id is not None:
+            elif how == "ThreadRunFailed" and origin.task_id is not None:
                 self._spawn(self._fail(origin.task_id, str(event["error"])))
-        elif kind == "ThreadRunInterrupted":
-            self._run_origins.pop(event["run_id"], None)  # nothing partial is posted
-            self._set_status(None)
+            # ThreadRunInterrupted: nothing partial is posted
         elif kind == "ThreadReset" and self.quiet:
             self.quiet.clear()  # the operator's reset: answer everyone again
             self._replied.clear()
