@@ -8,16 +8,19 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from caucus.testing import Call, FakeOpenAI, Say, last_user, offered, serve_fake, tool_messages
 from tests.nodebin import node_bin
 
 
 class AgentProcess:
+    started: ClassVar[list[AgentProcess]] = []  # every one: a failed test leaves none running
+
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc
         self.events: list[dict[str, Any]] = []
+        AgentProcess.started.append(self)
 
     async def say(self, line: str) -> None:
         assert self.proc.stdin is not None

@@ -53,8 +53,9 @@ async def test_two_agents_answering_each_other_stop_and_the_operator_is_told(
         HubClient(url) as watcher,
     ):
         await watcher.register("watcher")
-        ann = await agent("ann", url, model_url, tmp_path)
         bob = await agent("bob", url, model_url, tmp_path)
+        await bob.until("ThreadRunComplete")  # bob is in the room before ann greets him
+        ann = await agent("ann", url, model_url, tmp_path)
         fired = await asyncio.wait_for(
             asyncio.gather(ann.until("LoopDampened"), bob.until("LoopDampened")),
             60,

@@ -389,7 +389,10 @@ class HubConnector:
                 self._shown = wanted
             except RateLimited as exc:
                 await asyncio.sleep(min(max(exc.retry_after, 0.1), STATUS_WAIT_MAX))
-            except (CaucusError, TimeoutError) as exc:
+            except (HubUnavailable, TimeoutError) as exc:  # a slow or restarting hub: again
+                log.debug("the status was not set yet: %s", exc)
+                await asyncio.sleep(1.0)
+            except CaucusError as exc:  # refused (the agent was removed, say): give up
                 log.debug("the status was not set: %s", exc)
                 return
 
