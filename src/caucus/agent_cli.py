@@ -69,6 +69,12 @@ def agent(
     api_key_env: Annotated[
         str, typer.Option(help="the environment variable that holds the server's API key")
     ] = "OPENAI_API_KEY",
+    start_with_tool: Annotated[
+        str | None,
+        typer.Option(
+            metavar="TOOL", help="openai: the agent's first request must call this tool (forced)"
+        ),
+    ] = None,
     mcp_stdio: Annotated[
         list[str] | None,
         typer.Option(
@@ -185,7 +191,12 @@ def agent(
         from caucus.runtime.backends.openai_compat import OpenAIBackend
 
         assert model is not None
-        chosen = OpenAIBackend(model=model, base_url=base_url, api_key=os.environ.get(api_key_env))
+        chosen = OpenAIBackend(
+            model=model,
+            base_url=base_url,
+            api_key=os.environ.get(api_key_env),
+            start_with_tool=start_with_tool,
+        )
     options = Options(
         name=name,
         prompt=loaded,

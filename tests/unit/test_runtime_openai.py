@@ -219,3 +219,21 @@ def test_text_without_calls_or_with_unknown_tools_is_left_alone() -> None:
     assert [c.arguments for c in calls] == [{"city": "A"}, {"city": "A"}]
     unclosed = '<tool_call>{"name": "weather", "arguments": "{\\"city\\": \\"B\\"}"}'
     assert calls_in_text(unclosed, {"weather"}, lambda: next(ids))[1][0].arguments == {"city": "B"}
+
+
+async def test_the_first_request_can_force_a_tool_and_only_the_first(
+    served: tuple[FakeOpenAI, OpenAIBackend],
+) -> None:
+    fake, first = served
+    url = first.base_url
+    backend = OpenAIBackend(model="m", base_url=url, api_key=None, start_with_tool="weather")
+
+    def script(request: dict[str, Any]) -> list[Any]:
+        return [Say("done")] if tool_messages(request) else [Call("weather", {"city": "Oslo"})]
+
+    scripted(fake, script)
+    await backend.run([SYSTEM, user("go")], Sink(), weather_tools())
+    await backend.run([SYSTEM, user("again")], Sink(), weather_tools())
+    chosen = [r.get("tool_choice") for r in fake.requests]
+    assert chosen == [{"type": "function", "function": {"name": "weather"}}, None, None, None]
+    await backend.close()

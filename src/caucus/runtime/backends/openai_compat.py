@@ -63,9 +63,13 @@ class OpenAIBackend:
         api_key: str | None,
         timeout: float = 600.0,
         client: openai.AsyncOpenAI | None = None,
+        start_with_tool: str | None = None,
     ) -> None:
         self.model = model
         self.base_url = base_url
+        # The agent's very first request must call this tool (forced tool choice): for an
+        # agent that has to act as it starts, on a model that might not otherwise.
+        self._start_tool = start_with_tool
         self._client = client or openai.AsyncOpenAI(
             base_url=base_url,
             api_key=api_key or "not-needed",  # local servers take any key
@@ -110,7 +114,11 @@ class OpenAIBackend:
             if spent:
                 messages.append({"role": "user", "content": BUDGET_NOTE})
             usable = [] if spent else offered
-            content, calls = await self._complete(messages, usable)
+            forced, self._start_tool = self._start_tool, None
+            if forced is not None and forced not in {t.name for t in usable}:
+                log.warning("--start-with-tool %s: no such tool is offered", forced)
+                forced = None
+            content, calls = await self._complete(messages, usable, forced)
             if not calls:
                 reply = assistant(content)
                 await sink.put(reply)
@@ -150,11 +158,13 @@ class OpenAIBackend:
         return f"Error: {result.content}" if result.is_error else result.content
 
     async def _complete(
-        self, messages: list[dict[str, Any]], tools: list[ToolSpec]
+        self, messages: list[dict[str, Any]], tools: list[ToolSpec], forced: str | None = None
     ) -> tuple[str, list[ToolCall]]:
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True}
         if tools:
             kwargs["tools"] = [t.wire() for t in tools]
+        if forced is not None:
+            kwargs["tool_choice"] = {"type": "function", "function": {"name": forced}}
         streamed = _Streamed()
         try:
             stream = await self._client.chat.completions.create(**kwargs)
