@@ -75,6 +75,10 @@ def agent(
             metavar="TOOL", help="openai: the agent's first request must call this tool (forced)"
         ),
     ] = None,
+    temperature: Annotated[
+        float | None,
+        typer.Option(min=0, max=2, help="openai: the sampling temperature (default: the server's)"),
+    ] = None,
     mcp_stdio: Annotated[
         list[str] | None,
         typer.Option(
@@ -196,6 +200,7 @@ def agent(
             base_url=base_url,
             api_key=os.environ.get(api_key_env),
             start_with_tool=start_with_tool,
+            temperature=temperature,
         )
     options = Options(
         name=name,

@@ -5,7 +5,8 @@ Point the agent at it (`--backend openai --base-url <url>/v1`). Each
 `Say(text)` and `Call(name, arguments)` blocks, `Stall(seconds)` to hang mid-stream, or
 `Status(code, message)` to answer with an error. Answers are streamed as server-sent chunks
 when the request asks for a stream (text in pieces; each tool call's id and name first, then its
-arguments in two pieces), as real servers do. Every request is kept in `requests`.
+arguments in two pieces), as real servers do; `repeat_names=True` repeats each call's id and
+name on every piece, as llama-cpp-python's server does. Every request is kept in `requests`.
 `caucus.testing.serve_fake` serves it.
 """
 
@@ -72,9 +73,16 @@ def offered(request: dict[str, Any]) -> list[str]:
 
 
 class FakeOpenAI:
-    def __init__(self, script: Script, *, models: tuple[str, ...] = ("fake-model",)) -> None:
+    def __init__(
+        self,
+        script: Script,
+        *,
+        models: tuple[str, ...] = ("fake-model",),
+        repeat_names: bool = False,
+    ) -> None:
         self.script = script
         self.models = models
+        self.repeat_names = repeat_names
         self.requests: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
         self.app = Starlette(
@@ -153,9 +161,13 @@ class FakeOpenAI:
         calls = self._calls(number, said)
         for index, call in enumerate(calls):
             head = {"index": index, "id": call["id"], "type": "function"}
-            yield chunk({"tool_calls": [{**head, "function": {"name": call["function"]["name"]}}]})
+            name = {"name": call["function"]["name"]}
+            yield chunk({"tool_calls": [{**head, "function": name}]})
             args = call["function"]["arguments"]
             for part in (args[: len(args) // 2], args[len(args) // 2 :]):
-                yield chunk({"tool_calls": [{"index": index, "function": {"arguments": part}}]})
+                piece = {**head, "function": {**name, "arguments": part}}
+                if not self.repeat_names:
+                    piece = {"index": index, "function": {"arguments": part}}
+                yield chunk({"tool_calls": [piece]})
         yield chunk({}, "tool_calls" if calls else "stop")
         yield b"data: [DONE]\n\n"

@@ -37,11 +37,11 @@ class AgentProcess:
                 self.events.append(json.loads(line))
         return [e for e in self.events if e["event"] == kind][count - 1]
 
-    async def finish(self) -> tuple[int, str]:
+    async def finish(self, within: float = 30) -> tuple[int, str]:
         """Close stdin (if it is ours) and wait for the end: (exit status, stderr)."""
         if self.proc.stdin is not None:
             self.proc.stdin.close()
-        out, err = await asyncio.wait_for(self.proc.communicate(), 30)
+        out, err = await asyncio.wait_for(self.proc.communicate(), within)
         self.events += [json.loads(line) for line in out.decode().splitlines()]
         assert self.proc.returncode is not None
         return self.proc.returncode, err.decode()

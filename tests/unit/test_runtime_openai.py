@@ -237,3 +237,32 @@ async def test_the_first_request_can_force_a_tool_and_only_the_first(
     chosen = [r.get("tool_choice") for r in fake.requests]
     assert chosen == [{"type": "function", "function": {"name": "weather"}}, None, None, None]
     await backend.close()
+
+
+async def test_a_temperature_is_sent_only_when_one_is_given(
+    served: tuple[FakeOpenAI, OpenAIBackend],
+) -> None:
+    fake, default = served
+    cool = OpenAIBackend(model="m", base_url=default.base_url, api_key=None, temperature=0.0)
+    scripted(fake, lambda _: [Say("ok")])
+    await default.run([SYSTEM, user("go")], Sink(), weather_tools())
+    await cool.run([SYSTEM, user("go")], Sink(), weather_tools())
+    assert [r.get("temperature", "unset") for r in fake.requests] == ["unset", 0.0]
+    await cool.close()
+
+
+async def test_a_call_name_repeated_on_every_chunk_is_read_once(
+    served: tuple[FakeOpenAI, OpenAIBackend],
+) -> None:
+    """llama-cpp-python's server sends the call's id and name with every piece of it."""
+    fake, backend = served
+    fake.repeat_names = True
+
+    def script(request: dict[str, Any]) -> list[Any]:
+        return [Say("done")] if tool_messages(request) else [Call("weather", {"city": "Oslo"})]
+
+    scripted(fake, script)
+    sink = Sink()
+    await backend.run([SYSTEM, user("go")], sink, weather_tools())
+    asked = sink.messages[0]
+    assert [(c.name, c.arguments) for c in asked.tool_calls] == [("weather", {"city": "Oslo"})]

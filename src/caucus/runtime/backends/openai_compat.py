@@ -64,12 +64,14 @@ class OpenAIBackend:
         timeout: float = 600.0,
         client: openai.AsyncOpenAI | None = None,
         start_with_tool: str | None = None,
+        temperature: float | None = None,
     ) -> None:
         self.model = model
         self.base_url = base_url
         # The agent's very first request must call this tool (forced tool choice): for an
         # agent that has to act as it starts, on a model that might not otherwise.
         self._start_tool = start_with_tool
+        self._temperature = temperature
         self._client = client or openai.AsyncOpenAI(
             base_url=base_url,
             api_key=api_key or "not-needed",  # local servers take any key
@@ -163,6 +165,8 @@ class OpenAIBackend:
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True}
         if tools:
             kwargs["tools"] = [t.wire() for t in tools]
+        if self._temperature is not None:
+            kwargs["temperature"] = self._temperature
         if forced is not None:
             kwargs["tool_choice"] = {"type": "function", "function": {"name": forced}}
         streamed = _Streamed()
@@ -181,7 +185,9 @@ class OpenAIBackend:
                     if part.id:
                         slot["id"] = part.id
                     if part.function is not None:
-                        if part.function.name:
+                        # OpenAI sends a call's name once; llama-cpp-python repeats it
+                        # on every chunk, which must not make "saysay".
+                        if part.function.name and part.function.name != slot["name"]:
                             slot["name"] += part.function.name
                         if part.function.arguments:
                             slot["args"].append(part.function.arguments)
