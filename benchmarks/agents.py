@@ -85,14 +85,14 @@ class Agent:
         self.connector = HubConnector(
             url, name, identities=IdentityStore(url, state), loop_limit=10**9, poll_timeout=20
         )
-        self.tools = McpTools(hidden=HIDDEN_TOOLS)
+        self.tools = McpTools()
         self.interrupted = asyncio.Event()
         self.running = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         await self.connector.open()
-        await self.tools.attach("caucus", self.connector.hub_tools())
+        await self.tools.attach("caucus", self.connector.hub_tools(), hidden=HIDDEN_TOOLS)
         runtime = AgentRuntime(Echo(), self.tools, ids=CountingIds(), kv=MemoryKV())
 
         def write(event: dict[str, Any]) -> None:

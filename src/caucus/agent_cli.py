@@ -295,7 +295,7 @@ async def _run(backend: AgentBackend, options: Options) -> int:
     from caucus.runtime.tools.mcp_servers import McpTools, ToolServerError
     from caucus.runtime.tools.resources import ResourceTools, WatchManager
 
-    tools = McpTools(hidden=HIDDEN_TOOLS)
+    tools = McpTools()
     connector: HubConnector | None = None
     closing: list[Callable[[], Awaitable[None]]] = []
     try:
@@ -321,7 +321,7 @@ async def _run(backend: AgentBackend, options: Options) -> int:
             if isinstance(backend, ClaudeCliBackend):
                 log.warning("with --backend claude-cli the room's tools are not offered")
             else:
-                await tools.attach("caucus", connector.hub_tools())
+                await tools.attach("caucus", connector.hub_tools(), hidden=HIDDEN_TOOLS)
         try:
             await tools.start_stdio(options.servers)
         except ToolServerError as exc:
@@ -335,6 +335,7 @@ async def _run(backend: AgentBackend, options: Options) -> int:
             restored = await watches.restore()
             if restored is not None:  # folded into the On Start turn
                 notices.put(Notice("watch-state", restored))
+            await watches.follow_inboxes()  # a server joined already offers its inbox
         if connector is not None:
             notices.pump(connector.notices())
             # Mutating calls wait for the operator's approval of that exact call.
@@ -378,7 +379,7 @@ async def _run(backend: AgentBackend, options: Options) -> int:
         def waiting_for() -> bool:
             # The hub or the IRC network may speak until it ends; a watch until it is dropped.
             live = connector is not None or irc_link is not None
-            return live or (watches is not None and bool(watches.watches))
+            return live or (watches is not None and (bool(watches.watches) or watches.busy))
 
         orchestrator = Orchestrator(
             runtime,

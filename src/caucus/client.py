@@ -292,8 +292,15 @@ class HubClient(BaseClient):
             return 0
         return await self.ack(through=self._cursor)
 
-    async def peek(self) -> PeekResult:
-        return await self._get(PeekResult, "/peek")
+    async def peek(self, *, after: int | None = None, wait: float = 0.0) -> PeekResult:
+        """How many messages wait and the newest, consuming nothing; with `after`, wait up to
+        `wait` seconds for a pending message newer than that seq."""
+        if after is None:
+            return await self._get(PeekResult, "/peek")
+        params = {"after": after, "wait": wait}
+        return await self._get(
+            PeekResult, "/peek", params=params, read_timeout=wait + self._timeout
+        )
 
     # --- watchers --------------------------------------------------------------------------
     async def mint_watch_key(self) -> WatchKey:

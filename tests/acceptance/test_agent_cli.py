@@ -33,7 +33,9 @@ class AgentProcess:
         async with asyncio.timeout(30):
             while sum(e["event"] == kind for e in self.events) < count:
                 line = await self.proc.stdout.readline()
-                assert line, "the agent closed stdout early"
+                if not line:
+                    err = await self.proc.stderr.read() if self.proc.stderr else b""
+                    raise AssertionError(f"the agent closed stdout early: {err.decode()[-3000:]}")
                 self.events.append(json.loads(line))
         return [e for e in self.events if e["event"] == kind][count - 1]
 

@@ -111,6 +111,39 @@ async def test_peek_previews_without_consuming(connect: ClientFactory) -> None:
     assert len((await bob.receive(timeout=5)).messages) == 2
 
 
+async def test_a_peek_can_wait_for_a_newer_message_and_still_consumes_nothing(
+    connect: ClientFactory,
+) -> None:
+    alice, bob = await connect("alice"), await connect("bob")
+    await alice.send("bob", "first")
+    seen = await bob.peek()
+    assert seen.last is not None
+    first = seen.last.seq
+    # Nothing newer than the first: the wait runs out and says what is there.
+    assert (await bob.peek(after=first, wait=0.2)).last == seen.last
+    waiting = asyncio.ensure_future(bob.peek(after=first, wait=30))
+    await asyncio.sleep(0.2)
+    assert not waiting.done()  # parked: bob's inbox has nothing newer yet
+    await alice.send("bob", "second")
+    woken = await asyncio.wait_for(waiting, 30)
+    assert woken.pending == 2
+    assert woken.last is not None
+    assert (woken.last.seq > first, woken.last.preview) == (True, "second")
+    # A peek that waited still took nothing: a receive gets both.
+    assert [m.content for m in (await bob.receive(timeout=5)).messages] == ["first", "second"]
+
+
+async def test_a_peek_wait_is_bounded(url: str, connect: ClientFactory) -> None:
+    bob = await connect("bob")
+    assert bob.token is not None
+    async with httpx2.AsyncClient(base_url=url) as http:
+        auth = {"Authorization": f"Bearer {bob.token}"}
+        for params in ({"after": 0, "wait": 3601}, {"after": -1, "wait": 1}, {"wait": "soon"}):
+            answer = await http.get("/peek", params=params, headers=auth)
+            assert answer.status_code == 422, params
+            assert answer.json()["error"] == "invalid_request"
+
+
 async def test_ping_and_status_are_answered_by_the_hub(connect: ClientFactory) -> None:
     alice, bob = await connect("alice"), await connect("bob", skills=["sql"])
     await bob.set_status("migrating the schema")

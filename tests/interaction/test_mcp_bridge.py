@@ -42,7 +42,12 @@ def bridge_env(url: str, tmp_path: Path, name: str | None = None, **extra: str) 
 
 @asynccontextmanager
 async def bridge(
-    url: str, tmp_path: Path, name: str | None = None, mode: str = "legacy", **env: str
+    url: str,
+    tmp_path: Path,
+    name: str | None = None,
+    mode: str = "legacy",
+    message_handler: Any = None,
+    **env: str,
 ) -> AsyncIterator[Client]:
     params = StdioServerParameters(
         command=sys.executable,
@@ -50,7 +55,7 @@ async def bridge(
         env=bridge_env(url, tmp_path, name, **env),
         cwd=str(tmp_path),
     )
-    async with Client(params, mode=mode) as client:  # type: ignore[arg-type]
+    async with Client(params, mode=mode, message_handler=message_handler) as client:  # type: ignore[arg-type]
         yield client
 
 

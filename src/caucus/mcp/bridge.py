@@ -20,18 +20,20 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from mcp.server.lowlevel import NotificationOptions
 from mcp.server.stdio import stdio_server
 
 from caucus.client import HubClient
 from caucus.config import Settings
 from caucus.domain.names import name_from
 from caucus.errors import CaucusError, HubUnavailable
+from caucus.mcp.bridge_inbox import BridgeInbox
 from caucus.mcp.identity import IdentityStore
 from caucus.mcp.ports import HubPort
 from caucus.mcp.push import CHANNEL_CAPABILITY, ChannelMode, ChannelPush
 from caucus.mcp.remote import RemotePort
 from caucus.mcp.results import WaitVia, WatchCommand
-from caucus.mcp.server import Context, ToolServer
+from caucus.mcp.server import Context, ToolServer, is_modern
 from caucus.mcp.tools import Call, Catalog
 from caucus.mcp.watch import Session, by_session_file, session_dir, write_session
 from caucus.service import start_if_installed
@@ -79,6 +81,11 @@ class Bridge:
             defaults = Settings()
             self.push = ChannelPush(self.client, gap=defaults.push_gap, cap=defaults.push_cap)
         self._connection: Any = None
+        # The inbox as a resource (woken by the hub, claiming nothing), and the session and
+        # era to tell when the resource list changes.
+        self.inbox = BridgeInbox(self.client, lambda: self.port.name)
+        self._session: Any = None
+        self._modern = False
 
     def _default_name(self) -> str | None:
         return self.name or default_name()
@@ -109,8 +116,10 @@ class Bridge:
                 await outbound.notify(method, params)
 
             await self.push.probe(notify, port.name)
+        await self.inbox.changed(self._session, modern=self._modern)
 
     async def _left(self, port: HubPort) -> None:
+        await self.inbox.changed(self._session, modern=self._modern)
         self.session_file.unlink(missing_ok=True)
         self._watching = None
         if self.push is not None:
@@ -125,13 +134,18 @@ class Bridge:
 
     def tools(self) -> ToolServer:
         catalog = Catalog(
-            watch_for=self.watch_for, push=self.push, on_join=self._joined, on_leave=self._left
+            watch_for=self.watch_for,
+            push=self.push,
+            inbox_uri=self._inbox_uri,
+            on_join=self._joined,
+            on_leave=self._left,
         )
 
         async def call_for(ctx: Context, __: str | None) -> Call:
             # The connection's own outbound channel: a channel event is a notification of a
             # method the SDK has no type for (ADR 0011), sent outside any request.
             self._connection = ctx.session._connection
+            self._session, self._modern = ctx.session, is_modern(ctx)
             return Call(self.port, default_name=self._default_name())
 
         return ToolServer(
@@ -139,7 +153,11 @@ class Bridge:
             call_for=call_for,
             limits_for=self._limits,
             default_name=lambda _: self._default_name(),
+            resources=self.inbox,
         )
+
+    async def _inbox_uri(self, _: HubPort) -> str | None:
+        return self.inbox.uri()
 
     async def run(self) -> None:
         server = self.tools().server
@@ -164,7 +182,8 @@ class Bridge:
                     {CHANNEL_CAPABILITY: {}} if self.push is not None else None
                 )
                 options = server.create_initialization_options(
-                    experimental_capabilities=experimental
+                    NotificationOptions(resources_changed=True),  # join and leave change it
+                    experimental_capabilities=experimental,
                 )
                 await server.run(read, write, options)
         except asyncio.CancelledError:
@@ -199,6 +218,7 @@ class Bridge:
             return
         self._said_goodbye = True
         self.session_file.unlink(missing_ok=True)
+        await self.inbox.close()
         if self.push is not None:
             await self.push.close()
         try:

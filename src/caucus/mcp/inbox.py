@@ -53,7 +53,7 @@ class InboxResources:
         self.hub = hub
         self._peer_for = peer_for
         self._key = secrets.token_bytes(32)
-        self.bus = _CountingBus(self._following_changed)
+        self.bus = CountingBus(self._following_changed)
         self.listen = ListenHandler(self.bus)
         self._sessions: dict[int, dict[ServerSession, str]] = {}
         self._background: set[asyncio.Task[None]] = set()
@@ -178,7 +178,7 @@ class InboxResources:
         task.add_done_callback(self._background.discard)
 
 
-class _CountingBus(InMemorySubscriptionBus):
+class CountingBus(InMemorySubscriptionBus):
     """The SDK's in-process bus, counting its listeners (open listen streams)."""
 
     def __init__(self, changed: Callable[[], None]) -> None:

@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.server.subscriptions import ListenHandler
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
@@ -24,7 +25,6 @@ from caucus import __version__
 from caucus.errors import CaucusError, InvalidRequest, NotFound
 from caucus.mcp import prompts
 from caucus.mcp.hints import TOOL_HINTS
-from caucus.mcp.inbox import InboxResources
 from caucus.mcp.schema import schema_of
 from caucus.mcp.tools import Call, Catalog, Tool
 from caucus.web.errors import describe_validation
@@ -45,6 +45,28 @@ Context = ServerRequestContext[Any, Any]
 CallFor = Callable[[Context, str | None], Awaitable[Call]]
 
 
+class ResourceHandlers(Protocol):
+    """The inbox as a resource: `/mcp`'s `InboxResources`, the bridge's `BridgeInbox`."""
+
+    listen: ListenHandler
+
+    async def list_resources(
+        self, ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult: ...
+
+    async def read_resource(
+        self, ctx: Any, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult: ...
+
+    async def subscribe(
+        self, ctx: Any, params: types.SubscribeRequestParams
+    ) -> types.EmptyResult: ...
+
+    async def unsubscribe(
+        self, ctx: Any, params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult: ...
+
+
 def is_modern(ctx: Context) -> bool:
     """Whether the request speaks the session-less protocol era (2026-07-28 and later)."""
     return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
@@ -63,7 +85,7 @@ class ToolServer:
         limits_for: Callable[[Context], Awaitable[Limits]],
         default_name: Callable[[Context], str | None],
         sessionless: Callable[[Context], bool] = lambda _: False,
-        resources: InboxResources | None = None,
+        resources: ResourceHandlers | None = None,
     ) -> None:
         self.catalog = catalog
         self._call_for = call_for

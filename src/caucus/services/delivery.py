@@ -10,6 +10,7 @@ identity registers again (a reconnect).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -262,8 +263,28 @@ class DeliveryService:
     async def _ack(self, peer_id: int, seqs: Sequence[int], through: int | None) -> int:
         return await self._db.write(lambda r: r.inbox.ack(peer_id, seqs=seqs, through=through))
 
-    async def peek(self, peer: Peer) -> Peek:
-        return await self._db.read(lambda r: r.inbox.peek(peer.id))
+    async def peek(self, peer: Peer, *, after: int | None = None, wait: float = 0.0) -> Peek:
+        """How many messages wait and the newest, claiming nothing. With `after` and `wait`,
+        wait up to `wait` seconds (at most a receive's longest wait) for a pending message
+        newer than seq `after` first (a follower of the inbox: the bridge's inbox resource)."""
+        if after is None or wait <= 0:
+            return await self._db.read(lambda r: r.inbox.peek(peer.id))
+        notifier = self._notifier
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + min(wait, self._settings.receive_timeout_max)
+        while True:
+            # Registered before the read: a message routed in between still wakes it.
+            fut = notifier.peeker(peer.id)
+            try:
+                found = await self._db.read(lambda r: r.inbox.peek(peer.id))
+                left = deadline - loop.time()
+                newer = found.last is not None and found.last.seq > after
+                if newer or left <= 0 or notifier.closing:
+                    return found
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(fut, left)
+            finally:
+                notifier.drop_peeker(peer.id, fut)
 
     async def history(
         self,

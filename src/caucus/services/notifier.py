@@ -1,8 +1,9 @@
 """Typed events out to subscribers, and wake-ups for parked long-polls.
 
 A waiter per listening peer: a send wakes exactly the recipients' waiters, so a parked receive
-costs no CPU and reacts in well under a millisecond. Subscribers are called synchronously and must
-be quick (queue the work if it is not).
+costs no CPU and reacts in well under a millisecond. Beside that one slot, any number of
+peekers may wait for a peer's inbox to change without claiming anything (`GET /peek?after=`).
+Subscribers are called synchronously and must be quick (queue the work if it is not).
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ class Notifier:
         # displaced between two of its polls.
         self._watching: dict[int, float] = {}
         self._displaced: dict[int, float] = {}
+        # peer id -> the futures of peeks waiting for its inbox to change (they claim nothing)
+        self._peekers: dict[int, set[asyncio.Future[None]]] = {}
         self.closing = False
 
     # --- events ----------------------------------------------------------------------------
@@ -163,11 +166,36 @@ class Notifier:
         """Something may be deliverable to these peers now."""
         idle = self._idle_until
         waiters = self._waiters
+        peekers = self._peekers
         for pid in peer_ids:
             idle.pop(pid, None)
             waiter = waiters.get(pid)
             if waiter is not None:
                 waiter.signal()
+            if peekers:
+                self._release(peekers.pop(pid, ()))
+
+    def peeker(self, peer_id: int) -> asyncio.Future[None]:
+        """A future done at the next wake-up of `peer_id` (or the hub's close): a peek that
+        waits for the inbox to change. The caller drops it with `drop_peeker`."""
+        fut = asyncio.get_running_loop().create_future()
+        if self.closing:
+            fut.set_result(None)
+        self._peekers.setdefault(peer_id, set()).add(fut)
+        return fut
+
+    def drop_peeker(self, peer_id: int, fut: asyncio.Future[None]) -> None:
+        waiting = self._peekers.get(peer_id)
+        if waiting is not None:
+            waiting.discard(fut)
+            if not waiting:
+                del self._peekers[peer_id]
+
+    @staticmethod
+    def _release(futures: Iterable[asyncio.Future[None]]) -> None:
+        for fut in futures:
+            if not fut.done():
+                fut.set_result(None)
 
     def wake_everyone(self) -> None:
         """The rules of delivery changed (pause, resume): every receive must claim again."""
@@ -190,3 +218,6 @@ class Notifier:
         """The hub is shutting down: every parked receive answers now."""
         self.closing = True
         self.wake_all()
+        for waiting in self._peekers.values():
+            self._release(waiting)
+        self._peekers.clear()

@@ -6,9 +6,9 @@ serves without FastAPI in front (ADR 0002).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
 from caucus.api.auth import PeerDep, access, bearer_token
@@ -96,12 +96,24 @@ async def ack(body: AckRequest, request: Request, peer: PeerDep) -> AckResult:
 
 @router.get(
     "/peek",
-    summary="How many messages wait, and a preview of the latest, without consuming any",
+    summary="How many messages wait, and a preview of the latest, without consuming any "
+    "(optionally waiting for a newer one)",
     responses=_ERRORS,
     openapi_extra=access(Access.AGENT),
 )
-async def peek(request: Request, peer: PeerDep) -> PeekResult:
-    return PeekResult.of(await hub_of(request).delivery.peek(peer))
+async def peek(
+    request: Request,
+    peer: PeerDep,
+    after: Annotated[
+        int | None,
+        Query(ge=0, description="with wait: return once a pending message is newer than this seq"),
+    ] = None,
+    wait: Annotated[
+        float,
+        Query(ge=0, le=3600, description="seconds to wait for that (capped as a receive's wait)"),
+    ] = 0.0,
+) -> PeekResult:
+    return PeekResult.of(await hub_of(request).delivery.peek(peer, after=after, wait=wait))
 
 
 @router.post(

@@ -3,10 +3,17 @@ over stdio (`--mcp-stdio 'CMD ARGS'`, repeatable), and any client already connec
 own catalog, served in-process to a native agent on the hub).
 
 Each server is listed at the start of every run. Two servers offering the same name: the first
-keeps it, the second's is skipped with a warning. Names in `hidden` are never offered (the hub
-connector joins, receives and leaves itself). What a stdio server writes on stderr is logged
-line by line (as NDJSON, like the agent's own logs), so the agent's stderr stays
-machine-readable.
+keeps it, the second's is skipped with a warning. An attached client's `hidden` names are
+never offered (the hub connector joins, receives and leaves itself; a `caucus bridge` started
+with `--mcp-stdio` offers them all, since there the model joins). What a stdio server writes
+on stderr is logged line by line (as NDJSON, like the agent's own logs), so the agent's stderr
+stays machine-readable.
+
+Resource changes arrive in the server's protocol era: a 2025-era server takes
+`resources/subscribe` and sends `notifications/resources/updated` and `list_changed`; a
+2026-07-28 server (such as `caucus bridge`) has neither, and is followed instead with one
+`subscriptions/listen` stream per server, opened at the start (for list changes) and opened
+again with the new filter whenever the watched set changes.
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ import mcp_types as types
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from caucus.runtime.tools.executor import ToolResult, ToolSpec
 
@@ -40,21 +49,32 @@ class ToolServerError(Exception):
 
 
 class McpTools:
-    def __init__(self, *, hidden: frozenset[str] = frozenset(), cwd: str | None = None) -> None:
-        self._hidden = hidden
+    def __init__(self, *, cwd: str | None = None) -> None:
+        self._hidden: dict[int, frozenset[str]] = {}  # id(client) -> names it never offers
         self._cwd = cwd
         self._stack = AsyncExitStack()
         self._clients: list[tuple[str, Client]] = []
         self._routes: dict[str, Client] = {}
         self._resource_routes: dict[str, Client] = {}
         self._stderr_tasks: list[asyncio.Task[None]] = []
-        # A server said a resource it was asked to watch changed (its URI).
+        # A server said a resource it was asked to watch changed (its URI); a server said
+        # the list of its resources changed.
         self.on_resource_updated: Callable[[str], None] | None = None
+        self.on_resources_changed: Callable[[], None] | None = None
+        # 2026-07-28 servers: the URIs followed on each one's listen stream, and the stream.
+        # (Keyed by id(): a Client is not hashable.)
+        self._followed: dict[int, set[str]] = {}
+        self._streams: dict[int, asyncio.Task[None]] = {}
 
-    async def attach(self, label: str, client: Client) -> None:
-        """Offer the tools of a client not yet entered (entered here, closed with these)."""
+    async def attach(
+        self, label: str, client: Client, *, hidden: frozenset[str] = frozenset()
+    ) -> None:
+        """Offer the tools of a client not yet entered (entered here, closed with these),
+        but for the names in `hidden`."""
+        self._hidden[id(client)] = hidden
         await self._stack.enter_async_context(client)
         self._clients.append((label, client))
+        await self._follow(client)
 
     async def start_stdio(self, commands: list[str]) -> None:
         """Start each server; on a failure, close what started and raise ToolServerError."""
@@ -74,7 +94,12 @@ class McpTools:
             ) from None
         if not argv:
             raise ToolServerError("an empty --mcp-stdio command")
-        params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=self._cwd)
+        # The agent's whole environment, as a shell would pass it: the user wrote the command
+        # (the SDK's default keeps only HOME, PATH and a few others, which would drop what a
+        # server needs, such as CAUCUS_HUB or an API key).
+        params = StdioServerParameters(
+            command=argv[0], args=argv[1:], cwd=self._cwd, env=dict(os.environ)
+        )
         errlog = await self._stderr_logger(argv[0])
         client = Client(stdio_client(params, errlog=errlog), message_handler=self._message)
         try:
@@ -88,6 +113,7 @@ class McpTools:
         except Exception as exc:
             raise ToolServerError(f"the tool server `{command}` did not start: {exc}") from None
         self._clients.append((command, client))
+        await self._follow(client)
 
     async def _stderr_logger(self, name: str) -> Any:
         """A file the server writes its stderr to, whose lines are logged here."""
@@ -116,7 +142,7 @@ class McpTools:
             while True:
                 listed = await client.list_tools(cursor=cursor)
                 for tool in listed.tools:
-                    if tool.name in self._hidden:
+                    if tool.name in self._hidden.get(id(client), ()):
                         continue
                     if tool.name in routes:
                         log.warning(
@@ -162,9 +188,53 @@ class McpTools:
         )
 
     async def _message(self, message: Any) -> None:
-        updated = self.on_resource_updated
+        updated, changed = self.on_resource_updated, self.on_resources_changed
         if isinstance(message, types.ResourceUpdatedNotification) and updated is not None:
             updated(message.params.uri)
+        elif isinstance(message, types.ResourceListChangedNotification) and changed is not None:
+            changed()
+
+    # --- 2026-07-28: listen streams ------------------------------------------------------------
+    @staticmethod
+    def _modern(client: Client) -> bool:
+        return client.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+    async def _follow(self, client: Client) -> None:
+        """(Re)open `client`'s listen stream with what is followed now; back once the server
+        acknowledged it, so nothing that happens after this returns is missed."""
+        if not self._modern(client) or client.server_capabilities.resources is None:
+            return
+        earlier = self._streams.pop(id(client), None)
+        if earlier is not None:
+            earlier.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await earlier
+        opened = asyncio.Event()
+        task = asyncio.ensure_future(self._stream(client, opened))
+        self._streams[id(client)] = task
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(START_TIMEOUT):
+                await asyncio.wait(
+                    [task, asyncio.ensure_future(opened.wait())],
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+
+    async def _stream(self, client: Client, opened: asyncio.Event) -> None:
+        uris = sorted(self._followed.get(id(client), ()))
+        try:
+            async with client.listen(
+                resources_list_changed=True, resource_subscriptions=uris
+            ) as stream:
+                opened.set()
+                async for event in stream:
+                    if isinstance(event, ResourceUpdated) and self.on_resource_updated:
+                        self.on_resource_updated(event.uri)
+                    elif isinstance(event, ResourcesListChanged) and self.on_resources_changed:
+                        self.on_resources_changed()
+        except Exception as exc:  # the server ended the stream or went away
+            log.warning("following the resources of a tool server ended: %s", exc)
+        finally:
+            opened.set()
 
     # --- resources -----------------------------------------------------------------------------
     async def list_resources(self) -> list[dict[str, Any]]:
@@ -226,6 +296,16 @@ class McpTools:
             caps = client.server_capabilities.resources
             if caps is None or not caps.subscribe:
                 continue
+            if self._modern(client):
+                followed = self._followed.setdefault(id(client), set())
+                before = set(followed)
+                if on:
+                    followed.add(uri)
+                else:
+                    followed.discard(uri)
+                if followed != before:
+                    await self._follow(client)
+                return True
             with warnings.catch_warnings():
                 # The handshake era's verb (servers such as server-everything speak it); the
                 # SDK warns it is gone from 2026-07-28.
@@ -246,6 +326,12 @@ class McpTools:
         yield
 
     async def close(self) -> None:
+        for task in self._streams.values():
+            task.cancel()
+        for task in self._streams.values():
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._streams.clear()
         with contextlib.suppress(Exception):
             await self._stack.aclose()
         for task in self._stderr_tasks:

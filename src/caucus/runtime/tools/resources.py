@@ -8,6 +8,11 @@ and with `changes_only` an update whose content hashes the same as the last one 
 (dedupe). What is left becomes a notice (`resource:<uri>`), which runs a turn like input. With
 `--watch-state FILE` the watches are kept in a 0600 JSON file and restored, and re-subscribed,
 on the next start; the restore is told in the On Start turn.
+
+A Caucus inbox a server offers (`caucus://inbox/…`: `caucus bridge` once joined) is followed
+without being asked, whenever the servers' resource lists change: the agent is woken by the
+notice alone, and calls `listen` to take the messages. Those watches are the server's, not the
+model's: never saved, and dropped when the server stops listing them (a leave).
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from caucus.runtime.tools.mcp_servers import McpTools
 log = logging.getLogger(__name__)
 
 DEBOUNCE = 2.0  # seconds: updates closer together than this are one
+INBOX = "caucus://inbox/"
+INBOX_DEBOUNCE = 0.3  # a burst of messages is one wake-up, without making anyone wait
 WATCHES_MAX = 100
 PREVIEW = 2000  # characters of a changed resource put in its notice
 
@@ -80,6 +87,7 @@ class Watch:
     changes_only: bool = False
     debounce: float = DEBOUNCE
     last_hash: str | None = None
+    inbox: bool = False  # followed by itself (a Caucus inbox), not asked for by the model
 
 
 class WatchManager:
@@ -98,6 +106,8 @@ class WatchManager:
         self.told = 0  # notices sent
         self.dropped = 0  # updates folded into another or found unchanged
         tools.on_resource_updated = self.updated
+        tools.on_resources_changed = self.resources_changed
+        self._following = asyncio.Lock()
 
     async def restore(self) -> str | None:
         """Watch again what the state file holds; a line for the On Start turn, if any."""
@@ -144,6 +154,36 @@ class WatchManager:
         self._save()
         return f"no longer watching {uri}"
 
+    @property
+    def busy(self) -> bool:
+        """A change is being followed or told: more may be watched in a moment."""
+        return bool(self._tasks) or bool(self._pending)
+
+    def resources_changed(self) -> None:
+        """A server's resource list changed: follow the inboxes it lists now."""
+        self._spawn(self.follow_inboxes())
+
+    async def follow_inboxes(self) -> None:
+        async with self._following:  # one change at a time: the same news may come twice
+            try:
+                listed = {r["uri"] for r in await self._tools.list_resources()}
+            except Exception as exc:  # a server failed to list: try on its next change
+                log.warning("listing resources failed: %s", exc)
+                return
+            inboxes = {uri for uri in listed if uri.startswith(INBOX)}
+            for uri in [u for u, w in self.watches.items() if w.inbox and u not in inboxes]:
+                self.watches.pop(uri)
+                await self._tools.subscribe(uri, on=False)
+            for uri in sorted(inboxes - set(self.watches)):
+                if await self._tools.subscribe(uri):
+                    self.watches[uri] = Watch(uri, debounce=INBOX_DEBOUNCE, inbox=True)
+                    log.info("following the inbox %s", uri)
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     def updated(self, uri: str) -> None:
         """A server says `uri` changed: told after its debounce, once for a burst."""
         watch = self.watches.get(uri)
@@ -158,9 +198,7 @@ class WatchManager:
 
     def _due(self, uri: str) -> None:
         self._pending.pop(uri, None)
-        task = asyncio.ensure_future(self._tell(uri))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._spawn(self._tell(uri))
 
     async def _tell(self, uri: str) -> None:
         watch = self.watches.get(uri)
@@ -178,12 +216,15 @@ class WatchManager:
         self._save()
         preview = content[:PREVIEW] + ("…" if len(content) > PREVIEW else "")
         self.told += 1
-        self._notify(Notice(f"resource:{uri}", f"{uri} changed. It now reads:\n{preview}"))
+        said = f"{uri} changed. It now reads:\n{preview}"
+        if watch.inbox:
+            said = f"New messages wait in your Caucus inbox: call listen to take them.\n{said}"
+        self._notify(Notice(f"resource:{uri}", said))
 
     def _save(self) -> None:
         if self._state is None:
             return
-        body = {"watches": [asdict(w) for w in self.watches.values()]}
+        body = {"watches": [asdict(w) for w in self.watches.values() if not w.inbox]}
         try:
             self._state.parent.mkdir(parents=True, exist_ok=True)
             replace_atomically(self._state, json.dumps(body).encode("utf-8"), mode=0o600)
