@@ -26,6 +26,7 @@ from caucus.agent_cli import agent
 from caucus.config import BadSettings, Settings, load_settings, unknown_variables
 from caucus.connect_cli import connect, service_app
 from caucus.db_cli import db_app
+from caucus.deliberation.commands import deliberate
 from caucus.errors import CaucusError
 from caucus.protocol import PROTOCOL_VERSION
 from caucus.services.hub import Hub
@@ -574,6 +575,7 @@ if __name__ == "__main__":
 
 app.add_typer(db_app, name="db")
 app.command("agent")(agent)
+app.command("deliberate")(deliberate)
 app.command("status")(status)
 app.command("connect")(connect)
 app.add_typer(service_app, name="service")

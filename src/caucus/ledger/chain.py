@@ -10,24 +10,51 @@ still halts appends until a person looks.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import os
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 from caucus.errors import LedgerIntegrityError
 from caucus.files import open_private, replace_atomically
-from caucus.ledger.canonical import GENESIS, line, seal
+from caucus.ledger.canonical import GENESIS, line
+from caucus.ledger.records import DecisionRecord, seal_checked
 from caucus.ledger.verify import Report, head_path, read_checkpoint, verify_chain
 
 log = logging.getLogger(__name__)
+
+
+def _lock(handle: IO[Any]) -> None:
+    """An exclusive lock on the lock file: flock where it exists, msvcrt's byte lock on
+    Windows (imported there only, so the ledger imports and verifies on every platform)."""
+    if sys.platform == "win32":
+        import msvcrt
+
+        handle.seek(0)
+        msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
+    else:
+        import fcntl
+
+        fcntl.flock(handle, fcntl.LOCK_EX)
+
+
+def _unlock(handle: IO[Any]) -> None:
+    if sys.platform == "win32":
+        import msvcrt
+
+        handle.seek(0)
+        msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+    else:
+        import fcntl
+
+        fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @contextmanager
@@ -35,11 +62,11 @@ def _locked(path: Path) -> Iterator[None]:
     lock = path.with_name(path.name + ".lock")
     path.parent.mkdir(parents=True, exist_ok=True)
     with open_private(lock, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        _lock(handle)
         try:
             yield
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            _unlock(handle)
 
 
 def append(path: Path, record: Mapping[str, Any]) -> dict[str, Any]:
@@ -125,6 +152,10 @@ class Ledger:
         with _locked(self.path):
             return self._append(self._checked(), list(batch))
 
+    def record(self, decision: DecisionRecord) -> tuple[int, dict[str, Any]]:
+        """Chain one decision; returns its index and the sealed record."""
+        return self.append_many([decision.to_dict()])[0]
+
     def append_new(
         self,
         batch: Iterable[Mapping[str, Any]],
@@ -190,7 +221,7 @@ class Ledger:
         sealed: list[tuple[int, dict[str, Any]]] = []
         tip = report.head_hash
         for record in records:
-            sealed.append((report.count + len(sealed), seal(record, tip)))
+            sealed.append((report.count + len(sealed), seal_checked(record, tip)))
             tip = sealed[-1][1]["hash"]
         if not sealed:
             return sealed

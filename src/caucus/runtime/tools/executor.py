@@ -20,6 +20,7 @@ class ToolSpec:
     parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
     destructive: bool = False  # the server marks it destructiveHint
     output: dict[str, Any] | None = None  # its output schema, when the server gives one
+    read_only: bool = False  # the server marks it readOnlyHint
 
     def wire(self) -> dict[str, Any]:
         """As `/v1/chat/completions` takes a tool."""

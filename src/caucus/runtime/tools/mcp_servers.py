@@ -158,6 +158,7 @@ class McpTools:
                             dict(tool.input_schema or {"type": "object"}),
                             bool(hints is not None and hints.destructive_hint),
                             dict(tool.output_schema) if tool.output_schema else None,
+                            bool(hints is not None and hints.read_only_hint),
                         )
                     )
                 cursor = listed.next_cursor
