@@ -39,6 +39,14 @@ def progress(step: Step) -> None:
     sys.stderr.flush()
 
 
+def shown(path: Path) -> Path:
+    """`path` as the person typed it: relative to where they stand when it is below it."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
 def describe(done: Recorded) -> list[str]:
     outcome = done.outcome
     lines = [
@@ -47,7 +55,7 @@ def describe(done: Recorded) -> list[str]:
     ]
     lines += [f"DISSENT [{p.agent}]: {p.summary}" for p in outcome.dissent]
     lines += [f"ABSENT [{name}]" for name in outcome.absent]
-    lines.append(f"On the record: {done.log} (hash {done.record['hash'][:12]}…)")
+    lines.append(f"On the record: {shown(done.log)} (hash {done.record['hash'][:12]}…)")
     return lines
 
 
