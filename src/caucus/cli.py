@@ -26,6 +26,8 @@ from caucus.agent_cli import agent
 from caucus.config import BadSettings, Settings, load_settings, unknown_variables
 from caucus.connect_cli import connect, service_app
 from caucus.db_cli import db_app
+from caucus.deliberation.cli_briefing import briefing, init
+from caucus.deliberation.cli_intents import intents_app, outcome
 from caucus.deliberation.commands import deliberate
 from caucus.errors import CaucusError
 from caucus.protocol import PROTOCOL_VERSION
@@ -499,13 +501,30 @@ def anchor_command(
             "its two steps) to the chain's end",
         ),
     ] = False,
+    log: Annotated[Path | None, typer.Option("--log", help="the ledger (the same as PATH)")] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="a deliberation config.yaml: its log, then its anchor_command once the head "
+            "is recorded",
+        ),
+    ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
 ) -> None:
     """Record the verified head in <ledger>.anchors, to copy where the hub cannot write."""
     from caucus.ledger.chain import accept_tail as accept
     from caucus.ledger.chain import anchor, anchors_path
 
-    ledger = path or load_settings().ledger_path()
+    if config is not None:
+        if path is not None or log is not None:
+            Console(stderr=True).print("--config names the ledger; drop PATH/--log", style="red")
+            raise typer.Exit(2)
+        from caucus.deliberation.cli_briefing import anchor_from_config
+
+        anchor_from_config(config, json_output)
+        return
+    ledger = path or log or load_settings().ledger_path()
     try:
         if accept_tail:
             old, new = accept(ledger)
@@ -576,6 +595,10 @@ if __name__ == "__main__":
 app.add_typer(db_app, name="db")
 app.command("agent")(agent)
 app.command("deliberate")(deliberate)
+app.command("briefing")(briefing)
+app.command("init")(init)
+app.command("outcome")(outcome)
+app.add_typer(intents_app, name="intents")
 app.command("status")(status)
 app.command("connect")(connect)
 app.add_typer(service_app, name="service")

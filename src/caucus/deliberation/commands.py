@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -89,7 +90,7 @@ def deliberate(
     """Convene a panel of analysts on a model over SUBJECT; the chair's decision is recorded."""
     from caucus.deliberation.engine import DeliberationError
     from caucus.deliberation.evidence import EvidenceError
-    from caucus.deliberation.run import run_one
+    from caucus.deliberation.run import room_evidence, run_one
     from caucus.deliberation.setup import backend_for, resolve
     from caucus.errors import CaucusError
     from caucus.runtime.backends.base import BackendError
@@ -104,7 +105,12 @@ def deliberate(
         async with backend_for(settings) as chosen:
             sys.stderr.write(f"deliberating on {chosen.describe}\n")
             return await run_one(
-                settings, chosen, subject, evidence_file=evidence, on_step=progress
+                settings,
+                chosen,
+                subject,
+                evidence_file=evidence,
+                extra_evidence=room_evidence(settings, date.today()),
+                on_step=progress,
             )
 
     try:

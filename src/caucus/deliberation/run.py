@@ -9,12 +9,15 @@ import shlex
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 from caucus.deliberation.config import DeliberationConfig
 from caucus.deliberation.engine import ModelAnalyst, ModelChair, OnStep, Outcome, deliberate
 from caucus.deliberation.evidence import gather
+from caucus.deliberation.intents import IntentStore
+from caucus.deliberation.memory import notes
 from caucus.deliberation.setup import Backend
 from caucus.ledger.chain import Ledger, anchor
 
@@ -90,3 +93,15 @@ def anchor_and_run(config: DeliberationConfig) -> tuple[dict[str, Any], str | No
             f"anchors file, but was not carried off the machine): {tail}"
         )
     return entry, done.stdout
+
+
+def room_evidence(config: DeliberationConfig, today: date) -> list[dict[str, Any]]:
+    """What the deliberations of this directory already know: the open intents and the
+    freshest memory notes."""
+    items: list[dict[str, Any]] = []
+    if config.intents.exists():
+        items += [
+            i.evidence(today) for i in IntentStore(config.intents).list(today) if i.status == "open"
+        ]
+    items += notes(config.memory, today, config.half_life_days)
+    return items
