@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from caucus.errors import HubUnavailable, error_from_body
 from caucus.web.bearer import AGENT_KEY_HEADER
+from caucus.web.deliberations import DeliberationInfo, DeliberationList, PositionInfo
 from caucus.web.forms import DecisionList, DecisionRecord, FormInfo, FormList
 from caucus.web.messages import AckResult, Batch, InboundMessage, PeekResult, SendResult
 from caucus.web.peers import Departure, PeerInfo, PeerList, Registered, StatusInfo
@@ -404,6 +405,53 @@ class HubClient(BaseClient):
     async def decisions(self, limit: int = 20) -> list[DecisionRecord]:
         """Ledger records you may see (broadcast and your channels'), newest first."""
         return (await self._get(DecisionList, "/decisions", params={"limit": limit})).decisions
+
+    async def convene(
+        self,
+        subject: str,
+        panel: list[str] | str,
+        *,
+        chair: str = "operator",
+        evidence: list[dict[str, Any]] | None = None,
+        rounds: int = 2,
+        deadline: float = 300.0,
+    ) -> DeliberationInfo:
+        """Convene the peers in `panel` (names, or a #channel) on `subject`: each gets a
+        position request as a task per round; `chair` ('operator', 'model' or a peer) decides;
+        the decision goes on the ledger and is announced."""
+        body = {
+            "subject": subject,
+            "panel": panel,
+            "chair": chair,
+            "evidence": evidence or [],
+            "rounds": rounds,
+            "deadline": deadline,
+        }
+        return await self._post(DeliberationInfo, "/deliberations", body)
+
+    async def deliberation(self, deliberation_id: str) -> DeliberationInfo:
+        return await self._get(DeliberationInfo, f"/deliberations/{deliberation_id}")
+
+    async def deliberations(self) -> list[DeliberationInfo]:
+        return (await self._get(DeliberationList, "/deliberations")).deliberations
+
+    async def submit_position(
+        self,
+        deliberation_id: str,
+        stance: str,
+        summary: str,
+        confidence: float,
+        evidence: list[str] | None = None,
+    ) -> PositionInfo:
+        """Your position for the round under way (as the chair: your decision, in summary)."""
+        body = {
+            "stance": stance,
+            "summary": summary,
+            "confidence": confidence,
+            "evidence": evidence or [],
+        }
+        path = f"/deliberations/{deliberation_id}/position"
+        return await self._post(PositionInfo, path, body)
 
     # --- the job board -----------------------------------------------------------------------
     async def post_offer(

@@ -111,6 +111,15 @@ class Settings(BaseSettings):
     open_offers_max: int = Field(5, ge=1, description="open offers one poster may have")
     pending_forms_max: int = Field(5, ge=1, description="forms one asker may have pending")
 
+    # Live deliberations (`convene`): the model a `chair: model` deliberation decides on.
+    chair_model: str = Field(
+        "", description="the model that chairs `convene(chair='model')`; empty: not offered"
+    )
+    chair_base_url: str = Field(
+        "http://127.0.0.1:8080/v1", description="the chair model's OpenAI-compatible /v1 URL"
+    )
+    chair_api_key_env: str = Field("", description="the variable holding the chair model's key")
+
     # Limits.
     max_content_chars: int = Field(8192, ge=1)
     max_body_bytes: int = Field(64 * 1024, ge=1024)

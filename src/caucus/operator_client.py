@@ -6,6 +6,7 @@ from typing import Any
 
 from caucus.client import BaseClient
 from caucus.web.console import SnapshotAt
+from caucus.web.deliberations import DeliberationInfo, DeliberationList
 from caucus.web.forms import DecisionList, DecisionRecord, FormInfo, FormList, LedgerStatusInfo
 from caucus.web.messages import SendResult
 from caucus.web.peers import PeerInfo
@@ -121,6 +122,10 @@ class OperatorClient(BaseClient):
         """Every decision on the ledger, newest first."""
         params = {"limit": limit}
         return (await self._get(DecisionList, "/operator/decisions", params=params)).decisions
+
+    async def deliberations(self) -> list[DeliberationInfo]:
+        """Every deliberation this hub process runs or ran, newest first."""
+        return (await self._get(DeliberationList, "/operator/deliberations")).deliberations
 
     async def ledger(self) -> LedgerStatusInfo:
         """Whether the decision ledger verifies now: records, intact, anchored, any break."""

@@ -32,6 +32,7 @@ from caucus.api.context import SCOPE_KEY, Served
 from caucus.api.hotpath import FastLane
 from caucus.api.routes import (
     channels,
+    deliberations,
     floors,
     forms,
     messages,
@@ -228,6 +229,7 @@ class CaucusApp:
             forms,
             tasks,
             offers,
+            deliberations,
             operator,
             meta,
         ):

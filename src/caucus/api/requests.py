@@ -233,3 +233,35 @@ class AnswerRequest(_In):
 
 class RedeemRequest(_In):
     ticket: str = Field(description="a ticket from POST /watch/tickets", max_length=200)
+
+
+class ConveneRequest(_In):
+    subject: str = Field(
+        description="what is to be decided, 1-500 characters", json_schema_extra={"maxLength": 500}
+    )
+    panel: list[str] | str = Field(
+        description="the panelists' names (1-8), or a #channel whose other members sit"
+    )
+    chair: str = Field(
+        "operator", description="who decides: 'operator' (a form), 'model', or a peer's name"
+    )
+    evidence: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="objects with a `source` and a `ref` (filled in when missing), other keys kept",
+    )
+    rounds: int = Field(2, ge=1, le=4, description="at most this many rounds (1-4)")
+    deadline: float = Field(
+        300.0, ge=5, le=3600, description="seconds each panelist has to answer a round"
+    )
+
+
+class PositionRequest(_In):
+    stance: str = Field(description="approve, reject or defer")
+    summary: str = Field(
+        description="your argument (as the chair: the decision), at most 1000 characters",
+        json_schema_extra={"maxLength": 1000},
+    )
+    confidence: float = Field(ge=0, le=1, description="from 0 to 1")
+    evidence: list[str] = Field(
+        default_factory=list, description="the refs of the evidence you rely on"
+    )

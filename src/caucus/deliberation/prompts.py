@@ -109,3 +109,72 @@ def chair_prompt(
         "to 1}"
     )
     return "\n\n".join(parts)
+
+
+def _live_positions(positions: Sequence[Position], label: str, cut: int | None) -> list[str]:
+    out = []
+    for p in positions:
+        summary = p.summary if cut is None or len(p.summary) <= cut else p.summary[:cut] + "…"
+        out.append(
+            _position_block(
+                Position(p.agent, p.stance, summary, p.confidence, p.evidence),
+                f"{label} {p.agent}:",
+            )
+        )
+    return out
+
+
+def position_request(
+    deliberation_id: str, ask: Ask, max_rounds: int, deadline: float, *, cut: int | None = None
+) -> str:
+    """A live panelist's position request (a task's payload): the panel's data fenced, and
+    how to answer — the submit_position tool, or a task reply holding the JSON."""
+    stances = ", ".join(ask.stances)
+    parts = [
+        f"Position request: deliberation {deliberation_id}, round {ask.round} of at most "
+        f"{max_rounds}. You sit on a panel that argues the subject below; a chair decides, "
+        "weighing arguments, not votes.",
+        DATA_NOTE,
+        fence("The subject to decide:", ask.subject),
+        *_evidence_blocks(ask.evidence),
+    ]
+    if ask.round > 1:
+        parts.append(
+            "The panel did not agree. Answer the other panelists' strongest points; keep or "
+            "change your position on the merits."
+        )
+        if ask.own is not None:
+            parts += _live_positions([ask.own], "Your previous position, as", cut)
+        parts += _live_positions(ask.others, "Position of", cut)
+    parts.append(
+        f"Answer within {deadline:g} s with the submit_position tool: deliberation "
+        f'"{deliberation_id}", stance ({stances}), summary (your argument in a few sentences), '
+        "confidence (0 to 1) and evidence (the refs you rely on). A reply to this task with "
+        'that JSON object ({"stance", "summary", "confidence", "evidence"}) counts too.'
+    )
+    return "\n\n".join(parts)
+
+
+def chair_request(
+    deliberation_id: str,
+    subject: str,
+    evidence: Sequence[Mapping[str, Any]],
+    positions: Sequence[Position],
+    stances: Sequence[str],
+    deadline: float,
+    *,
+    cut: int | None = None,
+) -> str:
+    """A peer chair's request (a task's payload)."""
+    parts = [
+        f"You chair deliberation {deliberation_id}. Weigh the panel's final arguments and the "
+        "evidence; do not count votes.",
+        DATA_NOTE,
+        fence("The subject to decide:", subject),
+        *_evidence_blocks(evidence),
+        *_live_positions(positions, "Final position of", cut),
+        f"Decide within {deadline:g} s with the submit_position tool: deliberation "
+        f'"{deliberation_id}", stance ({", ".join(stances)}: the stance your decision takes), '
+        "summary (the decision and its main reason) and confidence (0 to 1).",
+    ]
+    return "\n\n".join(parts)

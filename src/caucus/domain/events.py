@@ -8,6 +8,7 @@ services never push to a UI themselves.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from caucus.domain.decisions import Decision
 from caucus.domain.floors import Floor
@@ -124,3 +125,12 @@ class FloorChanged(Event):
     """A scope's floor changed hands or hands (`floor` is a snapshot of it)."""
 
     floor: Floor
+
+
+@dataclass(slots=True)
+class DeliberationChanged(Event):
+    """A live deliberation moved: a request went out, a position or verdict came in, it was
+    recorded or failed. `snapshot` is its whole state as the wire gives it."""
+
+    deliberation_id: str
+    snapshot: dict[str, Any]

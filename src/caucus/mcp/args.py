@@ -157,3 +157,32 @@ class AskArgs(Args):
 
 class DecisionsArgs(Args):
     limit: int = Field(20, ge=1, le=200, description="how many, newest first")
+
+
+class Stance(StrEnum):
+    APPROVE = "approve"
+    REJECT = "reject"
+    DEFER = "defer"
+
+
+class EvidenceArgs(Args):
+    model_config = ConfigDict(extra="allow")
+    source: str | None = Field(None, description="where it comes from")
+    ref: str | None = Field(None, description="a URL, path or id")
+
+
+class ConveneArgs(Args):
+    subject: str = Field(description="what is to be decided")
+    panel: list[str] = Field(min_length=1, max_length=8, description="peers, or one #channel")
+    chair: str = Field("operator", description="'operator', 'model', or a peer")
+    evidence: list[EvidenceArgs] | None = Field(None, description="shown to every panelist")
+    rounds: int = Field(2, ge=1, le=4, description="at most, while the panel disagrees")
+    deadline: float = Field(300, ge=5, le=3600, description="seconds per answer; then absent")
+
+
+class PositionArgs(Args):
+    deliberation: str = Field(description="its id, from the request")
+    stance: Stance = Field(description="as the chair: your decision's")
+    summary: str = Field(description="your argument; as the chair: the decision")
+    confidence: float = Field(ge=0, le=1, description="0 to 1")
+    evidence: list[str] | None = Field(None, description="refs you rely on")

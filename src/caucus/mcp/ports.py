@@ -8,7 +8,7 @@ same policies apply and the catalog formats the same answer whichever path a cal
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -17,12 +17,35 @@ from caucus.errors import InvalidRequest, Unauthorized
 from caucus.protocol import PROTOCOL_VERSION, core_text, section, section_names
 from caucus.services.hub import Hub
 from caucus.services.registry import Registration
+from caucus.web.deliberations import DeliberationInfo, PositionInfo
 from caucus.web.forms import DecisionRecord, FormInfo
 from caucus.web.messages import Batch, InboundMessage, PeekResult, SendResult
 from caucus.web.peers import Departure, PeerInfo, Registered, StatusInfo
 from caucus.web.room import ChannelInfo, ChannelJoin, FloorInfo, Limits, ProtocolText
 from caucus.web.watch import WatchKey, WatchTicket, ticket_command
 from caucus.web.work import OfferInfo, TaskInfo
+
+
+@dataclass(frozen=True, slots=True)
+class Convening:
+    """What `convene` asks for (the panel: names, or a #channel)."""
+
+    subject: str
+    panel: list[str] | str
+    chair: str = "operator"
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+    rounds: int = 2
+    deadline: float = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A position (or, from the chair, a verdict) for `submit_position`."""
+
+    stance: str
+    summary: str
+    confidence: float
+    evidence: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +173,10 @@ class HubPort(Protocol):
     async def forms(self) -> list[FormInfo]: ...
 
     async def decisions(self, limit: int) -> list[DecisionRecord]: ...
+
+    async def convene(self, convening: Convening) -> DeliberationInfo: ...
+
+    async def submit_position(self, deliberation_id: str, answer: Answer) -> PositionInfo: ...
 
 
 class LocalPort:
@@ -420,3 +447,31 @@ class LocalPort:
     async def decisions(self, limit: int) -> list[DecisionRecord]:
         found = await self.hub.decisions.visible(await self._me(), limit)
         return [DecisionRecord.of(d) for d in found]
+
+    async def convene(self, convening: Convening) -> DeliberationInfo:
+        return await self.hub.deliberations.convene(
+            await self._me(),
+            subject=convening.subject,
+            panel=convening.panel,
+            chair=convening.chair,
+            evidence=convening.evidence,
+            rounds=convening.rounds,
+            deadline=convening.deadline,
+        )
+
+    async def submit_position(self, deliberation_id: str, answer: Answer) -> PositionInfo:
+        p = await self.hub.deliberations.submit(
+            await self._me(),
+            deliberation_id,
+            stance=answer.stance,
+            summary=answer.summary,
+            confidence=answer.confidence,
+            evidence=answer.evidence,
+        )
+        return PositionInfo.model_construct(
+            agent=p.agent,
+            stance=p.stance,
+            summary=p.summary,
+            confidence=p.confidence,
+            evidence=list(p.evidence),
+        )

@@ -7,7 +7,8 @@ from typing import Any, Protocol
 
 from caucus.client import HubClient
 from caucus.errors import InvalidRequest, Unauthorized
-from caucus.mcp.ports import Joined
+from caucus.mcp.ports import Answer, Convening, Joined
+from caucus.web.deliberations import DeliberationInfo, PositionInfo
 from caucus.web.forms import DecisionRecord, FormInfo
 from caucus.web.messages import Batch, InboundMessage, PeekResult, SendResult
 from caucus.web.peers import Departure, PeerInfo, StatusInfo
@@ -188,6 +189,23 @@ class RemotePort:
 
     async def decisions(self, limit: int) -> list[DecisionRecord]:
         return await self.client.decisions(limit)
+
+    async def convene(self, convening: Convening) -> DeliberationInfo:
+        c = convening
+        return await self.client.convene(
+            c.subject,
+            c.panel,
+            chair=c.chair,
+            evidence=c.evidence,
+            rounds=c.rounds,
+            deadline=c.deadline,
+        )
+
+    async def submit_position(self, deliberation_id: str, answer: Answer) -> PositionInfo:
+        a = answer
+        return await self.client.submit_position(
+            deliberation_id, a.stance, a.summary, a.confidence, a.evidence
+        )
 
 
 class Credentials(Protocol):

@@ -18,7 +18,7 @@ from typing import Any
 from caucus.errors import Hint, InChannelMode, InvalidRequest, NotJoined
 from caucus.mcp import args as a
 from caucus.mcp.envelope import wrap
-from caucus.mcp.ports import HubPort
+from caucus.mcp.ports import Answer, Convening, HubPort
 from caucus.mcp.push import ChannelPush, ChannelState
 from caucus.mcp.results import (
     DISPLACED_NOTE,
@@ -29,6 +29,7 @@ from caucus.mcp.results import (
     WhoAmI,
 )
 from caucus.protocol import PROTOCOL_VERSION
+from caucus.web.deliberations import Convened, PositionInfo
 from caucus.web.fields import Wire
 from caucus.web.forms import DecisionList, FormList
 from caucus.web.messages import Notice, SendResult
@@ -95,6 +96,8 @@ class Catalog:
             _tool("offer", _OFFER, a.OfferArgs, OfferList, self.offer),
             _tool("ask_operator", _ASK, a.AskArgs, FormList, self.ask, idempotent=True),
             _tool("decisions", _DECISIONS, a.DecisionsArgs, DecisionList, self.decisions, **reads),
+            _tool("convene", _CONVENE, a.ConveneArgs, Convened, self.convene),
+            _tool("submit_position", _POSITION, a.PositionArgs, PositionInfo, self.position),
         ]
         if self.watch_for is not None:
             watch = _tool("watch_command", _WATCH, a.NoArgs, WatchCommand, self.watch)
@@ -341,6 +344,32 @@ class Catalog:
         found = await port.decisions(x.limit)
         return DecisionList(decisions=found), f"{len(found)} decision(s), newest first."
 
+    # --- deliberation ----------------------------------------------------------------------
+    async def convene(self, call: Call, x: a.ConveneArgs) -> Reply:
+        port = await self._joined(call)
+        channel = len(x.panel) == 1 and x.panel[0].startswith("#")
+        evidence = [e.model_dump(exclude_none=True) for e in x.evidence or []]
+        convening = Convening(
+            x.subject,
+            x.panel[0] if channel else list(x.panel),
+            x.chair,
+            evidence,
+            x.rounds,
+            x.deadline,
+        )
+        d = await port.convene(convening)
+        line = (
+            f"deliberation {d.deliberation_id} convened: {len(d.panel)} panelist(s), chair "
+            f"{d.chair}; the decision is announced when it is recorded."
+        )
+        return Convened.of(d), line
+
+    async def position(self, call: Call, x: a.PositionArgs) -> Reply:
+        port = await self._joined(call)
+        answer = Answer(x.stance.value, x.summary, x.confidence, list(x.evidence or []))
+        p = await port.submit_position(x.deliberation, answer)
+        return p, f"your {p.stance} position on {x.deliberation} is in."
+
 
 def _tool(
     name: str,
@@ -407,4 +436,7 @@ _OFFER = _doc("""The job board: post work anyone may take ({open_offers} open at
     select, withdraw, list.""")
 _ASK = _doc("""Ask the human operator one bounded question (no title: list the forms
     waiting for you; look first). The answer comes by listen and is recorded as a decision.""")
+_CONVENE = _doc("""Convene peers to deliberate a subject: each argues by submit_position, the
+    chair decides, the ledger records it.""")
+_POSITION = _doc("""Answer a position request of a deliberation (as its chair: decide).""")
 _DECISIONS = _doc("""The operator's decisions, newest first, from the verifiable ledger.""")

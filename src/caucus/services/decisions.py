@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Coroutine, Mapping
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -39,6 +39,7 @@ from caucus.domain.peers import Peer
 from caucus.errors import CaucusError, InvalidRequest
 from caucus.files import tighten
 from caucus.ledger.chain import Ledger
+from caucus.ledger.records import DecisionRecord
 from caucus.ledger.tail import newest_first
 from caucus.ledger.verify import Report, head_path
 from caucus.services.notifier import Notifier
@@ -80,6 +81,15 @@ class DecisionLog:
             self._task = None
         async with self._lock:
             pass
+
+    async def record(self, decision: DecisionRecord) -> tuple[int, dict[str, Any]]:
+        """Chain one decision (a deliberation's) onto the ledger and announce it."""
+        now = self._clock.now()
+        record = decision.to_dict(now=datetime.fromtimestamp(now, UTC))
+        async with self._lock:
+            ((index, sealed),) = await asyncio.to_thread(self._ledger.append_many, [record])
+        self._notifier.emit(DecisionRecorded(now, index, Decision(sealed)))
+        return index, sealed
 
     async def record_pending(self) -> int:
         """Write every answered form that is not on the ledger yet, a batch at a time;

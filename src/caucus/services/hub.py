@@ -18,6 +18,7 @@ from caucus.services.announcements import Announcements
 from caucus.services.channels import Channels
 from caucus.services.control import ROOM_SIGNAL, Control
 from caucus.services.decisions import DecisionLog
+from caucus.services.deliberations import Deliberations
 from caucus.services.delivery import DeliveryService
 from caucus.services.floors import FLOORS_SIGNAL, Floors
 from caucus.services.forms import Forms
@@ -121,6 +122,17 @@ class Hub:
             room,
             self.announcements,
         )
+        self.deliberations = Deliberations(
+            registry=self.registry,
+            channels=self.channels,
+            tasks=self.tasks,
+            forms=self.forms,
+            decisions=self.decisions,
+            delivery=self.delivery,
+            notifier=self.notifier,
+            clock=self.clock,
+            settings=settings,
+        )
         self._parts: list[Part] = []
         self._run_maintenance = run_maintenance
         self._task: asyncio.Task[None] | None = None
@@ -162,6 +174,7 @@ class Hub:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        await self.deliberations.stop()
         await self.decisions.stop()
         with contextlib.suppress(Exception):
             await self.registry.flush_last_seen()

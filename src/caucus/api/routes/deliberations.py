@@ -1,0 +1,102 @@
+"""Live deliberations over HTTP: convene a panel of peers, answer as a panelist or a chair,
+follow a deliberation to its record."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from caucus.api.auth import PeerDep, ViewerDep, access
+from caucus.api.context import hub_of
+from caucus.api.requests import ConveneRequest, PositionRequest
+from caucus.services.roles import Access
+from caucus.web.deliberations import DeliberationInfo, DeliberationList, PositionInfo
+from caucus.web.errors import ErrorBody
+
+router = APIRouter(tags=["deliberations"])
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorBody, "description": "missing, unknown or ended token"},
+    403: {"model": ErrorBody, "description": "not a member of the panel's channel"},
+    404: {"model": ErrorBody, "description": "no such deliberation, peer or channel"},
+    409: {"model": ErrorBody, "description": "no position is asked of you now"},
+    422: {
+        "model": ErrorBody,
+        "description": "a field out of range, or a position that breaks a rule",
+    },
+}
+
+
+@router.post(
+    "/deliberations",
+    summary="Convene a panel of peers on a subject; a chair decides; the ledger records it",
+    responses=_ERRORS,
+    openapi_extra=access(Access.AGENT),
+)
+async def convene(body: ConveneRequest, request: Request, peer: PeerDep) -> DeliberationInfo:
+    return await hub_of(request).deliberations.convene(
+        peer,
+        subject=body.subject,
+        panel=body.panel,
+        chair=body.chair,
+        evidence=body.evidence,
+        rounds=body.rounds,
+        deadline=body.deadline,
+    )
+
+
+@router.get(
+    "/deliberations",
+    summary="Deliberations this hub process runs or ran, newest first",
+    responses=_ERRORS,
+    openapi_extra=access(Access.AGENT),
+)
+async def deliberations(request: Request, _: PeerDep) -> DeliberationList:
+    return DeliberationList.model_construct(deliberations=hub_of(request).deliberations.listing())
+
+
+@router.get(
+    "/deliberations/{deliberation_id}",
+    summary="One deliberation: its panel, positions round by round, verdict and record",
+    responses=_ERRORS,
+    openapi_extra=access(Access.AGENT),
+)
+async def deliberation(deliberation_id: str, request: Request, _: PeerDep) -> DeliberationInfo:
+    return hub_of(request).deliberations.get(deliberation_id)
+
+
+@router.post(
+    "/deliberations/{deliberation_id}/position",
+    summary="Your position for the round under way (as the chair: your decision)",
+    responses=_ERRORS,
+    openapi_extra=access(Access.AGENT),
+)
+async def position(
+    deliberation_id: str, body: PositionRequest, request: Request, peer: PeerDep
+) -> PositionInfo:
+    p = await hub_of(request).deliberations.submit(
+        peer,
+        deliberation_id,
+        stance=body.stance,
+        summary=body.summary,
+        confidence=body.confidence,
+        evidence=body.evidence,
+    )
+    return PositionInfo.model_construct(
+        agent=p.agent,
+        stance=p.stance,
+        summary=p.summary,
+        confidence=p.confidence,
+        evidence=list(p.evidence),
+    )
+
+
+@router.get(
+    "/operator/deliberations",
+    summary="Every deliberation this hub process runs or ran, newest first",
+    responses=_ERRORS,
+    openapi_extra=access(Access.VIEWER),
+)
+async def operator_deliberations(request: Request, _: ViewerDep) -> DeliberationList:
+    return DeliberationList.model_construct(deliberations=hub_of(request).deliberations.listing())

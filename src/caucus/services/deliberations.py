@@ -1,0 +1,630 @@
+"""Live deliberation: the panel is the agents in the room.
+
+`convene` starts the engine (`deliberation/engine.py`) over panelists who are peers: each
+round, each gets a position request as a task from the convener, and answers with
+`submit_position` (or a task reply holding the JSON). A panelist that misses the deadline is
+recorded as absent and not asked again. The chair is the operator (a form in the console), a
+peer (a task), or the hub's chair model. The verdict is chained onto the ledger, announced to
+the room (or the panel's channel), and every step is an event the console shows.
+
+The running deliberation lives in the process that convened it (ADR 0019). What a panelist
+does reaches it from any process: a position completes the request's task in the shared
+store, which the driver reads while it waits (at once in its own process, within a poll
+interval from another).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from caucus.clock import Clock
+from caucus.config import Settings
+from caucus.deliberation.backends import CallableBackend, OpenAICompleter
+from caucus.deliberation.engine import (
+    Absent,
+    Brief,
+    DeliberationError,
+    ModelChair,
+    Outcome,
+    Step,
+    deliberate,
+)
+from caucus.deliberation.evidence import EvidenceError, normalise
+from caucus.deliberation.extract import Malformed, last_object
+from caucus.deliberation.panel import (
+    DEFAULT_STANCES,
+    MAX_ROUNDS,
+    InvalidAnswer,
+    Position,
+    Verdict,
+    dissent,
+    position_of,
+    verdict_of,
+)
+from caucus.deliberation.prompts import Ask, chair_request, position_request
+from caucus.domain.events import DeliberationChanged
+from caucus.domain.forms import FormState
+from caucus.domain.messages import Lane, MessageKind, NewMessage, SystemSender
+from caucus.domain.names import BROADCAST, Target, TargetKind
+from caucus.domain.peers import Peer
+from caucus.domain.tasks import TaskState
+from caucus.errors import Conflict, Forbidden, InvalidRequest, NotFound
+from caucus.services.channels import Channels
+from caucus.services.decisions import DecisionLog
+from caucus.services.delivery import DeliveryService
+from caucus.services.forms import Forms
+from caucus.services.notifier import Notifier
+from caucus.services.registry import Registry
+from caucus.services.tasks import TaskService
+from caucus.web.deliberations import (
+    DeliberationInfo,
+    DeliberationState,
+    PanelistInfo,
+    PositionInfo,
+    VerdictInfo,
+)
+
+log = logging.getLogger(__name__)
+
+STANCES = DEFAULT_STANCES
+MAX_SUBJECT = 500
+MAX_PANEL = 8
+MAX_SUMMARY = 1000
+POLL = 0.5  # seconds between reads of a request's task while its answer is awaited
+DEADLINE_RANGE = (5.0, 3600.0)
+CONFIDENCES = [f"{n}%" for n in range(100, 0, -10)]
+CUTS = (None, 400, 150)  # how far others' summaries are shortened to fit a request
+
+
+@dataclass(slots=True)
+class Request:
+    task_id: str
+    round: int
+    answer: asyncio.Future[Position]
+
+
+@dataclass(slots=True)
+class Live:
+    id: str
+    subject: str
+    convener: Peer
+    chair: str  # operator | model | a peer's name
+    audience: str  # all | #channel: who the record and the announcement are for
+    panel: list[str]
+    max_rounds: int
+    deadline: float
+    evidence: list[dict[str, Any]]
+    created_at: float
+    updated_at: float
+    state: DeliberationState = DeliberationState.DELIBERATING
+    round: int = 0
+    rounds: list[list[Position]] = field(default_factory=list)
+    current: list[Position] = field(default_factory=list)
+    answered: dict[str, list[int]] = field(default_factory=dict)
+    absent: list[str] = field(default_factory=list)
+    open: dict[str, Request] = field(default_factory=dict)
+    verdict: Verdict | None = None
+    record_index: int | None = None
+    record_hash: str | None = None
+    chair_form: str | None = None
+    error: str | None = None
+    driver: asyncio.Task[None] | None = None
+
+    def info(self) -> DeliberationInfo:
+        rounds = [*self.rounds, self.current] if self.current else list(self.rounds)
+        final = self.rounds[-1] if self.rounds else []
+        return DeliberationInfo.model_construct(
+            deliberation_id=self.id,
+            subject=self.subject,
+            convener=self.convener.name,
+            chair=self.chair,
+            state=self.state.value,
+            round=self.round,
+            max_rounds=self.max_rounds,
+            deadline_seconds=self.deadline,
+            panel=[
+                PanelistInfo.model_construct(
+                    name=n,
+                    answered=list(self.answered.get(n, [])),
+                    absent=n in self.absent,
+                    task_id=self.open[n].task_id if n in self.open else None,
+                )
+                for n in self.panel
+            ],
+            rounds=[[_position_info(p) for p in r] for r in rounds],
+            verdict=None
+            if self.verdict is None
+            else VerdictInfo.model_construct(
+                stance=self.verdict.stance,
+                decision=self.verdict.decision,
+                confidence=self.verdict.confidence,
+            ),
+            dissent=[p.agent for p in dissent(final, self.verdict)] if self.verdict else [],
+            record_index=self.record_index,
+            record_hash=self.record_hash,
+            chair_form=self.chair_form,
+            error=self.error,
+            created_at=self.created_at,
+            updated_at=self.updated_at,
+        )
+
+
+def _position_info(p: Position) -> PositionInfo:
+    return PositionInfo.model_construct(
+        agent=p.agent,
+        stance=p.stance,
+        summary=p.summary,
+        confidence=p.confidence,
+        evidence=list(p.evidence),
+    )
+
+
+def _answer(agent: str, text: str | None) -> Position:
+    """A position a panelist wrote as its task's reply."""
+    try:
+        return position_of(agent, last_object(text or ""), STANCES)
+    except (Malformed, InvalidAnswer) as exc:
+        raise Absent(f"answered without a usable position ({exc})") from None
+
+
+class Deliberations:
+    def __init__(
+        self,
+        *,
+        registry: Registry,
+        channels: Channels,
+        tasks: TaskService,
+        forms: Forms,
+        decisions: DecisionLog,
+        delivery: DeliveryService,
+        notifier: Notifier,
+        clock: Clock,
+        settings: Settings,
+    ) -> None:
+        self._registry = registry
+        self._channels = channels
+        self._tasks = tasks
+        self._forms = forms
+        self._decisions = decisions
+        self._delivery = delivery
+        self._notifier = notifier
+        self._clock = clock
+        self._settings = settings
+        self._live: dict[str, Live] = {}
+
+    # --- reading ---------------------------------------------------------------------------
+    def get(self, deliberation_id: str) -> DeliberationInfo:
+        live = self._live.get(deliberation_id)
+        if live is None:
+            raise NotFound(
+                f"no deliberation {deliberation_id!r} runs on this hub",
+                deliberation=deliberation_id,
+            )
+        return live.info()
+
+    def listing(self) -> list[DeliberationInfo]:
+        return [d.info() for d in sorted(self._live.values(), key=lambda d: -d.created_at)]
+
+    # --- convening -------------------------------------------------------------------------
+    async def convene(
+        self,
+        peer: Peer,
+        *,
+        subject: str,
+        panel: Sequence[str] | str,
+        chair: str = "operator",
+        evidence: Sequence[Mapping[str, Any]] = (),
+        rounds: int = 2,
+        deadline: float = 300.0,
+    ) -> DeliberationInfo:
+        subject = subject.strip()
+        if not subject or len(subject) > MAX_SUBJECT:
+            raise InvalidRequest(f"subject is 1-{MAX_SUBJECT} characters", field="subject")
+        if not 1 <= rounds <= MAX_ROUNDS:
+            raise InvalidRequest(f"rounds is 1-{MAX_ROUNDS}", field="rounds")
+        low, high = DEADLINE_RANGE
+        if not low <= deadline <= high:
+            raise InvalidRequest(f"deadline is {low:g}-{high:g} seconds", field="deadline")
+        names, audience = await self._panel(peer, panel)
+        chair = await self._chair(peer, chair, names)
+        try:
+            items = normalise(list(evidence), source=peer.name, where="evidence")
+        except EvidenceError as exc:
+            raise InvalidRequest(str(exc), field="evidence") from None
+        now = self._clock.now()
+        live = Live(
+            id="d_" + secrets.token_hex(6),
+            subject=subject,
+            convener=peer,
+            chair=chair,
+            audience=audience,
+            panel=names,
+            max_rounds=rounds,
+            deadline=deadline,
+            evidence=items,
+            created_at=now,
+            updated_at=now,
+        )
+        first = position_request(live.id, Ask(subject, items, STANCES, 1), rounds, deadline)
+        if len(first) > self._settings.max_content_chars - 2000:
+            raise InvalidRequest(
+                "the subject and evidence leave no room for the panel's positions in a request "
+                f"({len(first)} characters of {self._settings.max_content_chars}); cite less",
+                field="evidence",
+            )
+        self._delivery.check_can_send(peer)
+        self._live[live.id] = live
+        live.driver = asyncio.create_task(self._drive(live), name=f"caucus-{live.id}")
+        self._changed(live)
+        return live.info()
+
+    async def _panel(self, peer: Peer, panel: Sequence[str] | str) -> tuple[list[str], str]:
+        if isinstance(panel, str):
+            if not panel.startswith("#"):
+                raise InvalidRequest("panel is a list of peer names or a #channel", field="panel")
+            found = {c.name: c for c in await self._channels.all()}.get(panel)
+            if found is None:
+                raise NotFound(f"no channel {panel}", field="panel")
+            if peer.name not in found.members:
+                raise Forbidden(f"join {panel} before convening its members")
+            names = [m for m in found.members if m != peer.name]
+            audience = panel
+        else:
+            names = list(dict.fromkeys(panel))
+            audience = BROADCAST
+        if not names:
+            raise InvalidRequest("the panel is empty", field="panel")
+        if len(names) > MAX_PANEL:
+            raise InvalidRequest(f"a panel has at most {MAX_PANEL} members", field="panel")
+        if peer.name in names:
+            raise InvalidRequest("the convener does not sit on its own panel", field="panel")
+        for name in names:
+            await self._registry.find(name)
+        return names, audience
+
+    async def _chair(self, peer: Peer, chair: str, panel: list[str]) -> str:
+        if chair == "operator":
+            return chair
+        if chair == "model":
+            if not self._settings.chair_model:
+                raise InvalidRequest(
+                    "no chair model: start the hub with CAUCUS_CHAIR_MODEL (and "
+                    "CAUCUS_CHAIR_BASE_URL), or let the operator or a peer chair",
+                    field="chair",
+                )
+            return chair
+        if chair in panel or chair == peer.name:
+            raise InvalidRequest(
+                "the chair is neither the convener nor on the panel", field="chair"
+            )
+        await self._registry.find(chair)
+        return chair
+
+    # --- answering -------------------------------------------------------------------------
+    async def submit(
+        self,
+        peer: Peer,
+        deliberation_id: str,
+        *,
+        stance: str,
+        summary: str,
+        confidence: float,
+        evidence: Sequence[str] = (),
+    ) -> Position:
+        """A panelist's position for the round under way, or the chair's verdict (summary is
+        the decision)."""
+        if len(summary) > MAX_SUMMARY:
+            raise InvalidRequest(f"summary is at most {MAX_SUMMARY} characters", field="summary")
+        answer = {
+            "stance": stance,
+            "summary": summary,
+            "confidence": confidence,
+            "evidence": list(evidence),
+        }
+        try:
+            position = position_of(peer.name, answer, STANCES)
+        except InvalidAnswer as exc:
+            raise InvalidRequest(str(exc)) from None
+        live = self._live.get(deliberation_id)
+        request = live.open.get(peer.name) if live is not None else None
+        task_id = request.task_id if request else await self._open_task(peer, deliberation_id)
+        text = json.dumps({**answer, "stance": position.stance, "summary": position.summary})
+        await self._tasks.reply(peer, task_id, text)
+        if request is not None and not request.answer.done():
+            request.answer.set_result(position)
+        return position
+
+    async def _open_task(self, peer: Peer, deliberation_id: str) -> str:
+        """The request this peer holds for `deliberation_id` in the shared store (a
+        deliberation driven by another hub process)."""
+        for state in (TaskState.IN_PROGRESS, TaskState.PENDING):
+            for task in await self._tasks.listing(peer, "received", state.value):
+                if task.thread == deliberation_id:
+                    return task.id
+        raise Conflict(
+            f"deliberation {deliberation_id} is not asking you for a position now",
+            deliberation=deliberation_id,
+        )
+
+    # --- the driver ------------------------------------------------------------------------
+    def _changed(self, live: Live) -> None:
+        live.updated_at = self._clock.now()
+        self._notifier.emit(
+            DeliberationChanged(live.updated_at, live.id, live.info().model_dump(mode="json"))
+        )
+
+    def _step(self, live: Live) -> Any:
+        def on_step(step: Step) -> None:
+            if step.kind == "asking" and step.round != live.round:
+                if live.current:
+                    live.rounds.append(live.current)
+                live.round, live.current = step.round, []
+            elif step.kind == "deciding":
+                if live.current:
+                    live.rounds.append(live.current)
+                live.current = []
+                live.state = DeliberationState.DECIDING
+            elif step.kind == "absent" and step.who not in live.absent:
+                live.absent.append(step.who)
+            self._changed(live)
+
+        return on_step
+
+    async def _drive(self, live: Live) -> None:
+        try:
+            outcome = await deliberate(
+                live.subject,
+                [_Panelist(self, live, n) for n in live.panel],
+                await self._chair_for(live),
+                evidence=live.evidence,
+                stances=STANCES,
+                max_rounds=live.max_rounds,
+                on_step=self._step(live),
+            )
+            live.rounds = outcome.rounds
+            live.verdict = outcome.verdict
+            await self._record(live, outcome)
+            live.state = DeliberationState.DECIDED
+        except asyncio.CancelledError:
+            live.state, live.error = DeliberationState.FAILED, "the hub stopped before a decision"
+            raise
+        except Exception as exc:  # DeliberationError, or the ledger refusing the record
+            log.warning("deliberation %s failed: %s", live.id, exc)
+            live.state, live.error = DeliberationState.FAILED, str(exc)
+        finally:
+            for request in live.open.values():
+                with contextlib.suppress(Exception):
+                    await self._tasks.cancel(live.convener, request.task_id)
+            live.open.clear()
+            self._changed(live)
+
+    async def _record(self, live: Live, outcome: Outcome) -> None:
+        extra: dict[str, Any] = {
+            "caucus": {
+                "deliberation": live.id,
+                "convener": live.convener.name,
+                "audience": live.audience,
+                "panel": live.panel,
+            }
+        }
+        if live.chair_form:
+            extra["caucus"]["chair_form"] = live.chair_form
+        index, sealed = await self._decisions.record(outcome.record(**extra))
+        live.record_index, live.record_hash = index, sealed["hash"]
+        v = outcome.verdict
+        text = f"Decided ({live.id}): {live.subject} — {v.decision} ({round(v.confidence * 100)}%"
+        text += f" confidence, chair {live.chair})."
+        if outcome.dissent:
+            text += " Dissent: " + ", ".join(p.agent for p in outcome.dissent) + "."
+        if outcome.absent:
+            text += " Absent: " + ", ".join(outcome.absent) + "."
+        text += f" On the record: decision {index}, hash {sealed['hash'][:12]}."
+        target = (
+            Target(TargetKind.ALL, BROADCAST)
+            if live.audience == BROADCAST
+            else Target(TargetKind.CHANNEL, live.audience)
+        )
+        await self._delivery.route(
+            NewMessage(
+                id=self._delivery.new_id(),
+                ts=self._clock.now(),
+                sender_id=None,
+                sender=SystemSender.HUB,
+                to=target.name,
+                kind=MessageKind.SYSTEM,
+                content=text,
+                meta={"deliberation": live.id, "decision_index": index, "hash": sealed["hash"]},
+                thread=live.id,
+                lane=Lane.PRIORITY,
+                joins_channel=False,
+            ),
+            target,
+        )
+
+    async def _chair_for(self, live: Live) -> Any:
+        if live.chair == "operator":
+            return _FormChair(self, live)
+        if live.chair == "model":
+            s = self._settings
+            key = os.environ.get(s.chair_api_key_env) if s.chair_api_key_env else None
+            model = OpenAICompleter(model=s.chair_model, base_url=s.chair_base_url, api_key=key)
+            return ModelChair(CallableBackend(model.complete), lambda _: None, name="model")
+        return _PeerChair(self, live)
+
+    async def _ask(self, live: Live, to: str, payload: str, subject: str) -> str:
+        task = await self._tasks.send(
+            live.convener, to=to, payload=payload, subject=subject, thread=live.id
+        )
+        return task.id
+
+    async def _await(self, live: Live, who: str, request: Request) -> Position:
+        """The answer to `request`: at once when it comes through `submit` here, else read
+        from its task; Absent past the deadline or when the task ended otherwise."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + live.deadline
+        try:
+            while True:
+                left = end - loop.time()
+                if left <= 0:
+                    raise Absent(f"no answer within {live.deadline:g} s")
+                with contextlib.suppress(TimeoutError):
+                    return await asyncio.wait_for(asyncio.shield(request.answer), min(POLL, left))
+                task = await self._tasks.status(live.convener, request.task_id)
+                if task.state is TaskState.COMPLETED:
+                    return _answer(who, task.result)
+                if task.state in (TaskState.FAILED, TaskState.CANCELED, TaskState.EXPIRED):
+                    raise Absent(f"the request was {task.state.value}")
+        finally:
+            live.open.pop(who, None)
+
+    async def stop(self) -> None:
+        for live in self._live.values():
+            if live.driver is not None and not live.driver.done():
+                live.driver.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await live.driver
+
+
+class _Panelist:
+    def __init__(self, service: Deliberations, live: Live, name: str) -> None:
+        self._s = service
+        self._live = live
+        self.name = name
+
+    async def position(self, ask: Ask) -> Position:
+        live = self._live
+        limit = self._s._settings.max_content_chars
+        payload = next(
+            (
+                text
+                for cut in CUTS
+                if len(
+                    text := position_request(live.id, ask, live.max_rounds, live.deadline, cut=cut)
+                )
+                <= limit
+            ),
+            None,
+        )
+        if payload is None:
+            raise Absent("the others' positions do not fit in a request")
+        task_id = await self._s._ask(
+            live, self.name, payload, f"position on {live.id}, round {ask.round}"
+        )
+        request = Request(task_id, ask.round, asyncio.get_running_loop().create_future())
+        live.open[self.name] = request
+        self._s._changed(live)
+        position = await self._s._await(live, self.name, request)
+        live.answered.setdefault(self.name, []).append(ask.round)
+        live.current.append(position)
+        self._s._changed(live)
+        return position
+
+
+class _PeerChair:
+    def __init__(self, service: Deliberations, live: Live) -> None:
+        self._s = service
+        self._live = live
+        self.name = live.chair
+
+    async def decide(self, brief: Brief) -> Verdict:
+        live = self._live
+        limit = self._s._settings.max_content_chars
+        payload = next(
+            (
+                text
+                for cut in CUTS
+                if len(
+                    text := chair_request(
+                        live.id,
+                        brief.subject,
+                        brief.evidence,
+                        brief.positions,
+                        brief.stances,
+                        live.deadline,
+                        cut=cut,
+                    )
+                )
+                <= limit
+            ),
+            None,
+        )
+        if payload is None:
+            raise DeliberationError("the final positions do not fit in the chair's request")
+        task_id = await self._s._ask(live, self.name, payload, f"chair {live.id}")
+        request = Request(task_id, live.round, asyncio.get_running_loop().create_future())
+        live.open[self.name] = request
+        try:
+            said = await self._s._await(live, self.name, request)
+        except Absent as exc:
+            raise DeliberationError(f"the chair {self.name} did not decide: {exc}") from None
+        return Verdict(said.stance, said.summary, said.confidence)
+
+
+class _FormChair:
+    """The operator chairs through a form: stance, decision, confidence."""
+
+    name = "operator"
+
+    def __init__(self, service: Deliberations, live: Live) -> None:
+        self._s = service
+        self._live = live
+
+    async def decide(self, brief: Brief) -> Verdict:
+        live = self._live
+        fields = [
+            {
+                "key": "stance",
+                "label": "Your verdict's stance",
+                "type": "radio",
+                "options": list(brief.stances),
+                "required": True,
+            },
+            {
+                "key": "decision",
+                "label": "The decision, with its main reason",
+                "type": "textarea",
+                "required": True,
+            },
+            {
+                "key": "confidence",
+                "label": "Your confidence in it",
+                "type": "radio",
+                "options": CONFIDENCES,
+                "required": True,
+            },
+        ]
+        title = f"Chair {live.id}: {live.subject}"
+        form = await self._s._forms.ask(live.convener, title[:200], fields, live.audience)
+        live.chair_form = form.id
+        self._s._changed(live)
+        loop = asyncio.get_running_loop()
+        end = loop.time() + self._s._settings.task_ttl
+        while loop.time() < end:
+            found = await self._s._forms.get(form.id)
+            if found.state is FormState.CANCELED:
+                raise DeliberationError("the operator declined to chair (the form was canceled)")
+            if found.state is FormState.ANSWERED and found.answer is not None:
+                a = found.answer
+                try:
+                    return verdict_of(
+                        {
+                            "stance": a.get("stance"),
+                            "decision": a.get("decision"),
+                            "confidence": int(str(a.get("confidence", "")).rstrip("%")) / 100,
+                        },
+                        brief.stances,
+                    )
+                except (InvalidAnswer, ValueError) as exc:
+                    raise DeliberationError(
+                        f"the operator's answer is not a verdict: {exc}"
+                    ) from None
+            await asyncio.sleep(POLL)
+        raise DeliberationError("the operator did not chair within the task time to live")
