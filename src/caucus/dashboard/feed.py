@@ -22,6 +22,7 @@ from caucus.domain.events import (
     ChannelJoined,
     ChannelLeft,
     DecisionRecorded,
+    DeliberationChanged,
     Event,
     FloorChanged,
     FormAsked,
@@ -131,6 +132,8 @@ def _describe(event: Event) -> tuple[str, dict[str, Any]] | None:
         case DecisionRecorded():
             record = _data(DecisionRecord.of(event.decision))
             return "decision", {"index": event.index, "record": record}
+        case DeliberationChanged():
+            return "deliberation", event.snapshot
     return None
 
 
@@ -150,6 +153,8 @@ _SHOWN = (
     FormAsked,
     FormSettled,
     DecisionRecorded,
+    DeliberationChanged,
+    DeliberationChanged,
     FloorChanged,
 )
 

@@ -104,6 +104,7 @@ function Console({ api, role, onSignOut }) {
     (async () => {
       try {
         dispatch({ type: "decisions", data: (await api.get("/operator/decisions", { limit: 50 })).decisions });
+        dispatch({ type: "deliberations", data: (await api.get("/operator/deliberations")).deliberations });
       } catch (error) {
         notify(error.message, "error");
       }

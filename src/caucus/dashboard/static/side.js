@@ -84,9 +84,69 @@ export function Work({ state }) {
   `;
 }
 
+const DELIBERATION_STATE = {
+  deliberating: "panel answering",
+  deciding: "chair deciding",
+  decided: "decided",
+  failed: "failed",
+};
+
+function Deliberation({ d }) {
+  const latest = d.rounds.length ? d.rounds[d.rounds.length - 1] : [];
+  return html`<li class="card deliberation" data-deliberation=${d.deliberation_id}>
+    <div><strong>${d.subject}</strong></div>
+    <div class="muted">
+      ${`${DELIBERATION_STATE[d.state] || d.state} · round ${d.round} of ${d.max_rounds}`}
+      ${` · chair ${d.chair} · convened by ${d.convener}`}
+    </div>
+    <ul class="panelists">
+      ${d.panel.map(
+        (p) => html`<li data-panelist=${p.name}>
+          ${`${p.name}: ${
+            p.absent
+              ? "absent"
+              : p.task_id
+                ? `waiting (round ${d.round})`
+                : p.answered.length
+                  ? `answered round ${p.answered.join(", ")}`
+                  : "not asked yet"
+          }`}
+        </li>`,
+      )}
+    </ul>
+    ${latest.length > 0 &&
+    html`<ul class="positions">
+      ${latest.map(
+        (p) => html`<li data-position=${p.agent}>
+          <strong>${p.agent}</strong> ${p.stance} (${Math.round(p.confidence * 100)}%): ${p.summary}
+        </li>`,
+      )}
+    </ul>`}
+    ${d.state === "deciding" &&
+    d.chair_form &&
+    html`<div class="muted">The chair's question waits in Forms.</div>`}
+    ${d.verdict &&
+    html`<div class="verdict">
+      → ${d.verdict.decision} (${Math.round(d.verdict.confidence * 100)}%)${d.dissent.length
+        ? ` · dissent: ${d.dissent.join(", ")}`
+        : ""}
+    </div>`}
+    ${d.record_hash && html`<div class="muted mono">record ${d.record_index} · ${short(d.record_hash)}</div>`}
+    ${d.error && html`<div class="error">${d.error}</div>`}
+  </li>`;
+}
+
 export function Decisions({ state, refresh }) {
   const ledger = state.ledger;
+  const deliberations = Object.values(state.deliberations).sort((a, b) => b.created_at - a.created_at);
   return html`
+    ${deliberations.length > 0 &&
+    html`<section class="panel" aria-labelledby="deliberations-title">
+      <h2 id="deliberations-title">Deliberations</h2>
+      <ul class="cards">
+        ${deliberations.map((d) => html`<${Deliberation} key=${d.deliberation_id} d=${d} />`)}
+      </ul>
+    </section>`}
     <section class="panel" aria-labelledby="decisions-title">
       <h2 id="decisions-title">Decision ledger</h2>
       ${ledger

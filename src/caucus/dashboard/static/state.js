@@ -17,6 +17,7 @@ export const initial = {
   health: null,
   healthHistory: [],
   decisions: [],
+  deliberations: {},
   ledger: null,
   tasks: [],
   offers: [],
@@ -182,6 +183,13 @@ export function reduce(state, action) {
     }
     case "decisions":
       return { ...state, decisions: action.data };
+    case "deliberation":
+      return {
+        ...state,
+        deliberations: { ...state.deliberations, [action.data.deliberation_id]: action.data },
+      };
+    case "deliberations":
+      return { ...state, deliberations: byName(action.data, "deliberation_id") };
     case "ledger":
       return { ...state, ledger: action.data };
     case "tasks":
