@@ -139,7 +139,7 @@ async def test_config_yaml_in_the_directory_sets_panel_stances_and_evidence_sour
         (tmp_path / "config.yaml").write_text(
             "log: records/decisions.jsonl\n"
             "max_rounds: 3\n"
-            f"backend: {{type: openai, model: fake-model, base_url: '{url}/v1'}}\n"
+            f"backend: {{type: openai, model: fake-model, base_url: '{url}/v1', json_mode: true}}\n"
             "stances: [Buy, Build]\n"
             "panel:\n"
             "  - {name: cfo, charge: Mind the money.}\n"
@@ -158,6 +158,7 @@ async def test_config_yaml_in_the_directory_sets_panel_stances_and_evidence_sour
     assert record["schema_version"] == "0.1"  # unanimous: one round
     assert record["evidence"] == [{"ref": "ledger-size", "source": "sizes"}]
     assert record_format.verify(tmp_path / "records" / "decisions.jsonl") == (1, True)
+    assert all(r["response_format"] == {"type": "json_object"} for r in fake.requests)
 
 
 async def test_a_broken_evidence_source_aborts_and_nothing_is_recorded(tmp_path: Path) -> None:

@@ -81,9 +81,10 @@ class OpenAICompleter:
         api_key: str | None,
         executor: ToolExecutor | None = None,
         timeout: float = 600.0,
+        json_mode: bool = False,
     ) -> None:
         self._backend = OpenAIBackend(
-            model=model, base_url=base_url, api_key=api_key, timeout=timeout
+            model=model, base_url=base_url, api_key=api_key, timeout=timeout, json_mode=json_mode
         )
         self._tools: ToolExecutor = executor or NoTools()
         self.tools = executor is not None

@@ -42,6 +42,9 @@ class BackendConfig(_Strict):
     mcp_config: Path | None = None  # the MCP evidence layer: servers the analysts may call
     allowed_tools: list[str] = Field(default_factory=list)
     timeout_seconds: float = Field(600.0, gt=0)
+    # openai: ask the server for JSON mode (response_format json_object) when no tools are
+    # offered; small local models then always answer parseable JSON.
+    json_mode: bool = False
 
 
 class AnalystConfig(_Strict):

@@ -79,15 +79,32 @@ class Chair(Protocol):
     async def decide(self, brief: Brief) -> Verdict: ...
 
 
-async def _attempts(who: str, call: Callable[[], Any], on_step: OnStep, round_: int) -> Any:
-    """`call` up to ATTEMPTS times: a backend failure and an unusable answer both retry."""
+def again(prompt: str, unusable: str | None) -> str:
+    """The prompt for another attempt: after an unusable answer, it says what was wrong, as a
+    reviewer would (a model that left a field empty mostly fills it when told)."""
+    if unusable is None:
+        return prompt
+    return (
+        f"{prompt}\n\nYour previous answer could not be used: {unusable}. Answer again with one "
+        "complete JSON object, every field filled in."
+    )
+
+
+async def _attempts(
+    who: str, call: Callable[[str | None], Any], on_step: OnStep, round_: int
+) -> Any:
+    """`call` up to ATTEMPTS times: a backend failure and an unusable answer both retry; the
+    next attempt is told what was unusable."""
     last = ""
+    unusable: str | None = None
     for attempt in range(1, ATTEMPTS + 1):
         try:
-            return await call()
+            return await call(unusable)
         except (Malformed, InvalidAnswer) as exc:
+            unusable = str(exc)
             last = f"its answer was unusable: {exc}"
         except Exception as exc:
+            unusable = None
             last = f"the backend failed: {exc}"
         if attempt < ATTEMPTS:
             on_step(Step("retrying", who, round_, last))
@@ -109,8 +126,8 @@ class ModelAnalyst:
     async def position(self, ask: Ask) -> Position:
         prompt = analyst_prompt(self.analyst, ask, tools=self._backend.tools)
 
-        async def once() -> Position:
-            answer = last_object(await self._backend.complete(prompt))
+        async def once(unusable: str | None) -> Position:
+            answer = last_object(await self._backend.complete(again(prompt, unusable)))
             return position_of(self.name, answer, ask.stances)
 
         result: Position = await _attempts(self.name, once, self._on_step, ask.round)
@@ -136,8 +153,9 @@ class ModelChair:
             tools=self._backend.tools,
         )
 
-        async def once() -> Verdict:
-            return verdict_of(last_object(await self._backend.complete(prompt)), brief.stances)
+        async def once(unusable: str | None) -> Verdict:
+            said = await self._backend.complete(again(prompt, unusable))
+            return verdict_of(last_object(said), brief.stances)
 
         result: Verdict = await _attempts(self.name, once, self._on_step, 0)
         return result

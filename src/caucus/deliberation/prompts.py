@@ -55,7 +55,7 @@ def _position_block(p: Position, label: str) -> str:
 
 
 def analyst_prompt(analyst: Analyst, ask: Ask, *, tools: bool = False) -> str:
-    stances = ", ".join(json.dumps(s) for s in ask.stances)
+    stances = ", ".join(ask.stances)
     parts = [
         f"You are {analyst.name}, one analyst on a panel that must decide a question.",
         f"Your charge: {analyst.charge}",
@@ -75,10 +75,11 @@ def analyst_prompt(analyst: Analyst, ask: Ask, *, tools: bool = False) -> str:
     if tools:
         parts.append(TOOLS_GUARD)
     parts.append(
-        "Answer with one JSON object and nothing after it: "
-        f'{{"stance": one of {stances}, "summary": "your argument in a few sentences", '
-        '"confidence": a number from 0 to 1, "evidence": ["ref", ...] (the evidence refs '
-        "your argument rests on)}"
+        "Answer with one JSON object and nothing after it, in this shape:\n"
+        '{"stance": "<stance>", "summary": "<your argument in a few sentences>", '
+        '"confidence": <a number from 0 to 1>, "evidence": ["<ref>"]}\n'
+        f"where <stance> is one of: {stances}; evidence lists the refs of the evidence your "
+        "argument rests on (it may be empty)."
     )
     return "\n\n".join(parts)
 
@@ -91,7 +92,7 @@ def chair_prompt(
     *,
     tools: bool = False,
 ) -> str:
-    names = ", ".join(json.dumps(s) for s in stances)
+    names = ", ".join(stances)
     parts = [
         "You chair a panel that has argued a question. Weigh the arguments and the evidence; "
         "do not count votes. A lone position with the better argument can carry the decision.",
@@ -103,10 +104,10 @@ def chair_prompt(
     if tools:
         parts.append(TOOLS_GUARD)
     parts.append(
-        "Answer with one JSON object and nothing after it: "
-        f'{{"stance": one of {names} (the stance your decision takes), "decision": "the '
-        'decision and its main reason, in a sentence or two", "confidence": a number from 0 '
-        "to 1}"
+        "Answer with one JSON object and nothing after it, in this shape:\n"
+        '{"stance": "<stance>", "decision": "<the decision and its main reason>", '
+        '"confidence": <a number from 0 to 1>}\n'
+        f"where <stance> is one of: {names} (the stance your decision takes)."
     )
     return "\n\n".join(parts)
 

@@ -97,7 +97,12 @@ async def backend_for(config: DeliberationConfig) -> AsyncIterator[Backend]:
         except (EvidenceToolsError, ToolServerError) as exc:
             raise ConfigError(str(exc)) from None
     openai = OpenAICompleter(
-        model=model, base_url=b.base_url, api_key=key, executor=tools, timeout=b.timeout_seconds
+        model=model,
+        base_url=b.base_url,
+        api_key=key,
+        executor=tools,
+        timeout=b.timeout_seconds,
+        json_mode=b.json_mode,
     )
     try:
         await openai.check()

@@ -65,8 +65,12 @@ class OpenAIBackend:
         client: openai.AsyncOpenAI | None = None,
         start_with_tool: str | None = None,
         temperature: float | None = None,
+        json_mode: bool = False,
     ) -> None:
         self.model = model
+        # Answers to requests that offer no tools must be one JSON object (the server's JSON
+        # mode: OpenAI, vLLM, llama.cpp, llama-cpp-python and Ollama take it).
+        self._json_mode = json_mode
         self.base_url = base_url
         # The agent's very first request must call this tool (forced tool choice): for an
         # agent that has to act as it starts, on a model that might not otherwise.
@@ -165,6 +169,8 @@ class OpenAIBackend:
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True}
         if tools:
             kwargs["tools"] = [t.wire() for t in tools]
+        elif self._json_mode:
+            kwargs["response_format"] = {"type": "json_object"}
         if self._temperature is not None:
             kwargs["temperature"] = self._temperature
         if forced is not None:
