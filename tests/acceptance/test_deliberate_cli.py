@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from caucus.testing import FakeOpenAI, Say, last_user, serve_fake
+from caucus.testing import Call, FakeOpenAI, Say, last_user, serve_fake, tool_messages
 from tests import record_format
+from tests.nodebin import node_bin
 
 
 def panel_script(split: bool = True) -> Any:
@@ -217,3 +218,40 @@ def test_the_independent_verifier_reproduces_the_formats_golden_vector() -> None
     assert record_format.record_hash(golden) == (
         "06624a603d2f031db60ad142d28addd8f3483d08ebfc2be16e140753d9bc221d"
     )
+
+
+async def test_analysts_read_evidence_through_read_only_mcp_tools(tmp_path: Path) -> None:
+    """The MCP evidence layer on an OpenAI-compatible backend: the servers of an MCP config
+    (`@modelcontextprotocol/server-everything`), only its read-only tools offered, a call to
+    anything else refused, and the guard prompt present."""
+
+    def script(request: dict[str, Any]) -> list[Any]:
+        prompt = last_user(request)
+        results = tool_messages(request)
+        if prompt.startswith("You chair"):
+            return [Say('{"stance": "approve", "decision": "Go.", "confidence": 0.6}')]
+        if "You are advocate" in prompt and not results:
+            return [Call("get-sum", {"a": 2, "b": 3}), Call("toggle-simulated-logging", {})]
+        summary = "sum checked: " + " | ".join(str(r["content"]) for r in results)
+        return [Say(json.dumps({"stance": "approve", "summary": summary, "confidence": 0.7}))]
+
+    fake = FakeOpenAI(script)
+    everything = node_bin("mcp-server-everything")
+    (tmp_path / "mcp.json").write_text(
+        json.dumps({"mcpServers": {"everything": {"command": str(everything), "args": []}}})
+    )
+    async with serve_fake(fake) as url:
+        (tmp_path / "config.yaml").write_text(
+            "max_rounds: 1\n"
+            f"backend: {{model: fake-model, base_url: '{url}/v1', mcp_config: mcp.json}}\n"
+        )
+        code, out, err = await caucus("deliberate", "Ship?", "--json", cwd=tmp_path)
+    assert code == 0, err
+    offered = {t["function"]["name"] for t in fake.requests[0]["tools"]}
+    assert "get-sum" in offered
+    assert "toggle-simulated-logging" not in offered  # not marked read-only
+    assert "read-only sources of evidence" in last_user(fake.requests[0])
+    record = json.loads(out)["record"]
+    advocate = record["positions"][0]["summary"]
+    assert "The sum of 2 and 3 is 5" in advocate
+    assert "'toggle-simulated-logging' is not an evidence tool here" in advocate
