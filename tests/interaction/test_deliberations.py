@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from caucus.client import HubClient
 from caucus.errors import Conflict, InvalidRequest, NotFound
 from caucus.operator_client import OperatorClient
 from caucus.services.hub import Hub
+from caucus.testing import FakeOpenAI, Say, last_user, make_hub, serve, serve_fake
 from caucus.web.deliberations import DeliberationInfo
 from caucus.web.messages import InboundMessage
 from tests import record_format
@@ -194,3 +196,29 @@ async def test_bad_convenings_and_positions_get_clear_errors(connect: ClientFact
         await lead.submit_position(d, "approve", "x", 0.5)
     with pytest.raises(NotFound):
         await lead.deliberation("d_nope")
+
+
+async def test_the_hubs_chair_model_decides_when_asked_to(tmp_path: Path) -> None:
+    def chair(request: dict[str, Any]) -> list[Any]:
+        assert last_user(request).startswith("You chair")
+        assert "fine by me" in last_user(request)  # the final positions reach the chair
+        return [Say('{"stance": "approve", "decision": "Merge it.", "confidence": 0.9}')]
+
+    fake = FakeOpenAI(chair)
+    async with (
+        serve_fake(fake) as model_url,
+        make_hub(tmp_path, chair_model="fake-model", chair_base_url=f"{model_url}/v1") as hub,
+        serve(hub) as url,
+        HubClient(url) as lead,
+        HubClient(url) as ann,
+    ):
+        await lead.register("lead")
+        await ann.register("ann")
+        d = (await lead.convene("Merge #12?", ["ann"], chair="model")).deliberation_id
+        await request_for(ann, d)
+        await ann.submit_position(d, "approve", "fine by me", 0.8)
+        done = await settled(lead, d)
+    assert done.state == "decided", done.error
+    assert done.verdict is not None
+    assert (done.verdict.decision, done.chair) == ("Merge it.", "model")
+    assert len(fake.requests) == 1

@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,12 +26,8 @@ from typing import Any
 
 from caucus.clock import Clock
 from caucus.config import Settings
-from caucus.deliberation.backends import CallableBackend, OpenAICompleter
 from caucus.deliberation.engine import (
     Absent,
-    Brief,
-    DeliberationError,
-    ModelChair,
     Outcome,
     Step,
     deliberate,
@@ -47,11 +42,9 @@ from caucus.deliberation.panel import (
     Verdict,
     dissent,
     position_of,
-    verdict_of,
 )
-from caucus.deliberation.prompts import Ask, chair_request, position_request
+from caucus.deliberation.prompts import Ask, position_request
 from caucus.domain.events import DeliberationChanged
-from caucus.domain.forms import FormState
 from caucus.domain.messages import Lane, MessageKind, NewMessage, SystemSender
 from caucus.domain.names import BROADCAST, Target, TargetKind
 from caucus.domain.peers import Peer
@@ -59,6 +52,13 @@ from caucus.domain.tasks import TaskState
 from caucus.errors import Conflict, Forbidden, InvalidRequest, NotFound
 from caucus.services.channels import Channels
 from caucus.services.decisions import DecisionLog
+from caucus.services.deliberation_seats import (
+    FormChair,
+    ModelChair,
+    Panelist,
+    PeerChair,
+    Request,
+)
 from caucus.services.delivery import DeliveryService
 from caucus.services.forms import Forms
 from caucus.services.notifier import Notifier
@@ -80,15 +80,6 @@ MAX_PANEL = 8
 MAX_SUMMARY = 1000
 POLL = 0.5  # seconds between reads of a request's task while its answer is awaited
 DEADLINE_RANGE = (5.0, 3600.0)
-CONFIDENCES = [f"{n}%" for n in range(100, 0, -10)]
-CUTS = (None, 400, 150)  # how far others' summaries are shortened to fit a request
-
-
-@dataclass(slots=True)
-class Request:
-    task_id: str
-    round: int
-    answer: asyncio.Future[Position]
 
 
 @dataclass(slots=True)
@@ -382,7 +373,7 @@ class Deliberations:
         try:
             outcome = await deliberate(
                 live.subject,
-                [_Panelist(self, live, n) for n in live.panel],
+                [Panelist(self, live, n) for n in live.panel],
                 await self._chair_for(live),
                 evidence=live.evidence,
                 stances=STANCES,
@@ -451,13 +442,10 @@ class Deliberations:
 
     async def _chair_for(self, live: Live) -> Any:
         if live.chair == "operator":
-            return _FormChair(self, live)
+            return FormChair(self, live)
         if live.chair == "model":
-            s = self._settings
-            key = os.environ.get(s.chair_api_key_env) if s.chair_api_key_env else None
-            model = OpenAICompleter(model=s.chair_model, base_url=s.chair_base_url, api_key=key)
-            return ModelChair(CallableBackend(model.complete), lambda _: None, name="model")
-        return _PeerChair(self, live)
+            return ModelChair(self._settings)
+        return PeerChair(self, live)
 
     async def _ask(self, live: Live, to: str, payload: str, subject: str) -> str:
         task = await self._tasks.send(
@@ -491,140 +479,3 @@ class Deliberations:
                 live.driver.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await live.driver
-
-
-class _Panelist:
-    def __init__(self, service: Deliberations, live: Live, name: str) -> None:
-        self._s = service
-        self._live = live
-        self.name = name
-
-    async def position(self, ask: Ask) -> Position:
-        live = self._live
-        limit = self._s._settings.max_content_chars
-        payload = next(
-            (
-                text
-                for cut in CUTS
-                if len(
-                    text := position_request(live.id, ask, live.max_rounds, live.deadline, cut=cut)
-                )
-                <= limit
-            ),
-            None,
-        )
-        if payload is None:
-            raise Absent("the others' positions do not fit in a request")
-        task_id = await self._s._ask(
-            live, self.name, payload, f"position on {live.id}, round {ask.round}"
-        )
-        request = Request(task_id, ask.round, asyncio.get_running_loop().create_future())
-        live.open[self.name] = request
-        self._s._changed(live)
-        position = await self._s._await(live, self.name, request)
-        live.answered.setdefault(self.name, []).append(ask.round)
-        live.current.append(position)
-        self._s._changed(live)
-        return position
-
-
-class _PeerChair:
-    def __init__(self, service: Deliberations, live: Live) -> None:
-        self._s = service
-        self._live = live
-        self.name = live.chair
-
-    async def decide(self, brief: Brief) -> Verdict:
-        live = self._live
-        limit = self._s._settings.max_content_chars
-        payload = next(
-            (
-                text
-                for cut in CUTS
-                if len(
-                    text := chair_request(
-                        live.id,
-                        brief.subject,
-                        brief.evidence,
-                        brief.positions,
-                        brief.stances,
-                        live.deadline,
-                        cut=cut,
-                    )
-                )
-                <= limit
-            ),
-            None,
-        )
-        if payload is None:
-            raise DeliberationError("the final positions do not fit in the chair's request")
-        task_id = await self._s._ask(live, self.name, payload, f"chair {live.id}")
-        request = Request(task_id, live.round, asyncio.get_running_loop().create_future())
-        live.open[self.name] = request
-        try:
-            said = await self._s._await(live, self.name, request)
-        except Absent as exc:
-            raise DeliberationError(f"the chair {self.name} did not decide: {exc}") from None
-        return Verdict(said.stance, said.summary, said.confidence)
-
-
-class _FormChair:
-    """The operator chairs through a form: stance, decision, confidence."""
-
-    name = "operator"
-
-    def __init__(self, service: Deliberations, live: Live) -> None:
-        self._s = service
-        self._live = live
-
-    async def decide(self, brief: Brief) -> Verdict:
-        live = self._live
-        fields = [
-            {
-                "key": "stance",
-                "label": "Your verdict's stance",
-                "type": "radio",
-                "options": list(brief.stances),
-                "required": True,
-            },
-            {
-                "key": "decision",
-                "label": "The decision, with its main reason",
-                "type": "textarea",
-                "required": True,
-            },
-            {
-                "key": "confidence",
-                "label": "Your confidence in it",
-                "type": "radio",
-                "options": CONFIDENCES,
-                "required": True,
-            },
-        ]
-        title = f"Chair {live.id}: {live.subject}"
-        form = await self._s._forms.ask(live.convener, title[:200], fields, live.audience)
-        live.chair_form = form.id
-        self._s._changed(live)
-        loop = asyncio.get_running_loop()
-        end = loop.time() + self._s._settings.task_ttl
-        while loop.time() < end:
-            found = await self._s._forms.get(form.id)
-            if found.state is FormState.CANCELED:
-                raise DeliberationError("the operator declined to chair (the form was canceled)")
-            if found.state is FormState.ANSWERED and found.answer is not None:
-                a = found.answer
-                try:
-                    return verdict_of(
-                        {
-                            "stance": a.get("stance"),
-                            "decision": a.get("decision"),
-                            "confidence": int(str(a.get("confidence", "")).rstrip("%")) / 100,
-                        },
-                        brief.stances,
-                    )
-                except (InvalidAnswer, ValueError) as exc:
-                    raise DeliberationError(
-                        f"the operator's answer is not a verdict: {exc}"
-                    ) from None
-            await asyncio.sleep(POLL)
-        raise DeliberationError("the operator did not chair within the task time to live")
