@@ -123,6 +123,9 @@ async def test_a_split_panel_decides_with_dissent_and_both_verifiers_accept_the_
     code, out, _ = await caucus("verify", "d.jsonl", cwd=tmp_path)
     assert code == 0
     assert "intact: 1 records, anchored" in out
+    code, out, _ = await caucus("anchor", "--log", "d.jsonl", "--json", cwd=tmp_path)
+    assert code == 0
+    assert json.loads(out)["head_hash"] == record["hash"]
 
 
 async def test_config_yaml_in_the_directory_sets_panel_stances_and_evidence_sources(
