@@ -4,11 +4,12 @@ evidence that cannot be recorded refused with where it is."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
-from caucus.deliberation.evidence import EvidenceError, load_file, normalise
+from caucus.deliberation.evidence import EvidenceError, Source, load_file, normalise, run_source
 
 
 def test_missing_source_and_ref_are_filled_and_other_keys_kept() -> None:
@@ -62,3 +63,12 @@ def test_a_file_that_is_not_json_or_holds_nan_is_refused(tmp_path: Path) -> None
         load_file(bad)
     with pytest.raises(EvidenceError, match="cannot read"):
         load_file(tmp_path / "missing.json")
+
+
+async def test_a_source_past_its_timeout_aborts_and_is_named() -> None:
+    slow = Source("slow", [sys.executable, "-c", "import time; time.sleep(30)"], 0.5)
+    with pytest.raises(EvidenceError, match=r"'slow' did not finish within 0\.5 s"):
+        await run_source(slow)
+    silent = Source("prose", [sys.executable, "-c", "print('no json here')"])
+    with pytest.raises(EvidenceError, match="'prose' did not print JSON"):
+        await run_source(silent)
