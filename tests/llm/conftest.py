@@ -38,9 +38,11 @@ def _free_port() -> int:
         return port
 
 
-@pytest.fixture(scope="session")
+# The tier's modules share one server, stopped once they are done: a generation a finished
+# test abandoned would otherwise keep two cores busy for the rest of the suite.
+@pytest.fixture(scope="package")
 def llm_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The model server's OpenAI base URL; its log is in the session's temporary directory."""
+    """The model server's OpenAI base URL; its log is in the run's temporary directory."""
     python, gguf = server_python(), model_path()
     port = _free_port()
     log: Path = tmp_path_factory.mktemp("llm") / "server.log"
