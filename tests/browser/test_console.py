@@ -26,6 +26,15 @@ def peer_row(page: Page, name: str):  # type: ignore[no-untyped-def]
     return page.locator(f"[data-peer='{name}']")
 
 
+async def menu(page: Page, name: str):  # type: ignore[no-untyped-def]
+    """The peer's row with its actions menu open."""
+    row = peer_row(page, name)
+    toggle = row.get_by_role("button", name=f"actions for {name}")
+    if await toggle.get_attribute("aria-expanded") != "true":
+        await toggle.click()
+    return row
+
+
 async def test_sign_in_see_agents_join_and_talk_live(
     open_console: PageFactory, live_hub: Hub, connect: ClientFactory
 ) -> None:
@@ -45,7 +54,7 @@ async def test_sign_in_see_agents_join_and_talk_live(
     await expect(peer_row(page, "alice")).to_contain_text("1 sent")
 
     # The operator speaks to one peer from the roster.
-    await peer_row(page, "bob").get_by_role("button", name="Message").click()
+    await (await menu(page, "bob")).get_by_role("button", name="Message").click()
     await page.locator(".composer textarea").fill("thanks, bob")
     await page.locator(".composer textarea").press("Control+Enter")
     got = (await bob.receive(timeout=5)).messages
@@ -87,7 +96,7 @@ async def test_pausing_holds_an_agent_send_until_resumed_and_kicking_removes_a_p
     await expect(page.locator("[data-mode]")).to_have_text("room open")
     assert [m.content for m in (await bob.receive(timeout=5)).messages] == ["held while paused"]
 
-    await peer_row(page, "bob").get_by_role("button", name="Kick").click()
+    await (await menu(page, "bob")).get_by_role("button", name="Kick").click()
     await peer_row(page, "bob").get_by_role("button", name="Confirm kick").click()
     await expect(peer_row(page, "bob")).to_have_count(0)
     with pytest.raises(Unauthorized):
@@ -157,7 +166,7 @@ async def test_a_form_answered_through_the_wizard_reaches_the_asker_and_the_ledg
     await page.locator("[data-tab=decisions]").click()
     await expect(page.locator(".decision")).to_contain_text("Which database for v2?")
     await expect(page.locator(".ledger")).to_contain_text("Verified")
-    await expect(page.locator(".ledger")).to_contain_text("1 records")
+    await expect(page.locator(".ledger")).to_contain_text("Verified: 1 record, anchored")
 
 
 async def test_an_observer_sees_everything_and_every_control_is_disabled(
@@ -179,7 +188,9 @@ async def test_an_observer_sees_everything_and_every_control_is_disabled(
         await expect(peer_row(page, "alice")).to_be_visible()
         await expect(page.locator(".messages")).to_contain_text("hello from alice")
         await expect(page.locator(".role-observer")).to_be_visible()
-        await expect(peer_row(page, "alice").get_by_role("button", name="Kick")).to_be_disabled()
+        await expect(
+            (await menu(page, "alice")).get_by_role("button", name="Kick")
+        ).to_be_disabled()
         await expect(page.locator(".top").get_by_role("button", name="Pause")).to_be_disabled()
         await expect(page.get_by_role("button", name="Answer")).to_be_disabled()
         await expect(page.locator(".composer textarea")).to_be_disabled()
@@ -204,10 +215,12 @@ async def test_an_observer_sees_everything_and_every_control_is_disabled(
 
 
 async def _is_read_only(control) -> bool:  # type: ignore[no-untyped-def]
-    """Filters, search, the export format: reading, which an observer may do."""
+    """Filters, search (the transcript's and the roster's), the export format: reading, which
+    an observer may do."""
     return bool(
         await control.evaluate(
-            "e => Boolean(e.closest('.filters')) || e.getAttribute('aria-label') === 'format'"
+            "e => Boolean(e.closest('.filters, .roster-tools'))"
+            " || e.getAttribute('aria-label') === 'format'"
         )
     )
 
@@ -456,7 +469,7 @@ async def test_per_peer_controls_act_on_that_peer_whatever_its_name(
     page = await open_console(live_hub.operator.token)
     room = page.locator("[data-mode]")
     for name in ODD_NAMES:
-        row = peer_row(page, name)
+        row = await menu(page, name)
         await row.get_by_role("button", name="Pause").click()
         await expect(row.get_by_role("button", name="Resume")).to_be_visible()
         assert (await live_hub.registry.find(name)).delivery_paused
@@ -467,13 +480,13 @@ async def test_per_peer_controls_act_on_that_peer_whatever_its_name(
             await expect(page.locator(".toast.ok").last).to_contain_text(name)
         await expect(room).to_have_text("room open")
     for control in ("Pause", "Reset"):
-        await peer_row(page, "..").get_by_role("button", name=control).click()
+        await (await menu(page, "..")).get_by_role("button", name=control).click()
         await expect(page.locator(".toast.error").last).to_contain_text('cannot address ".."')
     await expect(room).to_have_text("room open")
     assert live_hub.control.state().mode.value == "open"
     assert not (await live_hub.db.read(lambda r: r.peers.holder("..")) or legacy).delivery_paused
     for name in ODD_NAMES:  # kicked from the console, each one alone
-        await peer_row(page, name).get_by_role("button", name="Kick").click()
+        await (await menu(page, name)).get_by_role("button", name="Kick").click()
         await peer_row(page, name).get_by_role("button", name="Confirm kick").click()
         await expect(peer_row(page, name)).to_have_count(0)
     await expect(peer_row(page, "..")).to_have_count(1)

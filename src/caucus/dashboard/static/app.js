@@ -18,6 +18,15 @@ function tokenFromFragment() {
   return decodeURIComponent(match[1]);
 }
 
+const STATES = ["online", "quiet", "stale", "offline", "reaped"];
+
+function stateCounts(peers) {
+  const counts = {};
+  for (const p of Object.values(peers)) counts[p.state] = (counts[p.state] || 0) + 1;
+  const parts = STATES.filter((s) => counts[s]).map((s) => `${counts[s]} ${s}`);
+  return parts.length ? parts.join(" · ") : "no peers";
+}
+
 function SignIn({ onToken, error }) {
   const [token, setToken] = useState("");
   return html`
@@ -178,6 +187,8 @@ function Console({ api, role, onSignOut }) {
   }
 
   const pending = Object.keys(state.forms).length;
+  // Everything the operator must answer: pending forms (a chair's question among them).
+  const waiting = pending;
   const panels = {
     forms: html`<${Forms} api=${api} state=${state} observer=${observer} notify=${notify} />`,
     channels: html`<${Channels} state=${state} observer=${observer} act=${act} />`,
@@ -187,13 +198,17 @@ function Console({ api, role, onSignOut }) {
     controls: html`<${Controls} api=${api} state=${state} observer=${observer} notify=${notify} act=${act} />`,
   };
   return html`
-    <div class=${`console mode-${state.mode}`}>
+    <div class=${`console mode-${state.mode}${waiting ? " has-waiting" : ""}`}>
       <header class="top">
         <h1>Caucus</h1>
         <span class=${`badge mode`} data-mode=${state.mode}>room ${state.mode}</span>
         <span class=${`badge feed-${state.feed}`} data-feed=${state.feed}>${state.feed === "live" ? "live" : state.feed}</span>
+        ${waiting > 0 &&
+        html`<button type="button" data-read class="badge waiting" data-waiting=${waiting}
+          title="questions and decisions waiting for the operator"
+          onClick=${() => setTab("forms")}>${`${waiting} waiting for you`}</button>`}
         <span class="grow"></span>
-        <span class="muted">${Object.keys(state.peers).length} peers · ${state.health ? state.health.messages_per_minute : 0}/min</span>
+        <span class="muted" data-counts>${stateCounts(state.peers)} · ${state.health ? state.health.messages_per_minute : 0}/min</span>
         <div class="row room-buttons" role="group" aria-label="room">
           ${state.mode === "open"
             ? html`<button type="button" disabled=${observer} onClick=${() => act("room", "pause")}>Pause</button>`
@@ -205,7 +220,7 @@ function Console({ api, role, onSignOut }) {
       </header>
       ${!state.ready && html`<p class="boot">Connecting to the hub…</p>`}
       <div class="layout">
-        <${Roster} peers=${state.peers} observer=${observer} act=${act} onMessage=${messagePeer} />
+        <${Roster} peers=${state.peers} floors=${state.floors} observer=${observer} act=${act} onMessage=${messagePeer} />
         <div class="center">
           <${Transcript} api=${api} state=${state} dispatch=${dispatch} filters=${filters}
             setFilters=${setFilters} notify=${notify} />
@@ -235,6 +250,20 @@ function App() {
   const [token, setToken] = useState(() => tokenFromFragment() || sessionStorage.getItem(TOKEN_KEY));
   const [session, setSession] = useState(null);
   const [error, setError] = useState(null);
+
+  // An operator link pasted into a tab that is already open signs in with its token.
+  useEffect(() => {
+    const onHash = () => {
+      const fresh = tokenFromFragment();
+      if (fresh) {
+        setSession(null);
+        setError(null);
+        setToken(fresh);
+      }
+    };
+    window.addEventListener("hashchange", onHash);
+    return () => window.removeEventListener("hashchange", onHash);
+  }, []);
 
   useEffect(() => {
     if (!token) return;
@@ -272,4 +301,6 @@ function App() {
   return html`<${Console} api=${session.api} role=${session.role} onSignOut=${signOut} />`;
 }
 
-render(html`<${App} />`, document.getElementById("app"));
+const root = document.getElementById("app");
+root.textContent = ""; // the boot line is the page's, not Preact's: it must not linger
+render(html`<${App} />`, root);

@@ -8,17 +8,67 @@ const WINDOW = 400; // transcript rows in the page at most
 const STEP = 200; // rows the window slides by
 const LONG = 2000; // characters shown before "show all"
 
-export function Roster({ peers, observer, act, onMessage }) {
-  const list = Object.values(peers).sort((a, b) => a.name.localeCompare(b.name));
+const STATE_ORDER = { online: 0, quiet: 1, stale: 2, offline: 3, reaped: 4 };
+const SHOW = {
+  all: () => true,
+  live: (p) => STATE_ORDER[p.state] <= 2,
+  away: (p) => p.state === "offline",
+  reaped: (p) => p.state === "reaped",
+};
+export const PALETTE = 12;
+
+// A stable colour per agent: the same name always gets the same one of PALETTE hues.
+export function colourOf(name) {
+  let h = 0;
+  for (const ch of name) h = (h * 31 + ch.codePointAt(0)) >>> 0;
+  return `c${h % PALETTE}`;
+}
+
+function doing(peer, floors) {
+  if (Object.values(floors).some((f) => f.holder === peer.name)) return "holding the floor";
+  const status = (peer.status || "").toLowerCase();
+  if (status.startsWith("composing")) return "composing";
+  if (status.startsWith("running")) return "running a tool";
+  if (status.startsWith("working on task") || status.startsWith("task ")) return "running a task";
+  if (peer.listening) return "listening";
+  return "";
+}
+
+export function Roster({ peers, floors, observer, act, onMessage }) {
+  const [show, setShow] = useState("all");
+  const [q, setQ] = useState("");
+  const all = Object.values(peers);
+  const needle = q.trim().toLowerCase();
+  const list = all
+    .filter(SHOW[show])
+    .filter(
+      (p) =>
+        !needle ||
+        p.name.toLowerCase().includes(needle) ||
+        skillNames(p.skills).some((s) => s.toLowerCase().includes(needle)),
+    )
+    .sort((a, b) => STATE_ORDER[a.state] - STATE_ORDER[b.state] || a.name.localeCompare(b.name));
+  const live = all.filter(SHOW.live).length;
   return html`
     <section class="panel roster" aria-labelledby="roster-title">
-      <h2 id="roster-title">Peers <span class="count">${list.length}</span></h2>
-      ${list.length === 0 && html`<p class="empty">No agents have joined yet.</p>`}
+      <h2 id="roster-title">Peers <span class="count" data-live=${live}>${`${live} live of ${all.length}`}</span></h2>
+      <div class="roster-tools" role="search">
+        <select aria-label="show" data-read value=${show} onChange=${(e) => setShow(e.currentTarget.value)}>
+          <option value="all">all</option>
+          <option value="live">live</option>
+          <option value="away">offline</option>
+          <option value="reaped">reaped</option>
+        </select>
+        <input type="search" aria-label="find a peer" data-read placeholder="name or skill" value=${q}
+          onInput=${(e) => setQ(e.currentTarget.value)} />
+      </div>
+      ${all.length === 0 && html`<p class="empty">No agents have joined yet.</p>`}
       <ul class="peers">
         ${list.map(
           (peer) => html`<${PeerRow}
             key=${peer.name}
             peer=${peer}
+            now=${doing(peer, floors)}
             observer=${observer}
             act=${act}
             onMessage=${onMessage}
@@ -29,42 +79,36 @@ export function Roster({ peers, observer, act, onMessage }) {
   `;
 }
 
-function PeerRow({ peer, observer, act, onMessage }) {
+function PeerRow({ peer, now, observer, act, onMessage }) {
+  const [open, setOpen] = useState(false);
   const [confirmKick, setConfirmKick] = useState(false);
   const skills = skillNames(peer.skills);
   const name = peer.name;
+  const details = `up ${age(peer.uptime)} · ${peer.messages || 0} sent · seen ${age(peer.last_seen_age)} ago${
+    skills.length ? ` · skills: ${skills.join(", ")}` : ""
+  }`;
   return html`
-    <li class=${`peer state-${peer.state}`} data-peer=${name}>
-      <div class="peer-head">
+    <li class=${`peer state-${peer.state}`} data-peer=${name} title=${details}>
+      <div class="peer-row">
         <span class="dot" aria-hidden="true"></span>
-        <strong class="peer-name">${name}</strong>
-        <span class="badge">${peer.state}</span>
-        ${peer.listening && html`<span class="badge good">listening</span>`}
+        <strong class=${`peer-name ${colourOf(name)}`}>${name}</strong>
+        <span class="badge" data-state=${peer.state}>${peer.state}</span>
+        ${now && html`<span class="badge good" data-doing>${now}</span>`}
         ${peer.paused && html`<span class="badge warn">paused</span>`}
+        <span class="peer-line muted">
+          ${peer.status ? `${peer.status} · ${age(peer.status_age)} ago · ` : ""}${details}
+        </span>
+        <button type="button" class="menu-button" data-read aria-expanded=${open ? "true" : "false"}
+          aria-label=${`actions for ${name}`} onClick=${() => setOpen(!open)}>⋯</button>
       </div>
-      ${peer.status &&
-      html`<div class="peer-status" title="status">
-        ${peer.status} <span class="muted">${`· ${age(peer.status_age)} ago`}</span>
-      </div>`}
-      <div class="peer-meta muted">
-        ${`up ${age(peer.uptime)} · ${peer.messages || 0} sent · seen ${age(peer.last_seen_age)} ago`}
-        ${skills.length ? ` · skills: ${skills.join(", ")}` : ""}
-      </div>
-      <div class="actions" role="group" aria-label=${`actions for ${name}`}>
+      ${open &&
+      html`<div class="actions" role="group" aria-label=${`actions for ${name}`}>
         <button type="button" disabled=${observer} onClick=${() => onMessage(name)}>Message</button>
         ${peer.paused
-          ? html`<button type="button" disabled=${observer} onClick=${() => act("resume", name)}>
-              Resume
-            </button>`
-          : html`<button type="button" disabled=${observer} onClick=${() => act("pause", name)}>
-              Pause
-            </button>`}
-        <button type="button" disabled=${observer} onClick=${() => act("interrupt", name)}>
-          Interrupt
-        </button>
-        <button type="button" disabled=${observer} onClick=${() => act("reset", name)}>
-          Reset
-        </button>
+          ? html`<button type="button" disabled=${observer} onClick=${() => act("resume", name)}>Resume</button>`
+          : html`<button type="button" disabled=${observer} onClick=${() => act("pause", name)}>Pause</button>`}
+        <button type="button" disabled=${observer} onClick=${() => act("interrupt", name)}>Interrupt</button>
+        <button type="button" disabled=${observer} onClick=${() => act("reset", name)}>Reset</button>
         <button type="button" disabled=${observer} onClick=${() => act("ping", name)}>Ping</button>
         ${confirmKick
           ? html`<button
@@ -79,15 +123,10 @@ function PeerRow({ peer, observer, act, onMessage }) {
                 Confirm kick
               </button>
               <button type="button" onClick=${() => setConfirmKick(false)}>Keep</button>`
-          : html`<button
-              type="button"
-              class="danger"
-              disabled=${observer}
-              onClick=${() => setConfirmKick(true)}
-            >
+          : html`<button type="button" class="danger" disabled=${observer} onClick=${() => setConfirmKick(true)}>
               Kick
             </button>`}
-      </div>
+      </div>`}
     </li>
   `;
 }
@@ -135,7 +174,8 @@ export function Transcript({ api, state, dispatch, filters, setFilters, notify }
   const endIndex = following ? all.length : indexAfter(all, endSeq);
   const startIndex = Math.max(0, endIndex - WINDOW);
   const visible = all.slice(startIndex, endIndex);
-  const exhausted = filtering ? filtered && !filtered.more : state.olderExhausted;
+  // While a filter's first page is on its way there is nothing older to ask for yet.
+  const exhausted = filtering ? !filtered || !filtered.more : state.olderExhausted;
   const atStart = startIndex === 0 && exhausted;
 
   useLayoutEffect(() => {
@@ -162,7 +202,7 @@ export function Transcript({ api, state, dispatch, filters, setFilters, notify }
       setEndSeq(all[Math.max(WINDOW, endIndex - STEP) - 1].seq);
       return;
     }
-    if (exhausted) return;
+    if (exhausted || (filtering && !filtered)) return;
     const oldest = all.length ? all[0].seq : undefined;
     setLoading(true);
     try {
@@ -312,6 +352,17 @@ class Row extends Component {
   }
 }
 
+const TASK_KINDS = new Set(["task", "result", "failure", "input_request", "task_canceled"]);
+
+// What kind of talk a message is, at a glance.
+function scopeOf(message) {
+  if (message.sender === "operator") return "operator";
+  if (TASK_KINDS.has(message.kind)) return "task";
+  if (message.to === "all") return "broadcast";
+  if (message.to.startsWith("#")) return "channel";
+  return "direct";
+}
+
 function renderRow(message, whole, toggle) {
   const long = message.content.length > LONG;
   const text = long && !whole ? message.content.slice(0, LONG) : message.content;
@@ -319,10 +370,12 @@ function renderRow(message, whole, toggle) {
     <article class=${`msg kind-${message.kind}`} data-seq=${message.seq}>
       <header>
         <time datetime=${new Date(message.ts * 1000).toISOString()}>${clock(message.ts)}</time>
-        <span class="sender">${message.sender}</span>
+        <span class=${`sender ${colourOf(message.sender)}`}>${message.sender}</span>
         <span class="arrow" aria-label="to">→</span>
         <span class="target">${message.to}</span>
-        <span class="badge">${message.kind}</span>
+        <span class="badge scope" data-scope=${scopeOf(message)}>${scopeOf(message)}</span>
+        ${message.kind !== "chat" && html`<span class="badge">${message.kind}</span>`}
+        ${message.thread && html`<span class="badge muted" data-thread=${message.thread}>${`thread ${message.thread}`}</span>`}
         <span class="muted seq">#${message.seq}</span>
       </header>
       <div class="content">${text}</div>

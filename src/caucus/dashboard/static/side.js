@@ -136,6 +136,26 @@ function Deliberation({ d }) {
   </li>`;
 }
 
+function plural(n, word) {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+function ledgerTone(ledger) {
+  if (!ledger.intact) return "broken";
+  return ledger.anchored || ledger.records === 0 ? "ok" : "warn";
+}
+
+function ledgerLine(ledger) {
+  if (!ledger.intact) {
+    return html`<strong>Verification FAILED</strong>${` at record ${ledger.broken.index}: ${ledger.broken.reason} (${plural(ledger.records, "record")} verified before it)`}`;
+  }
+  if (ledger.records === 0) return html`<strong>Empty</strong>${": no decision recorded yet"}`;
+  const anchoring = ledger.anchored
+    ? "anchored by the head checkpoint"
+    : "not anchored: no head checkpoint, so a cut tail would go unnoticed";
+  return html`<strong>Verified</strong>${`: ${plural(ledger.records, "record")}, ${anchoring}`}`;
+}
+
 export function Decisions({ state, refresh }) {
   const ledger = state.ledger;
   const deliberations = Object.values(state.deliberations).sort((a, b) => b.created_at - a.created_at);
@@ -150,12 +170,8 @@ export function Decisions({ state, refresh }) {
     <section class="panel" aria-labelledby="decisions-title">
       <h2 id="decisions-title">Decision ledger</h2>
       ${ledger
-        ? html`<div class=${`card ledger ${ledger.intact ? "ok" : "broken"}`} role="status">
-            ${ledger.intact
-              ? html`<strong>Verified</strong>: ${ledger.records} records,
-                  ${ledger.anchored ? "anchored by the head checkpoint" : "UNANCHORED (no checkpoint)"}`
-              : html`<strong>Verification FAILED</strong> at record ${ledger.broken.index}:
-                  ${ledger.broken.reason} (${ledger.records} records verified before it)`}
+        ? html`<div class=${`card ledger ${ledgerTone(ledger)}`} role="status">
+            ${ledgerLine(ledger)}
             <div class="muted mono">head ${short(ledger.head_hash)} · ${ledger.path}</div>
             ${ledger.unrecorded_error &&
             html`<div class="error">Answers not recorded: ${ledger.unrecorded_error}</div>`}
@@ -192,6 +208,8 @@ export function Health({ state }) {
   const line = points
     .map((p, i) => `${(i * step).toFixed(1)},${(height - (p.perMinute / peak) * (height - 4) - 2).toFixed(1)}`)
     .join(" ");
+  const seconds = points.length > 1 ? Math.round((points[points.length - 1].at - points[0].at) / 1000) : 0;
+  const span = seconds >= 120 ? `${Math.round(seconds / 60)} min` : `${seconds} s`;
   return html`
     <section class="panel" aria-labelledby="health-title">
       <h2 id="health-title">Health</h2>
@@ -203,10 +221,19 @@ export function Health({ state }) {
         <div><dt>Memory</dt><dd>${bytes(h.rss_bytes)}</dd></div>
       </dl>
       <figure class="chart">
-        <svg viewBox=${`0 0 ${width} ${height}`} role="img" aria-label="messages per minute, last minutes">
-          <polyline points=${line} fill="none" class="spark" />
+        <svg viewBox=${`0 0 ${width + 44} ${height + 18}`} role="img"
+          aria-label=${`messages per minute over the last ${span}, peak ${peak}`}>
+          <g transform="translate(40 2)">
+            <line x1="0" y1="0" x2="0" y2=${height} class="axis" />
+            <line x1="0" y1=${height} x2=${width} y2=${height} class="axis" />
+            <polyline points=${line} fill="none" class="spark" />
+          </g>
+          <text x="36" y="10" text-anchor="end" class="tick" data-axis="y-top">${`${peak}/min`}</text>
+          <text x="36" y=${height + 2} text-anchor="end" class="tick" data-axis="y-zero">0</text>
+          <text x="40" y=${height + 16} class="tick" data-axis="x-start">${`−${span}`}</text>
+          <text x=${width + 40} y=${height + 16} text-anchor="end" class="tick" data-axis="x-end">now</text>
         </svg>
-        <figcaption class="muted">messages per minute (peak ${peak}), one point per health tick</figcaption>
+        <figcaption class="muted">messages per minute, sampled at each health tick</figcaption>
       </figure>
     </section>
   `;

@@ -1,0 +1,171 @@
+"""Console bugs an operator met, each pinned by a test that failed before its fix: a toast on
+typing a search, the boot line left after a refused token, an operator link pasted into an
+open tab ignored (and its token left in the address bar), an empty ledger shown as
+"0 records,UNANCHORED", and a health chart without axes."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from playwright.async_api import Browser, expect
+
+from caucus.client import HubClient
+from caucus.services.hub import Hub
+from caucus.testing import FakeClock, make_hub, serve
+from tests.browser.conftest import PageFactory, shot
+from tests.conftest import ClientFactory
+
+
+async def test_typing_a_search_over_a_long_transcript_raises_no_error(
+    open_console: PageFactory, live_hub: Hub, connect: ClientFactory
+) -> None:
+    alice, _ = await connect("alice"), await connect("bob")
+    for n in range(60):
+        await alice.send("bob", f"line {n}")
+    page = await open_console(live_hub.operator.token)
+    await expect(page.locator(".messages .msg")).to_have_count(60)
+    search = page.get_by_placeholder("text in messages ( / )")
+    await search.fill("nothing-matches-this")
+    # Scrolled to the top before the filter's first page is back: the console must wait.
+    await page.locator(".messages").evaluate("e => { e.scrollTop = 0; }")
+    await asyncio.sleep(0.8)
+    await expect(page.locator(".toast.error")).to_have_count(0)
+    await expect(page.locator(".messages .msg")).to_have_count(0)
+    await search.fill("line 59")
+    await expect(page.locator(".messages .msg")).to_have_count(1)
+    await expect(page.locator(".toast.error")).to_have_count(0)
+
+
+async def test_a_refused_token_leaves_only_the_sign_in_form(browser: Browser, url: str) -> None:
+    page = await browser.new_page()
+    await page.goto(url)
+    await page.get_by_label("Token").fill("cau_not-a-real-token")
+    await page.get_by_role("button", name="Sign in").click()
+    await expect(page.get_by_role("alert")).to_contain_text("refused")
+    await expect(page.locator(".boot")).to_have_count(0)
+    await expect(page.locator("#app")).not_to_contain_text("Loading the Caucus console")
+    linked = await browser.new_page()
+    await linked.goto(f"{url}/#token=cau_not-a-real-token")
+    await expect(linked.get_by_role("alert")).to_contain_text("refused")
+    await expect(linked.locator(".boot")).to_have_count(0)
+    assert "#token" not in linked.url
+
+
+async def test_an_operator_link_pasted_into_an_open_tab_signs_in_with_its_token(
+    open_console: PageFactory, live_hub: Hub
+) -> None:
+    page = await open_console(live_hub.operator.token)
+    await page.evaluate("location.hash = '#token=cau_someone-elses-token'")
+    await expect(page.get_by_role("alert")).to_contain_text("refused")
+    assert "#token" not in page.url
+    await page.evaluate(f"location.hash = '#token={live_hub.operator.token}'")
+    await page.wait_for_selector("[data-feed=live]")
+    assert "#token" not in page.url
+
+
+async def test_an_empty_ledger_reads_as_empty_not_as_an_alarm(
+    open_console: PageFactory, live_hub: Hub
+) -> None:
+    page = await open_console(live_hub.operator.token)
+    await page.locator("[data-tab=decisions]").click()
+    ledger = page.locator(".ledger")
+    await expect(ledger).to_contain_text("Empty: no decision recorded yet")
+    await expect(ledger).not_to_contain_text("UNANCHORED")
+    await expect(ledger).to_have_class("card ledger ok")
+
+
+async def test_the_health_chart_has_axes_with_units(
+    open_console: PageFactory, live_hub: Hub
+) -> None:
+    page = await open_console(live_hub.operator.token)
+    await page.locator("[data-tab=health]").click()
+    chart = page.locator(".chart svg")
+    await expect(chart.locator("[data-axis=y-top]")).to_contain_text("/min")
+    await expect(chart.locator("[data-axis=y-zero]")).to_have_text("0")
+    await expect(chart.locator("[data-axis=x-end]")).to_have_text("now")
+    await expect(chart.locator("[data-axis=x-start]")).to_contain_text("−")
+
+
+async def test_what_waits_for_the_operator_is_seen_first_at_phone_width(
+    open_console: PageFactory, live_hub: Hub, connect: ClientFactory
+) -> None:
+    alice = await connect("alice")
+    for n in range(30):
+        await alice.send("all", f"chatter {n}")
+    page = await open_console(live_hub.operator.token, width=390, height=844)
+    await alice.ask_operator(
+        "Ship tonight?", [{"key": "go", "type": "radio", "options": ["yes", "no"]}]
+    )
+    badge = page.locator("[data-waiting]")
+    await expect(badge).to_have_text("1 waiting for you")
+    await expect(badge).to_be_in_viewport()
+    await expect(page.locator("[data-form]")).to_be_in_viewport()
+    await page.screenshot(path=shot("waiting-first-390"), full_page=False)
+
+
+async def test_thirty_peers_live_ones_first_at_a_glance_with_filter_search_and_menu(
+    open_console: PageFactory, tmp_path: Path
+) -> None:
+    clock = FakeClock()
+    async with make_hub(tmp_path / "glance", clock=clock) as hub, serve(hub) as base:
+        clients = []
+        for n in range(10):
+            clients.append(HubClient(base))
+            await clients[-1].register(f"old-{n:02}")
+        clock.advance(hub.settings.peer_ttl + 1)
+        await hub.maintain()  # the ten fall silent past the TTL: reaped
+        for n in range(20):
+            clients.append(HubClient(base))
+            await clients[-1].register(f"live-{n:02}", skills=["sql"] if n % 2 else [])
+        try:
+            page = await open_console(hub.operator.token, width=1440, height=900, base=base)
+            rows = page.locator(".peers > li")
+            await expect(rows).to_have_count(30)
+            for n in range(20):  # every live peer visible without scrolling
+                await expect(page.locator(f"[data-peer='live-{n:02}']")).to_be_in_viewport()
+            assert (await rows.first.get_attribute("data-peer")) == "live-00"
+            assert (await rows.last.get_attribute("data-peer")) == "old-09"
+            await expect(page.locator("[data-counts]")).to_contain_text("20 online · 10 reaped")
+            await expect(page.locator("#roster-title .count")).to_have_text("20 live of 30")
+            await page.screenshot(path=shot("roster-30-1440"), full_page=False)
+
+            await page.get_by_label("show").select_option("reaped")
+            await expect(rows).to_have_count(10)
+            await page.get_by_label("show").select_option("all")
+            await page.get_by_label("find a peer").fill("sql")  # by skill
+            await expect(rows).to_have_count(10)
+            await page.get_by_label("find a peer").fill("live-1")  # by name
+            await expect(rows).to_have_count(10)
+
+            row = page.locator("[data-peer='live-13']")
+            await row.get_by_role("button", name="actions for live-13").click()
+            await row.get_by_role("button", name="Pause").click()
+            await expect(row.get_by_role("button", name="Resume")).to_be_visible()
+            assert (await hub.registry.find("live-13")).delivery_paused
+        finally:
+            for client in clients:
+                await client.aclose()
+
+
+async def test_the_transcript_marks_who_speaks_and_to_whom(
+    open_console: PageFactory, live_hub: Hub, connect: ClientFactory
+) -> None:
+    alice, bob = await connect("alice"), await connect("bob")
+    await alice.join_channel("#ops")
+    page = await open_console(live_hub.operator.token)
+    await alice.send("bob", "direct one", thread="deploy")
+    await alice.send("all", "to everyone")
+    await alice.send("#ops", "to the channel")
+    await bob.send_task("alice", "check the logs")
+    rows = page.locator(".messages .msg")
+    await expect(rows).to_have_count(4)
+    scopes = [await rows.nth(i).locator("[data-scope]").inner_text() for i in range(4)]
+    assert scopes == ["direct", "broadcast", "channel", "task"]
+    await expect(rows.nth(0).locator("[data-thread]")).to_have_text("thread deploy")
+    alice_colour = await rows.nth(0).locator(".sender").get_attribute("class")
+    assert alice_colour == await rows.nth(2).locator(".sender").get_attribute("class")
+    roster_colour = await page.locator("[data-peer='alice'] .peer-name").get_attribute("class")
+    assert alice_colour is not None
+    assert roster_colour is not None
+    assert alice_colour.split()[-1] == roster_colour.split()[-1]  # one colour per agent
