@@ -169,3 +169,47 @@ async def test_the_transcript_marks_who_speaks_and_to_whom(
     assert alice_colour is not None
     assert roster_colour is not None
     assert alice_colour.split()[-1] == roster_colour.split()[-1]  # one colour per agent
+
+
+HOSTILE = [
+    "<img src=x onerror=alert(1)>",
+    "[click me](javascript:alert(1)) and [docs](https://example.org/a)",
+    "````\n```\n<script>alert(2)</script>\n```\n````",
+    "`<b>inline</b>` and **bold** and _em_",
+    "- one\n- <svg onload=alert(3)>\n1. first\n2. second",
+    "zero\u200bwidth\u202e and ```unclosed\n<iframe src=x>",
+]
+
+
+async def test_markdown_renders_a_hostile_corpus_as_text_never_as_markup(
+    open_console: PageFactory, live_hub: Hub, connect: ClientFactory
+) -> None:
+    page = await open_console(live_hub.operator.token)
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), asyncio.ensure_future(d.dismiss())))
+    alice, _ = await connect("alice"), await connect("bob")
+    for text in HOSTILE:
+        await alice.send("bob", text)
+    rows = page.locator(".messages .msg .content")
+    await expect(rows).to_have_count(len(HOSTILE))
+    injected = (
+        ".messages img, .messages script, .messages svg, .messages iframe, .messages a, .messages b"
+    )
+    assert await page.locator(injected).count() == 0
+    await expect(rows.nth(0)).to_have_text("<img src=x onerror=alert(1)>")
+    link = rows.nth(1)
+    await expect(link).to_contain_text("click me (javascript:alert(1))")
+    await expect(link).to_contain_text("docs (https://example.org/a)")
+    nested = rows.nth(2).locator("pre code")
+    await expect(nested).to_have_count(1)
+    await expect(nested).to_contain_text("<script>alert(2)</script>")
+    await expect(rows.nth(3).locator("code")).to_have_text("<b>inline</b>")
+    await expect(rows.nth(3).locator("strong")).to_have_text("bold")
+    await expect(rows.nth(3).locator("em")).to_have_text("em")
+    await expect(rows.nth(4).locator("ul li")).to_have_count(2)
+    await expect(rows.nth(4).locator("ul li").nth(1)).to_have_text("<svg onload=alert(3)>")
+    await expect(rows.nth(4).locator("ol li")).to_have_count(2)
+    await expect(rows.nth(5)).to_contain_text("```unclosed")  # a fence only opens a line
+    await expect(rows.nth(5)).to_contain_text("<iframe src=x>")
+    await asyncio.sleep(0.5)
+    assert dialogs == []

@@ -1,6 +1,7 @@
 // The room's main panels: who is here (roster), what is said (transcript), and saying it.
 
 import { age, anyFilter, clock, matches, skillNames } from "./format.js";
+import { markdown } from "./markdown.js";
 import { Component, html, useEffect, useLayoutEffect, useRef, useState } from "./ui.js";
 
 const PAGE = 300; // messages fetched per step back in history
@@ -378,7 +379,7 @@ function renderRow(message, whole, toggle) {
         ${message.thread && html`<span class="badge muted" data-thread=${message.thread}>${`thread ${message.thread}`}</span>`}
         <span class="muted seq">#${message.seq}</span>
       </header>
-      <div class="content">${text}</div>
+      <div class="content">${markdown(text)}</div>
       ${long &&
       html`<button type="button" class="link" data-read onClick=${toggle}>
         ${whole ? "show less" : `show all ${message.content.length} characters`}
