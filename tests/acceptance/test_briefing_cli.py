@@ -15,6 +15,7 @@ from typing import Any
 
 from caucus.testing import FakeOpenAI, Say, last_user, serve_fake
 from tests import record_format
+from tests.acceptance.test_deliberate_cli import caucus
 from tests.smtpd import smtp_server
 
 
@@ -56,22 +57,6 @@ def script(request: dict[str, Any]) -> list[Any]:
             )
         )
     ]
-
-
-async def caucus(*args: str, cwd: Path, stdin: bytes = b"") -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "caucus",
-        *args,
-        cwd=str(cwd),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(stdin), 120)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
 
 
 async def test_the_decision_loop_from_init_to_reflection(tmp_path: Path) -> None:

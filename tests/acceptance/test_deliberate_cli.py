@@ -51,18 +51,19 @@ def panel_script(split: bool = True) -> Any:
     return script
 
 
-async def caucus(*args: str, cwd: Path) -> tuple[int, str, str]:
+async def caucus(*args: str, cwd: Path, stdin: bytes = b"") -> tuple[int, str, str]:
+    """`caucus ARGS` as a process in `cwd`, `stdin` its input: (exit code, stdout, stderr)."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "caucus",
         *args,
         cwd=str(cwd),
-        stdin=asyncio.subprocess.DEVNULL,
+        stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    out, err = await asyncio.wait_for(proc.communicate(stdin), 120)
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()
 

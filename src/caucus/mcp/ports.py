@@ -468,10 +468,4 @@ class LocalPort:
             confidence=answer.confidence,
             evidence=answer.evidence,
         )
-        return PositionInfo.model_construct(
-            agent=p.agent,
-            stance=p.stance,
-            summary=p.summary,
-            confidence=p.confidence,
-            evidence=list(p.evidence),
-        )
+        return PositionInfo.of(p)

@@ -130,7 +130,7 @@ class Live:
                 )
                 for n in self.panel
             ],
-            rounds=[[_position_info(p) for p in r] for r in rounds],
+            rounds=[[PositionInfo.of(p) for p in r] for r in rounds],
             verdict=None
             if self.verdict is None
             else VerdictInfo.model_construct(
@@ -146,16 +146,6 @@ class Live:
             created_at=self.created_at,
             updated_at=self.updated_at,
         )
-
-
-def _position_info(p: Position) -> PositionInfo:
-    return PositionInfo.model_construct(
-        agent=p.agent,
-        stance=p.stance,
-        summary=p.summary,
-        confidence=p.confidence,
-        evidence=list(p.evidence),
-    )
 
 
 def _answer(agent: str, text: str | None) -> Position:

@@ -7,6 +7,7 @@ from enum import StrEnum
 
 from pydantic import Field
 
+from caucus.deliberation.panel import Position
 from caucus.web.fields import Wire, closed
 
 
@@ -23,6 +24,16 @@ class PositionInfo(Wire):
     summary: str
     confidence: float = Field(ge=0, le=1)
     evidence: list[str] = Field(description="the evidence refs the position rests on")
+
+    @classmethod
+    def of(cls, p: Position) -> PositionInfo:
+        return cls.model_construct(
+            agent=p.agent,
+            stance=p.stance,
+            summary=p.summary,
+            confidence=p.confidence,
+            evidence=list(p.evidence),
+        )
 
 
 class PanelistInfo(Wire):

@@ -83,13 +83,7 @@ async def position(
         confidence=body.confidence,
         evidence=body.evidence,
     )
-    return PositionInfo.model_construct(
-        agent=p.agent,
-        stance=p.stance,
-        summary=p.summary,
-        confidence=p.confidence,
-        evidence=list(p.evidence),
-    )
+    return PositionInfo.of(p)
 
 
 @router.get(
