@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import ipaddress
 import json
 import logging
 import os
@@ -23,7 +22,7 @@ from rich.console import Console
 
 from caucus import __version__, logs
 from caucus.agent_cli import agent
-from caucus.config import BadSettings, Settings, load_settings, unknown_variables
+from caucus.config import BadSettings, Settings, exposed, load_settings, unknown_variables
 from caucus.connect_cli import connect, service_app
 from caucus.db_cli import db_app
 from caucus.deliberation.cli_briefing import briefing, init
@@ -203,16 +202,6 @@ def hub(
         sock.close()
     if code:
         raise typer.Exit(code)
-
-
-def exposed(host: str) -> bool:
-    """Whether binding `host` lets other machines connect."""
-    if host.lower() == "localhost":
-        return False
-    try:
-        return not ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return True  # a name: it may resolve to anything
 
 
 def _secret(value: str | None, file: Path | None, flag: str) -> str | None:

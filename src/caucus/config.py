@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import os
 import re
 import sys
@@ -44,6 +45,16 @@ def user_state_dir() -> Path:
         return user_data_dir() / "state"
     base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
     return base / "caucus"
+
+
+def exposed(host: str) -> bool:
+    """Whether binding `host` lets other machines connect."""
+    if host.lower() == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return True  # a name: it may resolve to anything
 
 
 def default_db_path() -> Path:

@@ -93,6 +93,12 @@ class Forbidden(CaucusError):
     status = 403
 
 
+class LauncherDisabled(Forbidden):
+    """This hub launches no agents (it binds an address other machines reach)."""
+
+    code = "launcher_disabled"
+
+
 class NotFound(CaucusError):
     code = "not_found"
     status = 404
@@ -248,6 +254,7 @@ ERRORS_BY_CODE: dict[str, type[CaucusError]] = {
         NotJoined,
         TicketRejected,
         Forbidden,
+        LauncherDisabled,
         NotFound,
         Conflict,
         NameInUse,

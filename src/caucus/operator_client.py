@@ -8,6 +8,7 @@ from caucus.client import BaseClient
 from caucus.web.console import SnapshotAt
 from caucus.web.deliberations import DeliberationInfo, DeliberationList
 from caucus.web.forms import DecisionList, DecisionRecord, FormInfo, FormList, LedgerStatusInfo
+from caucus.web.launcher import AgentOutput, LaunchedAgent, LaunchedList
 from caucus.web.messages import SendResult
 from caucus.web.peers import PeerInfo
 from caucus.web.retention import PurgeResult
@@ -130,6 +131,22 @@ class OperatorClient(BaseClient):
     async def ledger(self) -> LedgerStatusInfo:
         """Whether the decision ledger verifies now: records, intact, anchored, any break."""
         return await self._get(LedgerStatusInfo, "/operator/ledger")
+
+    async def launch_agent(self, name: str, **options: Any) -> LaunchedAgent:
+        """Start a native agent on the hub's machine (`LaunchRequest`'s fields as options:
+        backend, model, prompt, tools, workdir…); it joins the room as `name`."""
+        return await self._post(LaunchedAgent, "/operator/agents", {"name": name, **options})
+
+    async def launched_agents(self) -> LaunchedList:
+        return await self._get(LaunchedList, "/operator/agents")
+
+    async def agent_output(self, launch_id: str, after: int = 0) -> AgentOutput:
+        params = {"after": after}
+        return await self._get(AgentOutput, f"/operator/agents/{launch_id}/output", params=params)
+
+    async def stop_agent(self, launch_id: str) -> LaunchedAgent:
+        """Stop a launched agent; returns once its process has ended."""
+        return await self._post(LaunchedAgent, f"/operator/agents/{launch_id}/stop", {})
 
     async def close_channel(self, channel: str) -> list[str]:
         found = await self._post(ClosedChannel, f"/operator/channels/{channel.lstrip('#')}/close")

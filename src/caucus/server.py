@@ -31,6 +31,7 @@ from caucus.api.auth import ACCESS_KEY
 from caucus.api.context import SCOPE_KEY, Served
 from caucus.api.hotpath import FastLane
 from caucus.api.routes import (
+    agents,
     channels,
     deliberations,
     floors,
@@ -204,6 +205,7 @@ class CaucusApp:
                 yield
         finally:
             self.served = None
+            await self.hub.launcher.close()  # while the hub still answers their goodbyes
             if relay is not None:
                 relay.close()
             feed.close()
@@ -221,6 +223,7 @@ class CaucusApp:
         )
         install_error_handlers(app)
         for module in (
+            agents,
             peers,
             messages,
             watch,

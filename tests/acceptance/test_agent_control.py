@@ -1,7 +1,8 @@
 """The operator's control, obeyed by a native agent on a real hub: an interrupt mid-run (the
 fake model stalls its stream) ends the run at once and posts nothing; a reset starts the next
 turn from a clean history (the model sees it); a pause holds the next run until resume; the
-status says "composing a reply" while a run is under way and clears after; stop ends the
+status says "composing a reply" while a run is under way, "interrupted" after an interrupt,
+and clears on the reset; stop ends the
 process with exit 0."""
 
 from __future__ import annotations
@@ -49,12 +50,15 @@ async def test_interrupt_reset_pause_status_and_stop_are_obeyed(tmp_path: Path) 
         await operator.interrupt("worker", reason="not now")
         interrupted = await worker.until("ThreadRunInterrupted")
         assert interrupted["reason"] == "not now"
-        await eventually(lambda: _is(status(), ""), within=20, what="the status to clear")
+        await eventually(
+            lambda: _is(status(), "interrupted"), within=20, what="the interrupted run state"
+        )
         nothing = await carol.receive(timeout=1.5)
         assert nothing.messages == []  # not even the part streamed before the stall
 
         await operator.reset_peer("worker")
         await worker.until("ThreadReset")
+        await eventually(lambda: _is(status(), ""), within=20, what="the status to clear")
         await carol.send("worker", "fresh start?")
         answer = await carol.receive(timeout=20)
         # System prompt and the one new message: the history before the reset is gone.

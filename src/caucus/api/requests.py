@@ -11,6 +11,7 @@ from pydantic.config import JsonDict
 from caucus.domain.floors import FloorAction
 from caucus.domain.forms import FieldType
 from caucus.web.fields import MAX_INT, closed
+from caucus.web.launcher import Backend
 
 Seq = Annotated[int, Field(ge=0, le=MAX_INT)]
 # What the hub enforces, documented in the schema only: the domain checks it and says why in
@@ -264,4 +265,42 @@ class PositionRequest(_In):
     confidence: float = Field(ge=0, le=1, description="from 0 to 1")
     evidence: list[str] = Field(
         default_factory=list, description="the refs of the evidence you rely on"
+    )
+
+
+class LaunchRequest(_In):
+    """A native agent to start on this machine (`caucus agent`, its arguments a list)."""
+
+    name: str = Field(description="the agent's name in the room", json_schema_extra=NAME)
+    backend: Backend = Field("openai", description="where its answers come from")
+    model: str | None = Field(
+        None, max_length=200, description="openai: the model's name on the server (required)"
+    )
+    base_url: str | None = Field(
+        None, max_length=500, description="openai: the OpenAI-compatible server's URL"
+    )
+    api_key_env: str | None = Field(
+        None,
+        pattern="^[A-Z_][A-Z0-9_]{0,63}$",
+        description="openai: the variable holding the server's key, passed on from the hub's "
+        "environment (no other variable is, beyond a short allowlist)",
+    )
+    prompt: str | None = Field(
+        None, max_length=20_000, description="the system prompt (default: the room's)"
+    )
+    tools: list[str] = Field(
+        default_factory=list,
+        max_length=8,
+        description="MCP servers to start over stdio for tools, one command line each (split "
+        "into arguments, never run by a shell)",
+    )
+    approve: list[str] = Field(
+        default_factory=list,
+        max_length=32,
+        description="tools that run only once the operator approves the exact call",
+    )
+    skills: list[str] = Field(default_factory=list, max_length=32)
+    description: str | None = Field(None, max_length=280)
+    workdir: str | None = Field(
+        None, max_length=1000, description="an existing directory to run in (default: the hub's)"
     )

@@ -22,6 +22,7 @@ from caucus.services.deliberations import Deliberations
 from caucus.services.delivery import DeliveryService
 from caucus.services.floors import FLOORS_SIGNAL, Floors
 from caucus.services.forms import Forms
+from caucus.services.launcher import Launcher
 from caucus.services.notifier import Notifier
 from caucus.services.offers import OfferService
 from caucus.services.principals import Principals
@@ -133,6 +134,7 @@ class Hub:
             clock=self.clock,
             settings=settings,
         )
+        self.launcher = Launcher(settings, self.notifier, self.clock)
         self._parts: list[Part] = []
         self._run_maintenance = run_maintenance
         self._task: asyncio.Task[None] | None = None
@@ -174,6 +176,7 @@ class Hub:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        await self.launcher.close()
         await self.deliberations.stop()
         await self.decisions.stop()
         with contextlib.suppress(Exception):

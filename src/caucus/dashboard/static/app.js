@@ -1,5 +1,6 @@
 // The Caucus operator console: sign in, follow the feed, act on the room.
 
+import { Agents } from "./agents.js";
 import { Api, follow, route } from "./api.js";
 import { Composer, Roster, Transcript } from "./panels.js";
 import { Channels, Controls, Decisions, Health, Work } from "./side.js";
@@ -58,6 +59,7 @@ const TABS = [
   ["work", "Tasks & board"],
   ["decisions", "Decisions"],
   ["health", "Health"],
+  ["agents", "Agents"],
   ["controls", "Controls"],
 ];
 
@@ -195,6 +197,7 @@ function Console({ api, role, onSignOut }) {
     work: html`<${Work} state=${state} />`,
     decisions: html`<${Decisions} state=${state} refresh=${loadLedger} />`,
     health: html`<${Health} state=${state} />`,
+    agents: html`<${Agents} api=${api} observer=${observer} notify=${notify} />`,
     controls: html`<${Controls} api=${api} state=${state} observer=${observer} notify=${notify} act=${act} />`,
   };
   return html`

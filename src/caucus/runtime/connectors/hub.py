@@ -54,7 +54,11 @@ from caucus.web.room import Limits
 log = logging.getLogger(__name__)
 
 NO_REPLY = "NO_REPLY"
+# The run states the console reads from a native agent's status (the status is the one line a
+# peer shows the room): composing, running a tool, interrupted; idle is the status between runs.
 COMPOSING = "composing a reply"
+RUNNING_TOOL = "running tool"
+INTERRUPTED = "interrupted"
 LOOP_WINDOW = 120.0  # seconds in which `loop_limit` replies to one place mean a loop
 STATUS_WAIT_MAX = 10.0  # seconds the status writer waits out the hub's status budget, at most
 # The connector joins, receives and leaves itself: a model calling these would take its
@@ -296,9 +300,16 @@ class HubConnector:
         ended = self._routes.follow(event)
         if kind == "NewThreadRunCreated":
             self._set_status(COMPOSING)
+        elif kind == "NewThreadMessage":
+            message = event["message"]
+            calls = message.get("tool_calls") or []
+            if calls:
+                self._set_status(f"{RUNNING_TOOL} {', '.join(c['name'] for c in calls)}")
+            elif message.get("role") == "tool":
+                self._set_status(COMPOSING)
         elif ended is not None:
             how, origin = ended
-            self._set_status(None)
+            self._set_status(INTERRUPTED if how == "ThreadRunInterrupted" else None)
             if origin is None:
                 return
             if how == "ThreadRunComplete":
@@ -306,7 +317,7 @@ class HubConnector:
             elif how == "ThreadRunFailed" and origin.task_id is not None:
                 self._spawn(self._fail(origin.task_id, str(event["error"])))
             # ThreadRunInterrupted: nothing partial is posted
-        elif kind == "ThreadReset" and self.quiet:
+        elif kind == "ThreadReset":
             self.quiet.clear()  # the operator's reset: answer everyone again
             self._replied.clear()
             self._resting = ""

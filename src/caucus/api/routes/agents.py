@@ -1,0 +1,101 @@
+"""Launching native agents from the console: start one, read its output, stop it (operator
+only, and only on a hub that binds loopback)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+
+from caucus.api.auth import OperatorDep, access
+from caucus.api.context import hub_of
+from caucus.api.requests import LaunchRequest
+from caucus.services.launcher import LaunchSpec
+from caucus.services.roles import Access
+from caucus.web.errors import ErrorBody
+from caucus.web.fields import MAX_INT
+from caucus.web.launcher import AgentOutput, LaunchedAgent, LaunchedList
+
+router = APIRouter(prefix="/operator/agents", tags=["operator"])
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorBody, "description": "missing or unknown token"},
+    403: {
+        "model": ErrorBody,
+        "description": "an agent or observer token, or `launcher_disabled`: the hub binds an "
+        "address other machines reach",
+    },
+    404: {"model": ErrorBody, "description": "no such launched agent"},
+    409: {"model": ErrorBody, "description": "one by that name is running, or too many are"},
+    422: {"model": ErrorBody, "description": "a bad name, workdir or backend setting"},
+}
+_OPERATOR = access(Access.OPERATOR)
+
+
+def _hub_url(request: Request) -> str:
+    """Where the agent reaches this hub: the very socket the request came in on (loopback)."""
+    server = request.scope.get("server")
+    if server and server[1] is not None:
+        host = str(server[0])
+        return f"http://[{host}]:{server[1]}" if ":" in host else f"http://{host}:{server[1]}"
+    return str(request.base_url).rstrip("/")
+
+
+@router.post(
+    "",
+    summary="Start a native agent (`caucus agent`) on this machine; it joins the room",
+    responses=_ERRORS,
+    openapi_extra=_OPERATOR,
+    status_code=201,
+)
+async def launch(body: LaunchRequest, request: Request, _: OperatorDep) -> LaunchedAgent:
+    spec = LaunchSpec(**body.model_dump())
+    return await hub_of(request).launcher.launch(spec, _hub_url(request))
+
+
+@router.get(
+    "",
+    summary="Agents launched from this hub process, newest first, and whether it launches any",
+    responses=_ERRORS,
+    openapi_extra=_OPERATOR,
+)
+async def launched(request: Request, _: OperatorDep) -> LaunchedList:
+    launcher = hub_of(request).launcher
+    return LaunchedList(
+        enabled=launcher.why_not() is None, why_not=launcher.why_not(), agents=launcher.listing()
+    )
+
+
+@router.get(
+    "/{launch_id}",
+    summary="One launched agent: its process, and whether it joined and spoke",
+    responses=_ERRORS,
+    openapi_extra=_OPERATOR,
+)
+async def one(launch_id: str, request: Request, _: OperatorDep) -> LaunchedAgent:
+    return hub_of(request).launcher.get(launch_id)
+
+
+@router.get(
+    "/{launch_id}/output",
+    summary="What the agent printed (the last lines kept), after line `after`",
+    responses=_ERRORS,
+    openapi_extra=_OPERATOR,
+)
+async def output(
+    launch_id: str,
+    request: Request,
+    _: OperatorDep,
+    after: Annotated[int, Query(ge=0, le=MAX_INT)] = 0,
+) -> AgentOutput:
+    return hub_of(request).launcher.output(launch_id, after)
+
+
+@router.post(
+    "/{launch_id}/stop",
+    summary="Stop the agent (SIGTERM to its process group, SIGKILL after 5 s); returns once ended",
+    responses=_ERRORS,
+    openapi_extra=_OPERATOR,
+)
+async def stop(launch_id: str, request: Request, _: OperatorDep) -> LaunchedAgent:
+    return await hub_of(request).launcher.stop(launch_id)

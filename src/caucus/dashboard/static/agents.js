@@ -1,0 +1,162 @@
+// Launching native agents from the console: what to start, then each one's state and output.
+
+import { route } from "./api.js";
+import { age } from "./format.js";
+import { html, useEffect, useState } from "./ui.js";
+
+const POLL_MS = 2000;
+const BLANK = { name: "", backend: "openai", model: "", base_url: "", api_key_env: "", prompt: "", tools: "", workdir: "" };
+
+function request(form) {
+  const body = { name: form.name.trim(), backend: form.backend };
+  for (const key of ["model", "base_url", "api_key_env", "prompt", "workdir"]) {
+    if (form[key].trim()) body[key] = form[key].trim();
+  }
+  const tools = form.tools.split("\n").map((t) => t.trim()).filter(Boolean);
+  if (tools.length) body.tools = tools;
+  return body;
+}
+
+function stateLine(agent) {
+  if (agent.state === "exited") return `exited (${agent.exit_code})`;
+  return agent.state;
+}
+
+export function Agents({ api, observer, notify }) {
+  const [listing, setListing] = useState(null);
+  const [form, setForm] = useState(BLANK);
+  const [busy, setBusy] = useState(false);
+  const [open, setOpen] = useState(null); // the launch id whose output is shown
+  const [output, setOutput] = useState({ lines: [], dropped: 0 });
+
+  async function refresh() {
+    try {
+      setListing(await api.get("/operator/agents"));
+    } catch (error) {
+      setListing({ enabled: false, why_not: error.message, agents: [] });
+    }
+  }
+
+  useEffect(() => {
+    if (observer) return undefined;
+    refresh();
+    const timer = setInterval(refresh, POLL_MS);
+    return () => clearInterval(timer);
+  }, [api, observer]);
+
+  useEffect(() => {
+    if (!open) return undefined;
+    let lines = [];
+    let stale = false;
+    setOutput({ lines: [], dropped: 0 });
+    async function more() {
+      try {
+        const after = lines.length ? lines[lines.length - 1].n : 0;
+        const page = await api.get(route`/operator/agents/${open}/output`, { after });
+        if (stale) return;
+        lines = lines.concat(page.lines).slice(-500);
+        setOutput({ lines, dropped: page.dropped });
+      } catch (error) {
+        if (!stale) notify(error.message, "error");
+      }
+    }
+    more();
+    const timer = setInterval(more, POLL_MS);
+    return () => {
+      stale = true;
+      clearInterval(timer);
+    };
+  }, [open]);
+
+  async function launch(event) {
+    event.preventDefault();
+    setBusy(true);
+    try {
+      const agent = await api.post("/operator/agents", request(form));
+      notify(`launched ${agent.name} (pid ${agent.pid})`);
+      setForm({ ...BLANK, backend: form.backend, model: form.model, base_url: form.base_url });
+      setOpen(agent.launch_id);
+      refresh();
+    } catch (error) {
+      notify(error.message, "error");
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function stop(agent) {
+    try {
+      const ended = await api.post(route`/operator/agents/${agent.launch_id}/stop`);
+      notify(`${ended.name} stopped: ${stateLine(ended)}`);
+      refresh();
+    } catch (error) {
+      notify(error.message, "error");
+    }
+  }
+
+  if (observer) {
+    return html`<section class="panel"><h2>Agents</h2>
+      <p class="empty">Only the operator launches agents.</p></section>`;
+  }
+  if (!listing) return html`<section class="panel"><p class="muted">Asking the hub…</p></section>`;
+  const set = (key) => (e) => setForm({ ...form, [key]: e.currentTarget.value });
+  return html`
+    <section class="panel launcher" aria-labelledby="agents-title">
+      <h2 id="agents-title">Launch an agent</h2>
+      ${!listing.enabled
+        ? html`<p class="card warn" role="status" data-launcher="off">${listing.why_not}</p>`
+        : html`<form onSubmit=${launch} data-launcher="on">
+            <label>Name <input value=${form.name} required maxlength="64" pattern="[A-Za-z0-9._\\-]+"
+              onInput=${set("name")} /></label>
+            <label>Backend
+              <select value=${form.backend} onChange=${set("backend")}>
+                <option value="openai">OpenAI-compatible model</option>
+                <option value="claude-cli">Claude Code CLI</option>
+                <option value="mock">mock (echoes; for trying it out)</option>
+              </select>
+            </label>
+            ${form.backend === "openai" &&
+            html`<label>Model <input value=${form.model} required onInput=${set("model")} /></label>
+              <label>Server URL <input value=${form.base_url} placeholder="http://127.0.0.1:8080/v1"
+                onInput=${set("base_url")} /></label>
+              <label>API key variable <input value=${form.api_key_env} placeholder="OPENAI_API_KEY"
+                onInput=${set("api_key_env")} /></label>`}
+            <label>System prompt (optional)
+              <textarea rows="3" value=${form.prompt} onInput=${set("prompt")}></textarea></label>
+            <label>Tools: MCP servers over stdio, one command per line (no shell)
+              <textarea rows="2" value=${form.tools} onInput=${set("tools")}></textarea></label>
+            <label>Working directory (absolute; default the hub's)
+              <input value=${form.workdir} onInput=${set("workdir")} /></label>
+            <button type="submit" class="primary" disabled=${busy || !form.name.trim()}>Launch</button>
+          </form>`}
+      <h2>Launched <span class="count">${listing.agents.length}</span></h2>
+      ${listing.agents.length === 0 && html`<p class="empty">No agents launched from here yet.</p>`}
+      <ul class="cards">
+        ${listing.agents.map(
+          (a) => html`<li class="card" key=${a.launch_id} data-launched=${a.name} data-state=${a.state}>
+            <div>
+              <strong>${a.name}</strong> <span class="badge">${stateLine(a)}</span>
+              ${a.silent && html` <span class="badge warn" data-silent>joined but never spoke</span>`}
+              ${!a.joined && a.state === "running" && html` <span class="badge">not joined yet</span>`}
+            </div>
+            <div class="muted">
+              ${`${a.backend}${a.model ? ` · ${a.model}` : ""} · pid ${a.pid} · in ${a.workdir} · started ${age(
+                Date.now() / 1000 - a.started_at,
+              )} ago`}
+            </div>
+            <div class="row">
+              <button type="button" data-read aria-expanded=${open === a.launch_id ? "true" : "false"}
+                onClick=${() => setOpen(open === a.launch_id ? null : a.launch_id)}>Output</button>
+              ${a.state !== "exited" &&
+              html`<button type="button" class="danger" onClick=${() => stop(a)}>Stop ${a.name}</button>`}
+            </div>
+            ${open === a.launch_id &&
+            html`<pre class="output" data-output=${a.name}>${output.dropped
+                ? `(${output.dropped} earlier lines not kept)\n`
+                : ""}${output.lines.map((l) => `${l.stream === "stderr" ? "! " : ""}${l.text}`).join("\n")}</pre>`}
+          </li>`,
+        )}
+      </ul>
+    </section>
+  `;
+}
