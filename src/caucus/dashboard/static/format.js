@@ -56,3 +56,12 @@ export function matches(message, filters) {
 export function anyFilter(filters) {
   return Boolean(filters.peer || filters.channel || filters.kind || filters.q);
 }
+
+export const PALETTE = 12;
+
+// A stable colour per agent: the same name always gets the same one of PALETTE hues.
+export function colourOf(name) {
+  let h = 0;
+  for (const ch of name) h = (h * 31 + ch.codePointAt(0)) >>> 0;
+  return `c${h % PALETTE}`;
+}

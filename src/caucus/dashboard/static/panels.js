@@ -1,6 +1,6 @@
 // The room's main panels: who is here (roster), what is said (transcript), and saying it.
 
-import { age, anyFilter, clock, matches, skillNames } from "./format.js";
+import { age, anyFilter, clock, colourOf, matches, skillNames } from "./format.js";
 import { markdown } from "./markdown.js";
 import { Component, html, useEffect, useLayoutEffect, useRef, useState } from "./ui.js";
 
@@ -16,19 +16,13 @@ const SHOW = {
   away: (p) => p.state === "offline",
   reaped: (p) => p.state === "reaped",
 };
-export const PALETTE = 12;
-
-// A stable colour per agent: the same name always gets the same one of PALETTE hues.
-export function colourOf(name) {
-  let h = 0;
-  for (const ch of name) h = (h * 31 + ch.codePointAt(0)) >>> 0;
-  return `c${h % PALETTE}`;
-}
-
 function doing(peer, floors) {
   if (Object.values(floors).some((f) => f.holder === peer.name)) return "holding the floor";
+  // A native agent's run state, as its status names it (runtime/connectors/hub.py).
   const status = (peer.status || "").toLowerCase();
   if (status.startsWith("composing")) return "composing";
+  if (status.startsWith("interrupted")) return "interrupted";
+  if (status.startsWith("running tool ")) return peer.status.slice(0, 60);
   if (status.startsWith("running")) return "running a tool";
   if (status.startsWith("working on task") || status.startsWith("task ")) return "running a task";
   if (peer.listening) return "listening";
@@ -94,7 +88,7 @@ function PeerRow({ peer, now, observer, act, onMessage }) {
         <span class="dot" aria-hidden="true"></span>
         <strong class=${`peer-name ${colourOf(name)}`}>${name}</strong>
         <span class="badge" data-state=${peer.state}>${peer.state}</span>
-        ${now && html`<span class="badge good" data-doing>${now}</span>`}
+        ${now && html`<span class=${`badge ${now === "interrupted" ? "warn" : "good"}`} data-doing>${now}</span>`}
         ${peer.paused && html`<span class="badge warn">paused</span>`}
         <span class="peer-line muted">
           ${peer.status ? `${peer.status} · ${age(peer.status_age)} ago · ` : ""}${details}
@@ -142,6 +136,10 @@ export function Transcript({ api, state, dispatch, filters, setFilters, notify }
   const scroller = useRef(null);
   const anchor = useRef(null); // the row to keep in place across the next render
   const filtering = anyFilter(filters);
+  // One function for every row (rows only render again when their own message changes), over
+  // whatever the transcript holds at the moment a thread is opened.
+  const held = useRef([]);
+  const related = useRef((message) => conversation(held.current, message)).current;
 
   useEffect(() => {
     setEndSeq(null);
@@ -171,6 +169,7 @@ export function Transcript({ api, state, dispatch, filters, setFilters, notify }
   const all = filtering
     ? mergeLive(filtered ? filtered.messages : [], state.messages, filters)
     : state.messages;
+  held.current = all;
   const following = endSeq === null;
   const endIndex = following ? all.length : indexAfter(all, endSeq);
   const startIndex = Math.max(0, endIndex - WINDOW);
@@ -204,7 +203,8 @@ export function Transcript({ api, state, dispatch, filters, setFilters, notify }
       return;
     }
     if (exhausted || (filtering && !filtered)) return;
-    const oldest = all.length ? all[0].seq : undefined;
+    const first = all.find((m) => !m.event);
+    const oldest = first ? first.seq : undefined;
     setLoading(true);
     try {
       const page = await api.get("/operator/messages", { ...filters, before: oldest, limit: PAGE });
@@ -310,7 +310,7 @@ export function Transcript({ api, state, dispatch, filters, setFilters, notify }
               </button>`}
         </div>
         ${visible.length === 0 && html`<p class="empty">No messages yet.</p>`}
-        ${visible.map((m) => html`<${Row} key=${m.seq} message=${m} />`)}
+        ${visible.map((m) => html`<${Row} key=${m.seq} message=${m} related=${related} />`)}
         ${!following &&
         html`<div class="newer">
           <button type="button" data-read onClick=${() => setEndSeq(null)}>Jump to the newest</button>
@@ -324,7 +324,7 @@ function mergeLive(page, live, filters) {
   const last = page.length ? page[page.length - 1].seq : 0;
   const extra = [];
   for (let i = live.length - 1; i >= 0 && live[i].seq > last; i -= 1) {
-    if (matches(live[i], filters)) extra.push(live[i]);
+    if (!live[i].event && matches(live[i], filters)) extra.push(live[i]);
   }
   return extra.length ? page.concat(extra.reverse()) : page;
 }
@@ -345,12 +345,50 @@ function indexAfter(list, seq) {
 // event touches one row, not the window.
 class Row extends Component {
   shouldComponentUpdate(next, nextState) {
-    return next.message !== this.props.message || nextState.whole !== this.state.whole;
+    return (
+      next.message !== this.props.message ||
+      nextState.whole !== this.state.whole ||
+      nextState.threadOpen !== this.state.threadOpen
+    );
   }
 
-  render({ message }, { whole }) {
-    return renderRow(message, whole, () => this.setState({ whole: !whole }));
+  render({ message, related }, { whole, threadOpen }) {
+    if (message.event) return renderEvent(message);
+    return renderRow(message, {
+      whole,
+      toggle: () => this.setState({ whole: !whole }),
+      thread: threadOpen ? related(message) : null,
+      toggleThread: () => this.setState({ threadOpen: !threadOpen }),
+    });
   }
+}
+
+// The conversation a message belongs to: its thread, what it answers and what answers it.
+export function conversation(messages, message) {
+  // A reply without a thread of its own is threaded under the id of what it answers.
+  const ids = new Set([message.id, message.reply_to, message.thread].filter(Boolean));
+  const out = [];
+  for (const m of messages) {
+    if (m.event || m.seq === message.seq) continue;
+    const sameThread = message.thread && m.thread === message.thread;
+    if (sameThread || ids.has(m.id) || ids.has(m.reply_to) || ids.has(m.thread)) out.push(m);
+  }
+  return out;
+}
+
+function ThreadView({ message, list }) {
+  const label = message.thread ? `thread ${message.thread}` : "the conversation";
+  return html`
+    <ol class="thread" aria-label=${label} data-thread-of=${message.seq}>
+      ${list.length === 0 && html`<li class="muted">nothing else of it in memory (filter by peer to look further back)</li>`}
+      ${list.map(
+        (m) => html`<li key=${m.seq} data-seq-in-thread=${m.seq}>
+          <time>${clock(m.ts)}</time> <span class=${`sender ${colourOf(m.sender)}`}>${m.sender}</span>
+          → ${m.to}${m.kind !== "chat" ? ` (${m.kind})` : ""}: ${m.content.length > 400 ? `${m.content.slice(0, 400)}…` : m.content}
+        </li>`,
+      )}
+    </ol>
+  `;
 }
 
 const TASK_KINDS = new Set(["task", "result", "failure", "input_request", "task_canceled"]);
@@ -358,13 +396,23 @@ const TASK_KINDS = new Set(["task", "result", "failure", "input_request", "task_
 // What kind of talk a message is, at a glance.
 function scopeOf(message) {
   if (message.sender === "operator") return "operator";
+  if (message.sender === "hub" && message.meta && message.meta.floor) return "floor";
   if (TASK_KINDS.has(message.kind)) return "task";
   if (message.to === "all") return "broadcast";
   if (message.to.startsWith("#")) return "channel";
   return "direct";
 }
 
-function renderRow(message, whole, toggle) {
+function renderEvent(event) {
+  return html`
+    <div class="room-event" data-seq=${event.seq} data-event=${event.change} role="note">
+      <time datetime=${new Date(event.ts * 1000).toISOString()}>${clock(event.ts)}</time>
+      <span class=${`sender ${colourOf(event.name)}`}>${event.name}</span> ${event.text}
+    </div>
+  `;
+}
+
+function renderRow(message, { whole, toggle, thread, toggleThread }) {
   const long = message.content.length > LONG;
   const text = long && !whole ? message.content.slice(0, LONG) : message.content;
   return html`
@@ -375,8 +423,12 @@ function renderRow(message, whole, toggle) {
         <span class="arrow" aria-label="to">→</span>
         <span class="target">${message.to}</span>
         <span class="badge scope" data-scope=${scopeOf(message)}>${scopeOf(message)}</span>
-        ${message.kind !== "chat" && html`<span class="badge">${message.kind}</span>`}
-        ${message.thread && html`<span class="badge muted" data-thread=${message.thread}>${`thread ${message.thread}`}</span>`}
+        ${!["chat", scopeOf(message)].includes(message.kind) && html`<span class="badge">${message.kind}</span>`}
+        ${(message.thread || message.reply_to) &&
+        html`<button type="button" class="badge link" data-read data-thread=${message.thread || ""}
+          aria-expanded=${thread ? "true" : "false"} onClick=${toggleThread}>
+          ${message.thread ? `thread ${message.thread}` : "a reply"}<span aria-hidden="true">${thread ? " ▾" : " ▸"}</span>
+        </button>`}
         <span class="muted seq">#${message.seq}</span>
       </header>
       <div class="content">${markdown(text)}</div>
@@ -384,6 +436,7 @@ function renderRow(message, whole, toggle) {
       html`<button type="button" class="link" data-read onClick=${toggle}>
         ${whole ? "show less" : `show all ${message.content.length} characters`}
       </button>`}
+      ${thread && html`<${ThreadView} message=${message} list=${thread} />`}
     </article>
   `;
 }

@@ -1,6 +1,6 @@
 // The side panels: channels and floors, tasks and the job board, decisions, health, controls.
 
-import { age, bytes, clock, short, stamp } from "./format.js";
+import { age, bytes, clock, colourOf, short, stamp } from "./format.js";
 import { html, useState } from "./ui.js";
 
 export function Channels({ state, observer, act }) {
@@ -42,28 +42,70 @@ export function Channels({ state, observer, act }) {
   `;
 }
 
+// Tasks grouped by the thread they belong to, the most recently active thread first.
+function byThread(tasks) {
+  const groups = new Map();
+  for (const t of tasks) {
+    const key = t.thread || t.task_id;
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(t);
+  }
+  const list = [...groups.entries()].map(([thread, items]) => ({
+    thread,
+    items: items.sort((a, b) => a.created_at - b.created_at),
+    updated: Math.max(...items.map((t) => t.updated_at)),
+  }));
+  return list.sort((a, b) => b.updated - a.updated);
+}
+
+function Clip({ text, limit = 400 }) {
+  const [whole, setWhole] = useState(false);
+  if (text.length <= limit) return html`<div class="content">${text}</div>`;
+  return html`<div class="content">${whole ? text : `${text.slice(0, limit)}…`}
+    <button type="button" class="link" data-read onClick=${() => setWhole(!whole)}>
+      ${whole ? "show less" : `show all ${text.length} characters`}</button></div>`;
+}
+
+function Task({ t }) {
+  const [open, setOpen] = useState(false);
+  const outcome = t.result ?? t.error;
+  return html`<li class="task" data-task=${t.task_id}>
+    <div>
+      <span class=${`badge task-${t.state}`}>${t.state}</span>
+      ${" "}<strong>${t.subject || short(t.task_id)}</strong>
+      <span class="muted">${` ${t.sender} → ${t.worker} · ${clock(t.updated_at)}`}</span>
+    </div>
+    <${Clip} text=${t.payload} />
+    ${t.question && html`<div data-question><em>asked:</em> ${t.question}${t.answer ? html` — <em>answered:</em> ${t.answer}` : ""}</div>`}
+    ${outcome != null &&
+    html`<div class=${t.error ? "error" : "result"} data-result>
+      <strong>${t.error ? "failed: " : "result: "}</strong><${Clip} text=${outcome} />
+    </div>`}
+    <button type="button" class="link" data-read aria-expanded=${open ? "true" : "false"}
+      onClick=${() => setOpen(!open)}>${open ? "hide history" : `history (${t.history.length})`}</button>
+    ${open &&
+    html`<ol class="history" data-history>
+      ${t.history.map(
+        (e) => html`<li>${`${clock(e.ts)} ${e.state}${e.actor ? ` by ${e.actor}` : ""}${e.detail ? `: ${e.detail}` : ""}`}</li>`,
+      )}
+    </ol>`}
+  </li>`;
+}
+
 export function Work({ state }) {
+  const threads = byThread(state.tasks);
   return html`
     <section class="panel" aria-labelledby="tasks-title">
       <h2 id="tasks-title">Tasks <span class="count">${state.tasks.length}</span></h2>
       ${state.tasks.length === 0 && html`<p class="empty">No tasks yet.</p>`}
-      <table class="grid">
-        <thead><tr><th>task</th><th>from → to</th><th>state</th><th>updated</th></tr></thead>
-        <tbody>
-          ${state.tasks.map(
-            (t) => html`<tr key=${t.task_id} data-task=${t.task_id}>
-              <td>
-                ${t.subject && html`<div><strong>${t.subject}</strong></div>`}
-                <div class="content">${t.payload.length > 160 ? `${t.payload.slice(0, 160)}…` : t.payload}</div>
-                <div class="muted mono">${t.task_id}</div>
-              </td>
-              <td>${t.sender} → ${t.worker}</td>
-              <td><span class=${`badge task-${t.state}`}>${t.state}</span></td>
-              <td class="muted">${clock(t.updated_at)}</td>
-            </tr>`,
-          )}
-        </tbody>
-      </table>
+      <ul class="cards">
+        ${threads.map(
+          (g) => html`<li class="card" key=${g.thread} data-task-thread=${g.thread}>
+            <div class="muted mono">${`thread ${g.thread} · ${g.items.length} task${g.items.length === 1 ? "" : "s"}`}</div>
+            <ul class="tasks">${g.items.map((t) => html`<${Task} key=${t.task_id} t=${t} />`)}</ul>
+          </li>`,
+        )}
+      </ul>
       <h2>Job board <span class="count">${state.offers.length}</span></h2>
       ${state.offers.length === 0 && html`<p class="empty">No offers on the board.</p>`}
       <ul class="cards">
@@ -71,12 +113,19 @@ export function Work({ state }) {
           (o) => html`<li class="card" key=${o.offer_id} data-offer=${o.offer_id}>
             <div><strong>${o.subject || o.offer_id}</strong> <span class="badge">${o.state}</span></div>
             <div class="muted">posted by ${o.poster}${o.winner ? `, assigned to ${o.winner}` : ""}</div>
-            <div class="content">${o.payload}</div>
+            <${Clip} text=${o.payload} />
             ${o.required_skills.length > 0 &&
             html`<div class="muted">needs ${o.required_skills.map((s) => s.name || s.id).join(", ")}</div>`}
-            <div class="muted">
-              claims: ${o.claims.length ? o.claims.map((c) => `${c.claimant} (${c.state})`).join(", ") : "none"}
-            </div>
+            ${o.claims.length === 0
+              ? html`<div class="muted">no claims yet</div>`
+              : html`<ul class="claims" aria-label="claims">
+                  ${o.claims.map(
+                    (c) => html`<li data-claim=${c.claimant}>
+                      <span class=${`sender ${colourOf(c.claimant)}`}>${c.claimant}</span>
+                      ${" "}<span class="badge">${c.state}</span>${c.note ? html` <span class="muted">${c.note}</span>` : ""}
+                    </li>`,
+                  )}
+                </ul>`}
           </li>`,
         )}
       </ul>

@@ -10,7 +10,9 @@ export const initial = {
   rate: { capacity: 0, refill: 0 },
   peers: {},
   channels: {},
-  messages: [],
+  messages: [], // routed messages, and room events between them (`event: true`)
+  lastSeq: 0, // the newest message's seq
+  eventsSince: 0, // room events added after it
   olderExhausted: false,
   floors: {},
   forms: {},
@@ -33,12 +35,10 @@ function byName(list, key = "name") {
 }
 
 function addMessage(state, message) {
-  const messages = state.messages;
-  const last = messages.length ? messages[messages.length - 1].seq : 0;
-  if (message.seq <= last) return state; // a replay of something already shown
-  let next = messages.concat([message]);
+  if (message.seq <= state.lastSeq) return state; // a replay of something already shown
+  let next = state.messages.concat([message]);
   if (next.length > MAX_MESSAGES) next = next.slice(next.length - MAX_MESSAGES);
-  const out = { ...state, messages: next };
+  const out = { ...state, messages: next, lastSeq: message.seq, eventsSince: 0 };
   if (message.kind === "chat" && out.peers[message.sender]) {
     const peer = out.peers[message.sender];
     out.peers = { ...out.peers, [message.sender]: { ...peer, messages: (peer.messages || 0) + 1 } };
@@ -54,7 +54,32 @@ function addMessage(state, message) {
   return out;
 }
 
+// What a peer event says in the transcript, inline between the messages.
+const PEER_NEWS = {
+  joined: (d) => (d.how === "created" ? "joined" : d.how === "reaffirmed" ? "reconnected" : "came back"),
+  left: (d) => ({ kicked: "was kicked by the operator", forgotten: "was forgotten" })[d.reason] || "left",
+  offline: () => "went offline",
+  reaped: () => "was reaped: silent past its grace period",
+};
+
+// A room event as a transcript row: numbered just after the newest message, so it sorts and
+// windows with them but is never mistaken for one (the hub numbers messages in whole steps).
+function addEvent(state, name, text, change) {
+  const k = state.eventsSince + 1;
+  const seq = state.lastSeq + 1 - 1 / (k + 1); // k-th event after lastSeq: below lastSeq + 1
+  const row = { event: true, seq, ts: Date.now() / 1000, name, text, change };
+  let next = state.messages.concat([row]);
+  if (next.length > MAX_MESSAGES) next = next.slice(next.length - MAX_MESSAGES);
+  return { ...state, messages: next, eventsSince: k };
+}
+
 function peerEvent(state, data) {
+  const news = PEER_NEWS[data.change];
+  const told = news ? addEvent(state, data.name, news(data), data.change) : state;
+  return peerChange(told, data);
+}
+
+function peerChange(state, data) {
   const peers = { ...state.peers };
   const current = peers[data.name];
   switch (data.change) {
@@ -131,6 +156,8 @@ export function reduce(state, action) {
         peers: byName(s.peers),
         channels: byName(s.channels),
         messages: s.messages,
+        lastSeq: s.messages.length ? s.messages[s.messages.length - 1].seq : 0,
+        eventsSince: 0,
         olderExhausted: s.messages.length === 0 || s.messages[0].seq === 1,
         floors: byName(s.floors || [], "scope"),
         forms: byName(s.forms || [], "form_id"),

@@ -1,0 +1,112 @@
+"""The console follows the conversation and the work: joins, leaves and kicks inline in the
+transcript; a thread and a reply open in place; tasks grouped by thread with their request,
+state history and result; the job board with its claims; a native agent's run state in the
+roster."""
+
+from __future__ import annotations
+
+from playwright.async_api import expect
+
+from caucus.operator_client import OperatorClient
+from caucus.services.hub import Hub
+from tests.browser.conftest import PageFactory, shot
+from tests.conftest import ClientFactory
+
+
+async def test_joins_leaves_and_kicks_show_inline_and_threads_open_in_place(
+    open_console: PageFactory, live_hub: Hub, connect: ClientFactory, operator: OperatorClient
+) -> None:
+    alice = await connect("alice")
+    page = await open_console(live_hub.operator.token)
+    bob = await connect("bob")
+    events = page.locator(".messages .room-event")
+    await expect(events.filter(has_text="bob joined")).to_have_count(1)
+
+    first = await alice.send("bob", "shall we ship **v2**?", thread="deploy")
+    await bob.send("alice", "after the tests pass", reply_to=first.message_id)
+    chatter = await alice.send("bob", "unrelated chatter")
+    await alice.send("bob", "tests are green", thread="deploy")
+    await bob.send("alice", "which chatter?", reply_to=chatter.message_id)
+    rows = page.locator(".messages .msg")
+    await expect(rows).to_have_count(5)
+
+    # The first message's thread: the reply to it (in its thread) and the later message.
+    opener = rows.nth(0).get_by_role("button", name="thread deploy")
+    await opener.click()
+    await expect(opener).to_have_attribute("aria-expanded", "true")
+    thread = rows.nth(0).locator("ol.thread li")
+    await expect(thread).to_have_count(2)
+    await expect(thread.nth(0)).to_contain_text("after the tests pass")
+    await expect(thread.nth(1)).to_contain_text("tests are green")
+    # A message with no thread has no badge; the reply to it opens what it answers.
+    await expect(rows.nth(2).locator("[data-thread]")).to_have_count(0)
+    await rows.nth(4).locator("[data-thread]").click()
+    await expect(rows.nth(4).locator("ol.thread li")).to_have_count(1)
+    await expect(rows.nth(4).locator("ol.thread li")).to_contain_text("unrelated chatter")
+    await page.screenshot(path=shot("transcript-thread-open"))
+
+    await bob.leave()
+    await expect(events.filter(has_text="bob left")).to_have_count(1)
+    await connect("carol")
+    await expect(events.filter(has_text="carol joined")).to_have_count(1)
+    await operator.kick("carol")
+    await expect(events.filter(has_text="carol was kicked by the operator")).to_have_count(1)
+    # Events sit in order between the messages: bob joined before the first message.
+    texts = await page.locator(".messages > .msg, .messages > .room-event").all_inner_texts()
+    joined = next(i for i, t in enumerate(texts) if "bob joined" in t)
+    shipped = next(i for i, t in enumerate(texts) if "shall we ship" in t)
+    left = next(i for i, t in enumerate(texts) if "bob left" in t)
+    assert joined < shipped < left
+
+
+async def test_tasks_grouped_by_thread_with_history_and_result_and_the_board_with_claims(
+    open_console: PageFactory, live_hub: Hub, connect: ClientFactory
+) -> None:
+    alice, bob, cy = await connect("alice"), await connect("bob"), await connect("cy")
+    one = await alice.send_task("bob", "count the rows", subject="rows", thread="audit")
+    two = await alice.send_task(
+        "cy", "check the schema " + "x" * 600, subject="schema", thread="audit"
+    )
+    await alice.send_task("bob", "unrelated job", subject="other", thread="misc")
+    await bob.reply_task(one.task_id, "**412** rows")
+    await cy.fail_task(two.task_id, "no access to the schema")
+    offer = await alice.post_offer("review the migration", subject="review")
+    await bob.claim_offer(offer.offer_id, note="I know this one")
+    await cy.claim_offer(offer.offer_id)
+
+    page = await open_console(live_hub.operator.token)
+    await page.get_by_role("tab", name="Tasks & board").click()
+    audit = page.locator("[data-task-thread=audit]")
+    await expect(audit).to_contain_text("2 tasks")
+    await expect(audit.locator("[data-task]")).to_have_count(2)
+    done = audit.locator(f"[data-task='{one.task_id}']")
+    await expect(done.locator("[data-result]")).to_contain_text("**412** rows")
+    await done.get_by_role("button", name="history (").click()
+    final = await alice.task_status(one.task_id)
+    assert [e.state for e in final.history][-1] == "completed"
+    await expect(done.locator("[data-history] li")).to_have_count(len(final.history))
+    failed = audit.locator(f"[data-task='{two.task_id}']")
+    await expect(failed.locator("[data-result]")).to_contain_text("failed: no access")
+    await failed.get_by_role("button", name="show all").click()
+    await expect(failed).to_contain_text("x" * 600)
+    await expect(page.locator("[data-task-thread=misc] [data-task]")).to_have_count(1)
+
+    board = page.locator(f"[data-offer='{offer.offer_id}']")
+    await expect(board.locator("[data-claim]")).to_have_count(2)
+    await expect(board.locator("[data-claim=bob]")).to_contain_text("I know this one")
+    await page.screenshot(path=shot("work-tasks-board"))
+
+
+async def test_a_native_agents_run_state_shows_in_the_roster(
+    open_console: PageFactory, live_hub: Hub, connect: ClientFactory
+) -> None:
+    worker = await connect("worker")
+    page = await open_console(live_hub.operator.token)
+    doing = page.locator("[data-peer=worker] [data-doing]")
+    await worker.set_status("running tool write_file")
+    await expect(doing).to_have_text("running tool write_file")
+    await worker.set_status("interrupted")
+    await expect(doing).to_have_text("interrupted")
+    await expect(doing).to_have_class("badge warn")
+    await worker.set_status("composing a reply")
+    await expect(doing).to_have_text("composing")
