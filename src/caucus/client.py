@@ -16,6 +16,7 @@ import httpx2
 from pydantic import BaseModel
 
 from caucus.errors import HubUnavailable, error_from_body
+from caucus.web.activity import Reported
 from caucus.web.bearer import AGENT_KEY_HEADER
 from caucus.web.deliberations import DeliberationInfo, DeliberationList, PositionInfo
 from caucus.web.forms import DecisionList, DecisionRecord, FormInfo, FormList
@@ -348,6 +349,13 @@ class HubClient(BaseClient):
         return await self._post(SendResult, "/announce", body)
 
     # --- tasks -------------------------------------------------------------------------------
+    async def report_tool_call(
+        self, tool: str, *, ok: bool, error: str | None, detail: str | None, ms: float
+    ) -> None:
+        """Put a tool call this client's bridge ran on the operator's activity view."""
+        body = {"tool": tool, "ok": ok, "error": error, "detail": detail, "ms": ms}
+        await self._post(Reported, "/activity", body)
+
     async def send_task(
         self, to: str, payload: str, *, subject: str | None = None, thread: str | None = None
     ) -> TaskInfo:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from caucus.client import BaseClient
+from caucus.web.activity import ActivityList, ToolCallInfo
 from caucus.web.console import SnapshotAt
 from caucus.web.deliberations import DeliberationInfo, DeliberationList
 from caucus.web.forms import DecisionList, DecisionRecord, FormInfo, FormList, LedgerStatusInfo
@@ -131,6 +132,18 @@ class OperatorClient(BaseClient):
     async def ledger(self) -> LedgerStatusInfo:
         """Whether the decision ledger verifies now: records, intact, anchored, any break."""
         return await self._get(LedgerStatusInfo, "/operator/ledger")
+
+    async def activity(
+        self,
+        *,
+        limit: int = 200,
+        caller: str | None = None,
+        tool: str | None = None,
+        errors: bool = False,
+    ) -> list[ToolCallInfo]:
+        """MCP tool calls, newest first (this hub process's last 2,000)."""
+        params = {"limit": limit, "caller": caller, "tool": tool, "errors": errors}
+        return (await self._get(ActivityList, "/operator/activity", params=params)).calls
 
     async def launch_agent(self, name: str, **options: Any) -> LaunchedAgent:
         """Start a native agent on the hub's machine (`LaunchRequest`'s fields as options:

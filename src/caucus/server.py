@@ -31,6 +31,7 @@ from caucus.api.auth import ACCESS_KEY
 from caucus.api.context import SCOPE_KEY, Served
 from caucus.api.hotpath import FastLane
 from caucus.api.routes import (
+    activity,
     agents,
     channels,
     deliberations,
@@ -223,6 +224,7 @@ class CaucusApp:
         )
         install_error_handlers(app)
         for module in (
+            activity,
             agents,
             peers,
             messages,

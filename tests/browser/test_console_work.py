@@ -1,16 +1,18 @@
 """The console follows the conversation and the work: joins, leaves and kicks inline in the
 transcript; a thread and a reply open in place; tasks grouped by thread with their request,
 state history and result; the job board with its claims; a native agent's run state in the
-roster."""
+roster; every MCP tool call in the activity view."""
 
 from __future__ import annotations
 
+from mcp import Client
 from playwright.async_api import expect
 
 from caucus.operator_client import OperatorClient
 from caucus.services.hub import Hub
 from tests.browser.conftest import PageFactory, shot
 from tests.conftest import ClientFactory
+from tests.mcptools import call, fail
 
 
 async def test_joins_leaves_and_kicks_show_inline_and_threads_open_in_place(
@@ -110,3 +112,30 @@ async def test_a_native_agents_run_state_shows_in_the_roster(
     await expect(doing).to_have_class("badge warn")
     await worker.set_status("composing a reply")
     await expect(doing).to_have_text("composing")
+
+
+async def test_the_activity_view_shows_every_tool_call_live(
+    open_console: PageFactory, live_hub: Hub, url: str, connect: ClientFactory
+) -> None:
+    await connect("carol")
+    page = await open_console(live_hub.operator.token)
+    await page.get_by_role("tab", name="Activity").click()
+    async with Client(f"{url}/mcp", mode="legacy") as alice:
+        await call(alice, "join", name="alice")
+        await call(alice, "say", to="carol", content="hi")
+        await fail(alice, "say", to="nobody-here", content="hi?")
+    rows = page.locator("table.activity tbody tr")
+    await expect(rows).to_have_count(3)
+    await expect(rows.nth(0)).to_contain_text("not_found")
+    await expect(rows.nth(0)).to_contain_text("nobody-here")
+    await expect(rows.nth(2)).to_contain_text("join")
+    await page.get_by_label("failed only").check()
+    await expect(rows).to_have_count(1)
+    await page.get_by_label("failed only").uncheck()
+    await page.get_by_label("find calls").fill("join")
+    await expect(rows).to_have_count(1)
+    await page.screenshot(path=shot("activity"))
+    # A reload reads what happened before it from the hub.
+    await page.reload()
+    await page.get_by_role("tab", name="Activity").click()
+    await expect(rows).to_have_count(3)

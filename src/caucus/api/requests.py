@@ -304,3 +304,15 @@ class LaunchRequest(_In):
     workdir: str | None = Field(
         None, max_length=1000, description="an existing directory to run in (default: the hub's)"
     )
+
+
+class ToolCallReport(_In):
+    """An MCP tool call a bridge ran, for the operator's activity view."""
+
+    tool: str = Field(pattern="^[a-z][a-z0-9_]{0,63}$", description="the tool's name")
+    ok: bool
+    error: str | None = Field(
+        None, pattern="^[a-z][a-z0-9_]{0,63}$", description="the error's code when it failed"
+    )
+    detail: str | None = Field(None, max_length=2000, description="what the error said")
+    ms: float = Field(ge=0, le=86_400_000, description="how long it took, in milliseconds")

@@ -36,11 +36,13 @@ from caucus.domain.events import (
     PeerReaped,
     RateChanged,
     StatusChanged,
+    ToolCalled,
     TopicChanged,
 )
 from caucus.domain.messages import Message
 from caucus.services.hub import Hub
 from caucus.storage.repos import Repos
+from caucus.web.activity import ToolCallInfo
 from caucus.web.console import ConsolePeer, FeedHealth, Snapshot
 from caucus.web.fields import Wire
 from caucus.web.forms import DecisionRecord, FormInfo
@@ -134,6 +136,8 @@ def _describe(event: Event) -> tuple[str, dict[str, Any]] | None:
             return "decision", {"index": event.index, "record": record}
         case DeliberationChanged():
             return "deliberation", event.snapshot
+        case ToolCalled():
+            return "activity", _data(ToolCallInfo.of(event.call))
     return None
 
 
@@ -154,8 +158,8 @@ _SHOWN = (
     FormSettled,
     DecisionRecorded,
     DeliberationChanged,
-    DeliberationChanged,
     FloorChanged,
+    ToolCalled,
 )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from caucus.domain.activity import ToolCallRecord
 from caucus.domain.decisions import Decision
 from caucus.domain.floors import Floor
 from caucus.domain.forms import Form
@@ -134,3 +135,10 @@ class DeliberationChanged(Event):
 
     deliberation_id: str
     snapshot: dict[str, Any]
+
+
+@dataclass(slots=True)
+class ToolCalled(Event):
+    """An MCP tool call ended (in the hub's /mcp, or reported by a bridge)."""
+
+    call: ToolCallRecord

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from caucus.domain.activity import Via
 from caucus.domain.peers import Peer
 from caucus.errors import InvalidRequest, Unauthorized
 from caucus.protocol import PROTOCOL_VERSION, core_text, section, section_names
@@ -95,6 +96,12 @@ class HubPort(Protocol):
 
     async def offline(self) -> None:
         """The session ended: tell the hub, keeping the identity resumable."""
+        ...
+
+    def report_call(
+        self, tool: str, *, ok: bool, error: str | None, detail: str | None, ms: float
+    ) -> None:
+        """A tool call ended: put it on the hub's activity view (never delays the answer)."""
         ...
 
     async def limits(self) -> Limits: ...
@@ -290,6 +297,13 @@ class LocalPort:
         await self.hub.registry.leave(peer)
         self._token = self._handle = self._name = None
         return Departure(name=peer.name, left=True)
+
+    def report_call(
+        self, tool: str, *, ok: bool, error: str | None, detail: str | None, ms: float
+    ) -> None:
+        self.hub.activity.record(
+            self._name, tool, ok=ok, error=error, detail=detail, ms=ms, via=Via.MCP
+        )
 
     async def offline(self) -> None:
         if self._token is None and self._handle is None:

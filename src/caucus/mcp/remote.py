@@ -3,10 +3,12 @@ side and the interface both implement are in `mcp/ports.py`)."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Any, Protocol
 
 from caucus.client import HubClient
-from caucus.errors import InvalidRequest, Unauthorized
+from caucus.errors import CaucusError, InvalidRequest, Unauthorized
 from caucus.mcp.ports import Answer, Convening, Joined
 from caucus.web.deliberations import DeliberationInfo, PositionInfo
 from caucus.web.forms import DecisionRecord, FormInfo
@@ -15,6 +17,8 @@ from caucus.web.peers import Departure, PeerInfo, StatusInfo
 from caucus.web.room import ChannelInfo, ChannelJoin, FloorInfo, Limits, ProtocolText
 from caucus.web.watch import WatchKey, WatchTicket
 from caucus.web.work import OfferInfo, TaskInfo
+
+log = logging.getLogger(__name__)
 
 
 class RemotePort:
@@ -27,6 +31,7 @@ class RemotePort:
         self.client = client
         self.credentials = credentials
         self._limits: Limits | None = None
+        self._reports: set[asyncio.Task[None]] = set()
 
     @property
     def name(self) -> str | None:
@@ -82,6 +87,23 @@ class RemotePort:
     async def offline(self) -> None:
         if self.client.token is not None:
             await self.client.offline()
+
+    def report_call(
+        self, tool: str, *, ok: bool, error: str | None, detail: str | None, ms: float
+    ) -> None:
+        if self.client.token is None:
+            return  # not joined: the hub has no identity to put it under
+        task = asyncio.ensure_future(self._report(tool, ok, error, detail, ms))
+        self._reports.add(task)
+        task.add_done_callback(self._reports.discard)
+
+    async def _report(
+        self, tool: str, ok: bool, error: str | None, detail: str | None, ms: float
+    ) -> None:
+        try:
+            await self.client.report_tool_call(tool, ok=ok, error=error, detail=detail, ms=ms)
+        except CaucusError as exc:  # the view misses one call; the call itself stands
+            log.debug("the %s call was not reported: %s", tool, exc)
 
     async def limits(self) -> Limits:
         if self._limits is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
@@ -166,23 +167,34 @@ class ToolServer:
         if tool is None:
             names = ", ".join(self.catalog.tools)
             return error_result(NotFound(f"no tool {params.name!r}; the tools are: {names}"))
+        started = time.perf_counter()
         arguments = dict(params.arguments or {})
         handle = (
             arguments.get(HANDLE_ARG) if tool.name == "join" else arguments.pop(HANDLE_ARG, None)
         )
         try:
-            parsed = tool.args.model_validate(arguments)
-        except ValidationError as exc:
-            where = describe_validation(list(exc.errors(include_url=False)), skip=())
-            return error_result(InvalidRequest(f"{tool.name}: {where}"))
-        try:
             call = await self._call_for(ctx, handle if isinstance(handle, str) else None)
-            result, line = await tool.run(call, parsed)
         except CaucusError as exc:
             return error_result(exc)
+        failure: CaucusError | None = None
+        try:
+            parsed = tool.args.model_validate(arguments)
+            result, line = await tool.run(call, parsed)
+        except ValidationError as exc:
+            where = describe_validation(list(exc.errors(include_url=False)), skip=())
+            failure = InvalidRequest(f"{tool.name}: {where}")
+        except CaucusError as exc:
+            failure = exc
         except Exception:
             log.exception("tool %s failed", tool.name)
-            return error_result(CaucusError("the hub hit an unexpected error; see its log"))
+            failure = CaucusError("the hub hit an unexpected error; see its log")
+        ms = (time.perf_counter() - started) * 1000
+        if failure is not None:
+            call.port.report_call(
+                tool.name, ok=False, error=failure.code, detail=failure.detail, ms=ms
+            )
+            return error_result(failure)
+        call.port.report_call(tool.name, ok=True, error=None, detail=None, ms=ms)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=line)],
             structured_content=result.model_dump(mode="json"),

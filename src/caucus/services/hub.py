@@ -14,6 +14,7 @@ from caucus.clock import Clock, SystemClock
 from caucus.config import Settings
 from caucus.credentials import operator_token
 from caucus.domain.control import Rate, Room, RoomMode
+from caucus.services.activity import Activity
 from caucus.services.announcements import Announcements
 from caucus.services.channels import Channels
 from caucus.services.control import ROOM_SIGNAL, Control
@@ -135,6 +136,7 @@ class Hub:
             settings=settings,
         )
         self.launcher = Launcher(settings, self.notifier, self.clock)
+        self.activity = Activity(self.notifier, self.clock)
         self._parts: list[Part] = []
         self._run_maintenance = run_maintenance
         self._task: asyncio.Task[None] | None = None

@@ -1,7 +1,7 @@
-// Launching native agents from the console: what to start, then each one's state and output.
+// Agents at work: launching native agents (their state and output), and every tool call.
 
 import { route } from "./api.js";
-import { age } from "./format.js";
+import { age, clock, colourOf } from "./format.js";
 import { html, useEffect, useState } from "./ui.js";
 
 const POLL_MS = 2000;
@@ -157,6 +157,48 @@ export function Agents({ api, observer, notify }) {
           </li>`,
         )}
       </ul>
+    </section>
+  `;
+}
+
+// Every MCP tool call the hub hears of, newest first: who called what, and how it went.
+export function ActivityView({ state }) {
+  const [q, setQ] = useState("");
+  const [errorsOnly, setErrorsOnly] = useState(false);
+  const needle = q.trim().toLowerCase();
+  const calls = state.activity.filter(
+    (c) =>
+      (!errorsOnly || !c.ok) &&
+      (!needle || (c.caller || "").toLowerCase().includes(needle) || c.tool.includes(needle)),
+  );
+  const failed = state.activity.filter((c) => !c.ok).length;
+  return html`
+    <section class="panel" aria-labelledby="activity-title">
+      <h2 id="activity-title">Tool calls <span class="count">${`${state.activity.length} · ${failed} failed`}</span></h2>
+      <div class="row" role="search">
+        <input type="search" aria-label="find calls" placeholder="caller or tool" value=${q}
+          onInput=${(e) => setQ(e.currentTarget.value)} />
+        <label class="inline"><input type="checkbox" checked=${errorsOnly}
+          onChange=${(e) => setErrorsOnly(e.currentTarget.checked)} /> failed only</label>
+      </div>
+      ${calls.length === 0 && html`<p class="empty">No tool calls${state.activity.length ? " match" : " yet"}.</p>`}
+      <table class="grid activity">
+        <thead><tr><th>time</th><th>caller</th><th>tool</th><th>outcome</th><th>ms</th></tr></thead>
+        <tbody>
+          ${calls.map(
+            (c, i) => html`<tr key=${`${c.ts}-${i}`} data-call=${c.tool} data-ok=${c.ok ? "yes" : "no"}>
+              <td class="muted">${clock(c.ts)}</td>
+              <td><span class=${c.caller ? `sender ${colourOf(c.caller)}` : "muted"}>${c.caller || "(not joined)"}</span></td>
+              <td class="mono">${c.tool}${c.via === "bridge" ? html` <span class="muted" title="reported by a stdio bridge or native agent">↗</span>` : ""}</td>
+              <td>${c.ok
+                ? html`<span class="badge good">ok</span>`
+                : html`<span class="badge bad" title=${c.detail || ""}>${c.error}</span>
+                    ${c.detail && html`<div class="muted small">${c.detail}</div>`}`}</td>
+              <td class="muted">${c.ms < 10 ? c.ms.toFixed(1) : Math.round(c.ms)}</td>
+            </tr>`,
+          )}
+        </tbody>
+      </table>
     </section>
   `;
 }

@@ -1,6 +1,6 @@
 // The Caucus operator console: sign in, follow the feed, act on the room.
 
-import { Agents } from "./agents.js";
+import { ActivityView, Agents } from "./agents.js";
 import { Api, follow, route } from "./api.js";
 import { Composer, Roster, Transcript } from "./panels.js";
 import { Channels, Controls, Decisions, Health, Work } from "./side.js";
@@ -59,6 +59,7 @@ const TABS = [
   ["work", "Tasks & board"],
   ["decisions", "Decisions"],
   ["health", "Health"],
+  ["activity", "Activity"],
   ["agents", "Agents"],
   ["controls", "Controls"],
 ];
@@ -116,6 +117,7 @@ function Console({ api, role, onSignOut }) {
       try {
         dispatch({ type: "decisions", data: (await api.get("/operator/decisions", { limit: 50 })).decisions });
         dispatch({ type: "deliberations", data: (await api.get("/operator/deliberations")).deliberations });
+        dispatch({ type: "activityPage", data: (await api.get("/operator/activity", { limit: 500 })).calls });
       } catch (error) {
         notify(error.message, "error");
       }
@@ -197,6 +199,7 @@ function Console({ api, role, onSignOut }) {
     work: html`<${Work} state=${state} />`,
     decisions: html`<${Decisions} state=${state} refresh=${loadLedger} />`,
     health: html`<${Health} state=${state} />`,
+    activity: html`<${ActivityView} state=${state} />`,
     agents: html`<${Agents} api=${api} observer=${observer} notify=${notify} />`,
     controls: html`<${Controls} api=${api} state=${state} observer=${observer} notify=${notify} act=${act} />`,
   };

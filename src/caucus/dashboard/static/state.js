@@ -2,6 +2,7 @@
 
 export const MAX_MESSAGES = 20000; // kept in memory; older ones are fetched again on demand
 export const HEALTH_POINTS = 60;
+export const ACTIVITY_KEPT = 500; // tool calls the activity view holds
 const TASK_KINDS = new Set(["task", "result", "failure", "input_request", "task_canceled"]);
 
 export const initial = {
@@ -23,6 +24,7 @@ export const initial = {
   ledger: null,
   tasks: [],
   offers: [],
+  activity: [], // MCP tool calls, newest first
   feed: "connecting",
   // Bumped when tasks or offers may have changed, so the console fetches them again.
   workVersion: 0,
@@ -221,6 +223,10 @@ export function reduce(state, action) {
       return { ...state, ledger: action.data };
     case "tasks":
       return { ...state, tasks: action.data };
+    case "activity":
+      return { ...state, activity: [action.data, ...state.activity].slice(0, ACTIVITY_KEPT) };
+    case "activityPage":
+      return { ...state, activity: action.data.slice(0, ACTIVITY_KEPT) };
     case "offers":
       return { ...state, offers: action.data };
     case "feed":
