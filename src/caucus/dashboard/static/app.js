@@ -2,7 +2,8 @@
 
 import { ActivityView, Agents } from "./agents.js";
 import { Api, follow, route } from "./api.js";
-import { Composer, Roster, Transcript } from "./panels.js";
+import { Composer } from "./composer.js";
+import { Roster, Transcript } from "./panels.js";
 import { Channels, Controls, Decisions, Health, Work } from "./side.js";
 import { initial, reduce } from "./state.js";
 import { html, render, useCallback, useEffect, useReducer, useRef, useState } from "./ui.js";
@@ -70,6 +71,8 @@ function Console({ api, role, onSignOut }) {
   const [filters, setFilters] = useState({ peer: "", channel: "", kind: "", q: "" });
   const [target, setTarget] = useState("all");
   const [toasts, setToasts] = useState([]);
+  const [confirmStop, setConfirmStop] = useState(false);
+  const [help, setHelp] = useState(false);
   const composer = useRef(null);
   const observer = role !== "operator";
 
@@ -143,14 +146,32 @@ function Console({ api, role, onSignOut }) {
     return () => clearTimeout(timer);
   }, [state.workVersion]);
 
+  // The room's brakes on the keyboard (never while typing): p pauses, r resumes, s asks to
+  // stop, / searches, ? lists the keys, Escape closes a dialog.
+  const keys = useRef(null);
+  keys.current = (e) => {
+    if (e.key === "Escape") {
+      setConfirmStop(false);
+      setHelp(false);
+      return;
+    }
+    const typing = /INPUT|TEXTAREA|SELECT/.test(document.activeElement.tagName);
+    if (typing || e.ctrlKey || e.metaKey || e.altKey || confirmStop) return;
+    const brake = { p: "pause", r: "resume" }[e.key];
+    if (e.key === "/") {
+      e.preventDefault();
+      document.getElementById("search").focus();
+    } else if (e.key === "?") {
+      setHelp(!help);
+    } else if (brake || e.key === "s") {
+      e.preventDefault();
+      if (observer) notify("an observer cannot pause, resume or stop the room", "error");
+      else if (brake) act("room", brake);
+      else setConfirmStop(true);
+    }
+  };
   useEffect(() => {
-    const onKey = (e) => {
-      const typing = /INPUT|TEXTAREA|SELECT/.test(document.activeElement.tagName);
-      if (e.key === "/" && !typing) {
-        e.preventDefault();
-        document.getElementById("search").focus();
-      }
-    };
+    const onKey = (e) => keys.current(e);
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
   }, []);
@@ -217,9 +238,10 @@ function Console({ api, role, onSignOut }) {
         <span class="muted" data-counts>${stateCounts(state.peers)} · ${state.health ? state.health.messages_per_minute : 0}/min</span>
         <div class="row room-buttons" role="group" aria-label="room">
           ${state.mode === "open"
-            ? html`<button type="button" disabled=${observer} onClick=${() => act("room", "pause")}>Pause</button>`
-            : html`<button type="button" disabled=${observer} onClick=${() => act("room", "resume")}>Resume</button>`}
-          <button type="button" class="danger" disabled=${observer} onClick=${() => act("room", "stop")}>Stop</button>
+            ? html`<button type="button" disabled=${observer} onClick=${() => act("room", "pause")} title="pause the room (p)">Pause</button>`
+            : html`<button type="button" disabled=${observer} onClick=${() => act("room", "resume")} title="resume the room (r)">Resume</button>`}
+          <button type="button" class="danger" disabled=${observer} onClick=${() => setConfirmStop(true)}
+            title="stop the room (s)">Stop</button>
         </div>
         <span class=${`badge role-${role}`}>${role}</span>
         <button type="button" data-read onClick=${() => onSignOut(null)}>Sign out</button>
@@ -245,8 +267,56 @@ function Console({ api, role, onSignOut }) {
           <div role="tabpanel" data-panel=${tab}>${panels[tab]}</div>
         </aside>
       </div>
+      ${confirmStop &&
+      html`<${StopDialog} onStop=${(reason) => {
+        setConfirmStop(false);
+        act("room", "stop", reason);
+      }} onKeep=${() => setConfirmStop(false)} />`}
+      ${help && html`<${KeysHelp} onClose=${() => setHelp(false)} />`}
       <div class="toasts" aria-live="assertive">
         ${toasts.map((t) => html`<div key=${t.id} class=${`toast ${t.kind}`} role="status">${t.text}</div>`)}
+      </div>
+    </div>
+  `;
+}
+
+function StopDialog({ onStop, onKeep }) {
+  const [reason, setReason] = useState("");
+  return html`
+    <div class="dialog-backdrop">
+      <form class="card" role="dialog" aria-modal="true" aria-labelledby="stop-title"
+        onSubmit=${(e) => {
+          e.preventDefault();
+          onStop(reason.trim());
+        }}>
+        <h2 id="stop-title">Stop the room?</h2>
+        <p>Every agent is told to stop, and new sends are refused until you resume or reset the room.</p>
+        <label>Reason told to the agents (optional)
+          <input value=${reason} maxlength="500" onInput=${(e) => setReason(e.currentTarget.value)} /></label>
+        <div class="row">
+          <button type="submit" class="danger" autofocus>Stop the room</button>
+          <button type="button" onClick=${onKeep}>Keep going</button>
+        </div>
+      </form>
+    </div>
+  `;
+}
+
+function KeysHelp({ onClose }) {
+  const keys = [
+    ["p", "pause the room"],
+    ["r", "resume the room"],
+    ["s", "stop the room (asks first)"],
+    ["/", "search the transcript"],
+    ["@ #", "in the composer: complete a peer or channel (Tab or Enter)"],
+    ["Ctrl+Enter", "send"],
+    ["Esc", "close this"],
+  ];
+  return html`
+    <div class="dialog-backdrop" onClick=${onClose}>
+      <div class="card" role="dialog" aria-modal="true" aria-labelledby="keys-title">
+        <h2 id="keys-title">Keys</h2>
+        <dl class="stats">${keys.map(([k, what]) => html`<div><dt><kbd>${k}</kbd></dt><dd>${what}</dd></div>`)}</dl>
       </div>
     </div>
   `;

@@ -1,5 +1,6 @@
 // The side panels: channels and floors, tasks and the job board, decisions, health, controls.
 
+import { PAUSE_WHILE_TYPING } from "./composer.js";
 import { age, bytes, clock, colourOf, short, stamp } from "./format.js";
 import { html, useState } from "./ui.js";
 
@@ -293,6 +294,7 @@ export function Controls({ api, state, observer, notify, act }) {
   const [rate, setRate] = useState(null);
   const [format, setFormat] = useState("markdown");
   const [reason, setReason] = useState("");
+  const [typingPause, setTypingPause] = useState(() => localStorage.getItem(PAUSE_WHILE_TYPING) === "on");
   const shownRate = rate || { capacity: state.rate.capacity, refill: state.rate.refill };
   async function run(fn, done) {
     try {
@@ -325,6 +327,15 @@ export function Controls({ api, state, observer, notify, act }) {
         </button>
         <button type="button" disabled=${observer} onClick=${() => act("room", "reset", reason)}>Reset room</button>
       </div>
+      <label class="inline">
+        <input type="checkbox" checked=${typingPause} disabled=${observer}
+          onChange=${(e) => {
+            const on = e.currentTarget.checked;
+            localStorage.setItem(PAUSE_WHILE_TYPING, on ? "on" : "off");
+            setTypingPause(on);
+          }} />
+        Pause the room while I type (it resumes when I send, clear the text, or stop for a minute)
+      </label>
       <label>Reason told to the agents (stop, reset; optional)
         <input value=${reason} maxlength="500" disabled=${observer} onInput=${(e) => setReason(e.currentTarget.value)} />
       </label>
