@@ -6,6 +6,7 @@ open tab ignored (and its token left in the address bar), an empty ledger shown 
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 from playwright.async_api import Browser, expect
@@ -75,16 +76,33 @@ async def test_an_empty_ledger_reads_as_empty_not_as_an_alarm(
     await expect(ledger).to_have_class("card ledger ok")
 
 
-async def test_the_health_chart_has_axes_with_units(
-    open_console: PageFactory, live_hub: Hub
+async def test_the_health_charts_have_axes_with_units_and_the_room_is_put_in_words(
+    open_console: PageFactory, live_hub: Hub, connect: ClientFactory
 ) -> None:
+    alice = await connect("alice")
+    await connect("bob")
+    await alice.ask_operator("Ship it?", [{"key": "go", "type": "radio", "options": ["yes", "no"]}])
     page = await open_console(live_hub.operator.token)
     await page.locator("[data-tab=health]").click()
-    chart = page.locator(".chart svg")
-    await expect(chart.locator("[data-axis=y-top]")).to_contain_text("/min")
-    await expect(chart.locator("[data-axis=y-zero]")).to_have_text("0")
-    await expect(chart.locator("[data-axis=x-end]")).to_have_text("now")
-    await expect(chart.locator("[data-axis=x-start]")).to_contain_text("−")
+    units = {
+        "messages per minute": "/min",
+        "queue depth (deliveries not yet acknowledged)": "",
+        "hub memory (resident)": " MiB",
+    }
+    for label, unit in units.items():
+        chart = page.locator(f"[data-chart='{label}'] svg")
+        await expect(chart.locator("[data-axis=y-top]")).to_contain_text(unit or "")
+        await expect(chart.locator("[data-axis=y-zero]")).to_have_text("0")
+        await expect(chart.locator("[data-axis=x-end]")).to_have_text("now")
+        await expect(chart.locator("[data-axis=x-start]")).to_contain_text("−")
+    memory = page.locator("[data-chart='hub memory (resident)'] [data-axis=y-top]")
+    await expect(memory).to_have_text(re.compile(r"^\d+(\.\d)? MiB$"))
+    words = page.locator("[data-room-words]")
+    await expect(words).to_contain_text("The room is open.")
+    await expect(words).to_contain_text("2 of 2 peers are live")
+    await expect(words).to_contain_text("1 question waits for you in Forms.")
+    await page.keyboard.press("p")
+    await expect(words).to_contain_text("The room is paused")
 
 
 async def test_what_waits_for_the_operator_is_seen_first_at_phone_width(

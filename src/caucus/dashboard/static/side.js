@@ -248,43 +248,84 @@ export function Decisions({ state, refresh }) {
   `;
 }
 
-export function Health({ state }) {
-  const h = state.health || {};
-  const points = state.healthHistory;
-  const peak = Math.max(1, ...points.map((p) => p.perMinute));
+function Chart({ points, value, label, unit, format = (v) => String(v) }) {
   const width = 300;
   const height = 60;
+  const values = points.map(value).filter((v) => v != null);
+  const peak = Math.max(1, ...values);
   const step = points.length > 1 ? width / (points.length - 1) : width;
   const line = points
-    .map((p, i) => `${(i * step).toFixed(1)},${(height - (p.perMinute / peak) * (height - 4) - 2).toFixed(1)}`)
+    .map((p, i) => [i, value(p)])
+    .filter(([, v]) => v != null)
+    .map(([i, v]) => `${(i * step).toFixed(1)},${(height - (v / peak) * (height - 4) - 2).toFixed(1)}`)
     .join(" ");
   const seconds = points.length > 1 ? Math.round((points[points.length - 1].at - points[0].at) / 1000) : 0;
   const span = seconds >= 120 ? `${Math.round(seconds / 60)} min` : `${seconds} s`;
   return html`
+    <figure class="chart" data-chart=${label}>
+      <svg viewBox=${`0 0 ${width + 64} ${height + 18}`} role="img"
+        aria-label=${`${label} over the last ${span}, peak ${format(peak)}${unit}`}>
+        <g transform="translate(60 2)">
+          <line x1="0" y1="0" x2="0" y2=${height} class="axis" />
+          <line x1="0" y1=${height} x2=${width} y2=${height} class="axis" />
+          <polyline points=${line} fill="none" class="spark" />
+        </g>
+        <text x="56" y="10" text-anchor="end" class="tick" data-axis="y-top">${`${format(peak)}${unit}`}</text>
+        <text x="56" y=${height + 2} text-anchor="end" class="tick" data-axis="y-zero">0</text>
+        <text x="60" y=${height + 16} class="tick" data-axis="x-start">${`−${span}`}</text>
+        <text x=${width + 60} y=${height + 16} text-anchor="end" class="tick" data-axis="x-end">now</text>
+      </svg>
+      <figcaption class="muted">${label}, sampled at each health tick</figcaption>
+    </figure>
+  `;
+}
+
+function mib(n) {
+  return (n / (1024 * 1024)).toFixed(n >= 100 * 1024 * 1024 ? 0 : 1);
+}
+
+// The room's state in a few plain sentences: what an operator glancing at it wants to know.
+export function roomInWords(state) {
+  const h = state.health || {};
+  const peers = Object.values(state.peers);
+  const live = peers.filter((p) => ["online", "quiet", "stale"].includes(p.state)).length;
+  const paused = peers.filter((p) => p.paused).length;
+  const forms = Object.keys(state.forms).length;
+  const held = Object.values(state.floors).filter((f) => f.holder);
+  const mode = {
+    open: "The room is open",
+    paused: "The room is paused: chatter waits in inboxes until you resume",
+    stopped: "The room is stopped: new sends are refused until you resume or reset",
+  }[state.mode];
+  const parts = [
+    `${mode}.`,
+    `${live} of ${plural(peers.length, "peer")} ${live === 1 ? "is" : "are"} live${h.listening != null ? `, ${h.listening} listening` : ""}${paused ? `, ${paused} paused by you` : ""}.`,
+    `${plural(h.messages_per_minute ?? 0, "message")} in the last minute; ${plural(h.queue_depth ?? 0, "delivery")} ${
+      (h.queue_depth ?? 0) === 1 ? "waits" : "wait"
+    } to be acknowledged.`,
+  ];
+  if (held.length) parts.push(`${held.map((f) => `${f.holder} holds the floor of ${f.scope}`).join("; ")}.`);
+  parts.push(forms ? `${plural(forms, "question")} ${forms === 1 ? "waits" : "wait"} for you in Forms.` : "Nothing waits for you.");
+  return parts.join(" ");
+}
+
+export function Health({ state }) {
+  const h = state.health || {};
+  const points = state.healthHistory;
+  return html`
     <section class="panel" aria-labelledby="health-title">
       <h2 id="health-title">Health</h2>
+      <p data-room-words>${roomInWords(state)}</p>
       <dl class="stats">
         <div><dt>Uptime</dt><dd>${age(h.uptime)}</dd></div>
         <div><dt>Peers</dt><dd>${h.peers ?? "—"} (${h.listening ?? 0} listening)</dd></div>
         <div><dt>Messages / minute</dt><dd data-stat="mpm">${h.messages_per_minute ?? "—"}</dd></div>
-        <div><dt>Queue depth</dt><dd>${h.queue_depth ?? "—"}</dd></div>
-        <div><dt>Memory</dt><dd>${bytes(h.rss_bytes)}</dd></div>
+        <div><dt>Queue depth</dt><dd data-stat="depth">${h.queue_depth ?? "—"}</dd></div>
+        <div><dt>Memory</dt><dd data-stat="rss">${bytes(h.rss_bytes)}</dd></div>
       </dl>
-      <figure class="chart">
-        <svg viewBox=${`0 0 ${width + 44} ${height + 18}`} role="img"
-          aria-label=${`messages per minute over the last ${span}, peak ${peak}`}>
-          <g transform="translate(40 2)">
-            <line x1="0" y1="0" x2="0" y2=${height} class="axis" />
-            <line x1="0" y1=${height} x2=${width} y2=${height} class="axis" />
-            <polyline points=${line} fill="none" class="spark" />
-          </g>
-          <text x="36" y="10" text-anchor="end" class="tick" data-axis="y-top">${`${peak}/min`}</text>
-          <text x="36" y=${height + 2} text-anchor="end" class="tick" data-axis="y-zero">0</text>
-          <text x="40" y=${height + 16} class="tick" data-axis="x-start">${`−${span}`}</text>
-          <text x=${width + 40} y=${height + 16} text-anchor="end" class="tick" data-axis="x-end">now</text>
-        </svg>
-        <figcaption class="muted">messages per minute, sampled at each health tick</figcaption>
-      </figure>
+      <${Chart} points=${points} value=${(p) => p.perMinute} label="messages per minute" unit="/min" />
+      <${Chart} points=${points} value=${(p) => p.depth} label="queue depth (deliveries not yet acknowledged)" unit="" />
+      <${Chart} points=${points} value=${(p) => p.rss} label="hub memory (resident)" unit=" MiB" format=${mib} />
     </section>
   `;
 }

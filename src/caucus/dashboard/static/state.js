@@ -189,7 +189,8 @@ export function reduce(state, action) {
     case "decision":
       return { ...state, decisions: [action.data.record, ...state.decisions].slice(0, 200) };
     case "health": {
-      const point = { at: Date.now(), perMinute: action.data.messages_per_minute };
+      const h = action.data;
+      const point = { at: Date.now(), perMinute: h.messages_per_minute, depth: h.queue_depth, rss: h.rss_bytes };
       const history = [...state.healthHistory, point].slice(-HEALTH_POINTS);
       return { ...state, health: action.data, healthHistory: history };
     }
