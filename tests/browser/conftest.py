@@ -10,6 +10,7 @@ import os
 import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -53,9 +54,16 @@ async def open_console(browser: Browser, url: str) -> AsyncIterator[PageFactory]
     errors: list[str] = []
 
     async def factory(
-        token: str, *, width: int = 1400, height: int = 900, base: str | None = None
+        token: str,
+        *,
+        width: int = 1400,
+        height: int = 900,
+        base: str | None = None,
+        scheme: Literal["light", "dark"] = "light",
     ) -> Page:
-        context = await browser.new_context(viewport={"width": width, "height": height})
+        context = await browser.new_context(
+            viewport={"width": width, "height": height}, color_scheme=scheme
+        )
         contexts.append(context)
         page = await context.new_page()
         page.on("pageerror", lambda error: errors.append(str(error)))

@@ -18,7 +18,7 @@ from caucus.services.hub import Hub
 from tests.browser.conftest import PageFactory, shot
 from tests.conftest import ClientFactory, eventually
 
-PANELS = ["forms", "channels", "work", "decisions", "health", "controls"]
+PANELS = ["forms", "channels", "work", "decisions", "health", "activity", "agents", "controls"]
 XSS = "<img src=x onerror=alert(1)>"
 
 
@@ -219,7 +219,7 @@ async def _is_read_only(control) -> bool:  # type: ignore[no-untyped-def]
     an observer may do."""
     return bool(
         await control.evaluate(
-            "e => Boolean(e.closest('.filters, .roster-tools'))"
+            "e => Boolean(e.closest('.filters, .roster-tools, .activity-tools'))"
             " || e.getAttribute('aria-label') === 'format'"
         )
     )
@@ -246,6 +246,8 @@ async def test_every_panel_renders_and_is_saved_as_a_screenshot(
         "work": "review PR 12",
         "decisions": "Decision ledger",
         "health": "Messages / minute",
+        "activity": "Tool calls",
+        "agents": "Launch an agent",
         "controls": "Room controls",
     }
     for panel in PANELS:

@@ -175,10 +175,10 @@ export function ActivityView({ state }) {
   return html`
     <section class="panel" aria-labelledby="activity-title">
       <h2 id="activity-title">Tool calls <span class="count">${`${state.activity.length} · ${failed} failed`}</span></h2>
-      <div class="row" role="search">
-        <input type="search" aria-label="find calls" placeholder="caller or tool" value=${q}
+      <div class="row activity-tools" role="search">
+        <input type="search" data-read aria-label="find calls" placeholder="caller or tool" value=${q}
           onInput=${(e) => setQ(e.currentTarget.value)} />
-        <label class="inline"><input type="checkbox" checked=${errorsOnly}
+        <label class="inline"><input type="checkbox" data-read checked=${errorsOnly}
           onChange=${(e) => setErrorsOnly(e.currentTarget.checked)} /> failed only</label>
       </div>
       ${calls.length === 0 && html`<p class="empty">No tool calls${state.activity.length ? " match" : " yet"}.</p>`}
