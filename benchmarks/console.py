@@ -3,8 +3,10 @@
 For each room it measures, in headless Chromium against a real hub on loopback:
 - render: from opening the signed-in page until the roster and transcript are shown;
 - history: loading the whole transcript into the page (every "Load older" until the start);
-- 100 live events: from the first of 100 sends until the 100th is on screen;
-- and how long the page's main thread was busy applying them (long tasks over 50 ms).
+- 100 live events: from the first of 100 sends until the 100th is on screen, with a peer
+  joining every tenth (shown inline) and a tool call every fifth (the activity view);
+- and how long the page's main thread was busy applying them (tasks over 50 ms: their sum and
+  the longest).
 The empty room is the baseline; the ratios say what the load costs.
 Run: `.venv/bin/python benchmarks/console.py` (needs Chromium: `./dev test` installs it).
 """
@@ -20,6 +22,7 @@ from typing import Any
 
 from playwright.async_api import Page, async_playwright
 
+from caucus.domain.activity import Via
 from caucus.services.hub import Hub
 from caucus.testing import make_hub, serve
 
@@ -27,8 +30,12 @@ CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--disable-gpu", "--disable-background-networking", "--disable-component-update"]
 LONG_TASKS = """() => {
   window.__busy = 0;
+  window.__longest = 0;
   new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) window.__busy += entry.duration;
+    for (const entry of list.getEntries()) {
+      window.__busy += entry.duration;
+      window.__longest = Math.max(window.__longest, entry.duration);
+    }
   }).observe({ type: "longtask", buffered: false });
 }"""
 
@@ -80,12 +87,19 @@ async def measure(page: Page, url: str, hub: Hub, speaker: Any, listener: str) -
     started = time.perf_counter()
     for n in range(100):
         await hub.delivery.send(speaker, to=listener, content=f"live event {n}")
+        if n % 10 == 0:
+            await hub.registry.register(name=f"newcomer-{n:02d}")
+        if n % 5 == 0:
+            hub.activity.record(
+                listener, "say", ok=n % 15 != 0, error=None, detail=None, ms=1.0, via=Via.MCP
+            )
     await page.wait_for_function(
         "() => [...document.querySelectorAll('.messages .msg .content')]"
         ".some((e) => e.textContent === 'live event 99')"
     )
     live = time.perf_counter() - started
     busy = await page.evaluate("() => window.__busy") / 1000
+    longest = await page.evaluate("() => window.__longest")
     return {
         "render": render,
         "history": history,
@@ -93,6 +107,7 @@ async def measure(page: Page, url: str, hub: Hub, speaker: Any, listener: str) -
         "rows": shown,
         "live": live,
         "busy": busy,
+        "longest": longest,
     }
 
 
@@ -131,6 +146,7 @@ async def main() -> None:
         print(f"{label:28}{empty[key]:10.3f}{loaded[key]:10.3f}{ratio:8.2f}")
     print(f"{'messages held by the page':28}{empty['held']:10.0f}{loaded['held']:10.0f}")
     print(f"{'transcript rows in the page':28}{empty['rows']:10.0f}{loaded['rows']:10.0f}")
+    print(f"{'longest main-thread task (ms)':28}{empty['longest']:10.0f}{loaded['longest']:10.0f}")
     print(f"per live event, loaded: {loaded['live'] * 10:.1f} ms")
 
 

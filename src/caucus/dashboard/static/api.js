@@ -129,6 +129,9 @@ export function follow(api, onEvent, onState) {
         if (event.id) lastId = event.id;
         onEvent(event);
       }
+      // Let the page draw before the next chunk: a burst already buffered would otherwise be
+      // taken in, and drawn chunk after chunk, all in one long task.
+      await nextTask();
     }
   }
 
@@ -154,6 +157,13 @@ export function follow(api, onEvent, onState) {
       if (controller) controller.abort();
     },
   };
+}
+
+function nextTask() {
+  if (globalThis.scheduler && typeof globalThis.scheduler.yield === "function") {
+    return globalThis.scheduler.yield();
+  }
+  return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 function parse(block) {

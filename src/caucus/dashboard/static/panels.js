@@ -60,7 +60,7 @@ export function Roster({ peers, floors, observer, act, onMessage }) {
       ${all.length === 0 && html`<p class="empty">No agents have joined yet.</p>`}
       <ul class="peers">
         ${list.map(
-          (peer) => html`<${PeerRow}
+          (peer) => html`<${PeerLine}
             key=${peer.name}
             peer=${peer}
             now=${doing(peer, floors)}
@@ -72,6 +72,19 @@ export function Roster({ peers, floors, observer, act, onMessage }) {
       </ul>
     </section>
   `;
+}
+
+// A roster line renders again only when its peer, what it is doing or the role changes: one
+// peer's event touches one line, not two hundred.
+class PeerLine extends Component {
+  shouldComponentUpdate(next) {
+    const p = this.props;
+    return next.peer !== p.peer || next.now !== p.now || next.observer !== p.observer;
+  }
+
+  render(props) {
+    return html`<${PeerRow} ...${props} />`;
+  }
 }
 
 function PeerRow({ peer, now, observer, act, onMessage }) {
