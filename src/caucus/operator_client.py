@@ -88,6 +88,10 @@ class OperatorClient(BaseClient):
     async def reset_peer(self, peer: str, reason: str | None = None) -> SendResult:
         return await self._post(SendResult, f"/operator/peers/{peer}/reset", _reason(reason))
 
+    async def stop_peer(self, peer: str, reason: str | None = None) -> SendResult:
+        """Tell one peer to finish and stop; the room stays open."""
+        return await self._post(SendResult, f"/operator/peers/{peer}/stop", _reason(reason))
+
     async def ping(self, peer: str) -> PeerInfo:
         return await self._get(PeerInfo, f"/operator/peers/{peer}/ping")
 

@@ -2,7 +2,7 @@
 fake model stalls its stream) ends the run at once and posts nothing; a reset starts the next
 turn from a clean history (the model sees it); a pause holds the next run until resume; the
 status says "composing a reply" while a run is under way, "interrupted" after an interrupt,
-and clears on the reset; stop ends the
+and clears on the reset; a stop to this one agent ends the
 process with exit 0."""
 
 from __future__ import annotations
@@ -74,9 +74,11 @@ async def test_interrupt_reset_pause_status_and_stop_are_obeyed(tmp_path: Path) 
         assert [m.content for m in resumed.messages] == ["turn with 4 messages"]
         await worker.until("NewThreadRunCreated", runs_before + 1)
 
-        await operator.stop()
+        # The operator stops this one agent; the room stays open for everyone else.
+        await operator.stop_peer("worker", reason="that will do")
         code, stderr = await worker.finish()
         assert code == 0, stderr
+        assert (await operator.state()).mode == "open"
 
 
 async def _is(value: Awaitable[str], wanted: str) -> bool:

@@ -1,7 +1,8 @@
 """Launching a native agent from the console: the operator fills the Agents form (mock
 backend), the agent joins the room and is flagged until it speaks, answers a peer, shows its
-output, and is stopped from the console. An observer gets no launcher, and a hub that binds an
-address other machines reach says why it launches nothing."""
+output, and is stopped from the roster (as any native agent can be) and, launched again, from
+its card. An observer gets no launcher, and a hub that binds an address other machines reach
+says why it launches nothing."""
 
 from __future__ import annotations
 
@@ -41,10 +42,28 @@ async def test_an_agent_launched_from_the_console_joins_answers_and_is_stopped(
     await expect(card.locator("[data-silent]")).to_have_count(0, timeout=10_000)
     await expect(page.locator("[data-output=ann]")).to_contain_text("ThreadRunComplete")
 
-    await card.get_by_role("button", name="Stop ann").click()
+    # Stopped from the roster, as any native agent can be: it obeys and exits.
+    row = page.locator("[data-peer=ann]")
+    await row.get_by_role("button", name="actions for ann").click()
+    await row.get_by_role("button", name="Stop", exact=True).click()
+    await row.get_by_role("button", name="Confirm stop").click()
     await expect(card).to_have_attribute("data-state", "exited", timeout=15_000)
     await expect(card).to_contain_text("exited (0)")
     await expect(page.locator("[data-peer=ann] [data-state]")).not_to_have_text("online")
+
+    # Launched again under the same name, and stopped from its card this time.
+    await form.get_by_label("Name").fill("ann")
+    await form.get_by_label("Backend").select_option("mock")
+    await form.get_by_role("button", name="Launch").click()
+    again = page.locator("[data-launched=ann][data-state=running]")
+    await expect(again).to_have_count(1)
+    await expect(page.locator("[data-peer=ann] [data-state]")).to_have_text(
+        "online", timeout=30_000
+    )
+    await again.get_by_role("button", name="Stop ann").click()
+    await expect(page.locator("[data-launched=ann][data-state=exited]")).to_have_count(
+        2, timeout=15_000
+    )
 
 
 async def test_no_launcher_for_an_observer_or_on_an_exposed_hub(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from caucus.client import HubClient, InboundMessage
-from caucus.errors import ChannelClosed, RateLimited, RoomStopped, Unauthorized
+from caucus.errors import ChannelClosed, NotFound, RateLimited, RoomStopped, Unauthorized
 from caucus.operator_client import OperatorClient
 from caucus.services.hub import Hub
 from caucus.testing import FakeClock, make_hub
@@ -121,6 +121,7 @@ async def test_interrupt_reaches_a_paused_peer_and_is_not_replayed_after_a_recon
     )
     # Not acknowledged, and then the session reconnects: the interrupt is not replayed.
     await operator.reset_peer("bob")  # queued, never received by this session either
+    await operator.stop_peer("bob", "end of your shift")  # nor this
     again = HubClient(url, token=bob.token)
     try:
         reg = await again.register("bob")
@@ -202,3 +203,17 @@ async def test_the_room_mode_survives_a_restart(tmp_path: Path) -> None:
         await hub.control.stop()
     async with make_hub(tmp_path) as hub:
         assert hub.control.room.mode.value == "stopped"
+
+
+async def test_stopping_one_peer_tells_only_that_peer(
+    connect: ClientFactory, operator: OperatorClient
+) -> None:
+    alice, bob = await connect("alice"), await connect("bob")
+    await operator.stop_peer("bob", "end of your shift")
+    (got,) = (await bob.receive(timeout=5)).messages
+    assert (got.kind, got.content, got.meta) == ("control", "stop", {"reason": "end of your shift"})
+    assert (await alice.receive(timeout=0.3)).messages == []
+    assert (await operator.state()).mode == "open"
+    await alice.send("bob", "the room is still open")
+    with pytest.raises(NotFound):
+        await operator.stop_peer("nobody")

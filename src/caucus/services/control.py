@@ -1,8 +1,8 @@
 """The operator's powers: room modes, speaking, per-peer control, channels, the send budget.
 
 Operator and control traffic rides the priority lane, which a pause does not hold back; it is
-ordered by `seq` with everything else. `interrupt` and `reset` are ephemeral: a peer that
-reconnects does not get them replayed.
+ordered by `seq` with everything else. A peer's `interrupt`, `reset` and `stop` are ephemeral:
+a peer that reconnects does not get them replayed.
 """
 
 from __future__ import annotations
@@ -219,6 +219,10 @@ class Control:
 
     async def reset_peer(self, name: str, reason: str | None = None) -> SendReceipt:
         return await self._peer_control(name, ControlAction.RESET, reason)
+
+    async def stop_peer(self, name: str, reason: str | None = None) -> SendReceipt:
+        """Tell one peer to finish and stop (a native agent exits); the room stays open."""
+        return await self._peer_control(name, ControlAction.STOP, reason)
 
     async def _peer_control(
         self, name: str, action: ControlAction, reason: str | None

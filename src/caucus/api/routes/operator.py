@@ -174,6 +174,19 @@ async def reset_peer(
     return SendResult.of(receipt)
 
 
+@router.post(
+    "/peers/{name}/stop",
+    summary="Tell one peer to finish and stop (a native agent exits); the room stays open",
+    responses=_PEER_ERRORS,
+    openapi_extra=_OPERATOR,
+)
+async def stop_peer(
+    name: str, request: Request, _: OperatorDep, body: ReasonRequest | None = None
+) -> SendResult:
+    receipt = await hub_of(request).control.stop_peer(name, body.reason if body else None)
+    return SendResult.of(receipt)
+
+
 @router.get(
     "/peers/{name}/ping",
     summary="The hub's view of one peer (the peer is not disturbed)",

@@ -182,6 +182,7 @@ function Console({ api, role, onSignOut }) {
       resume: () => route`/operator/peers/${name}/resume`,
       interrupt: () => route`/operator/peers/${name}/interrupt`,
       reset: () => route`/operator/peers/${name}/reset`,
+      stopPeer: () => route`/operator/peers/${name}/stop`,
       kick: () => route`/operator/peers/${name}/kick`,
       clearFloor: () => route`/operator/floors/${String(name).replace(/^#/, "")}/clear`,
       closeChannel: () => route`/operator/channels/${String(name).replace(/^#/, "")}/close`,
@@ -199,7 +200,8 @@ function Console({ api, role, onSignOut }) {
         return;
       }
       await api.post(paths[action]());
-      notify(`${action === "clearFloor" ? "cleared the floor of" : action} ${name}`);
+      const said = { clearFloor: "cleared the floor of", stopPeer: "told to stop:" }[action] || action;
+      notify(`${said} ${name}`);
       pollPeers();
     } catch (error) {
       notify(error.message, "error");

@@ -89,7 +89,7 @@ class PeerLine extends Component {
 
 function PeerRow({ peer, now, observer, act, onMessage }) {
   const [open, setOpen] = useState(false);
-  const [confirmKick, setConfirmKick] = useState(false);
+  const [confirm, setConfirm] = useState(null); // "kick" or "stop", once asked for
   const skills = skillNames(peer.skills);
   const name = peer.name;
   const details = `up ${age(peer.uptime)} · ${peer.messages || 0} sent · seen ${age(peer.last_seen_age)} ago${
@@ -117,23 +117,31 @@ function PeerRow({ peer, now, observer, act, onMessage }) {
           : html`<button type="button" disabled=${observer} onClick=${() => act("pause", name)}>Pause</button>`}
         <button type="button" disabled=${observer} onClick=${() => act("interrupt", name)}>Interrupt</button>
         <button type="button" disabled=${observer} onClick=${() => act("reset", name)}>Reset</button>
+        ${confirm === "stop"
+          ? html`<button type="button" class="danger" disabled=${observer}
+              onClick=${() => {
+                setConfirm(null);
+                act("stopPeer", name);
+              }}>Confirm stop</button>`
+          : html`<button type="button" disabled=${observer} title="tell this agent to finish and stop"
+              onClick=${() => setConfirm("stop")}>Stop</button>`}
         <button type="button" disabled=${observer} onClick=${() => act("ping", name)}>Ping</button>
-        ${confirmKick
+        ${confirm === "kick"
           ? html`<button
                 type="button"
                 class="danger"
                 disabled=${observer}
                 onClick=${() => {
-                  setConfirmKick(false);
+                  setConfirm(null);
                   act("kick", name);
                 }}
               >
                 Confirm kick
-              </button>
-              <button type="button" onClick=${() => setConfirmKick(false)}>Keep</button>`
-          : html`<button type="button" class="danger" disabled=${observer} onClick=${() => setConfirmKick(true)}>
+              </button>`
+          : html`<button type="button" class="danger" disabled=${observer} onClick=${() => setConfirm("kick")}>
               Kick
             </button>`}
+        ${confirm && html`<button type="button" onClick=${() => setConfirm(null)}>Keep</button>`}
       </div>`}
     </li>
   `;
