@@ -160,3 +160,19 @@ async def test_the_launcher_refuses_what_it_must(tmp_path: Path) -> None:
         assert "127.0.0.1" in listing.why_not
         with pytest.raises(LauncherDisabled, match=r"127\.0\.0\.1"):
             await operator.launch_agent("ann", backend="mock")
+
+
+async def test_a_hub_that_asks_for_its_agent_key_gives_it_to_the_agents_it_launches(
+    tmp_path: Path,
+) -> None:
+    async with (
+        make_hub(tmp_path / "hub", agent_key="k" * 24) as hub,
+        serve(hub) as url,
+        OperatorClient(url, token=hub.operator.token) as operator,
+    ):
+        launched = await operator.launch_agent("ann", backend="mock")
+        await eventually(
+            lambda: _joined(operator, launched.launch_id), within=30, what="ann in the room"
+        )
+        stopped = await operator.stop_agent(launched.launch_id)
+        assert stopped.exit_code == 0

@@ -51,6 +51,7 @@ OUTPUT_LINES = 500  # per agent, the last ones
 LINE_CHARS = 2000  # a longer line is cut (a model can print anything)
 RUNNING_MAX = 16  # launched agents alive at once
 STOP_GRACE = 5.0  # seconds between SIGTERM (a graceful stop) and SIGKILL
+KEPT_ENDED = 50  # ended agents still listed (with their output)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +113,8 @@ class Launcher:
     def __init__(self, settings: Settings, notifier: Notifier, clock: Clock) -> None:
         self._settings = settings
         self._clock = clock
-        self._agents: dict[str, _Agent] = {}
+        self._agents: dict[str, _Agent] = {}  # by launch id, in launch order
+        self._running: dict[str, _Agent] = {}  # by name: the room's events look them up
         self._ids = itertools.count(1)
         notifier.subscribe(self._on_event)
 
@@ -137,10 +139,9 @@ class Launcher:
         check_peer_name(spec.name)
         if spec.backend == "openai" and not spec.model:
             raise InvalidRequest("an openai agent needs model: the model's name on the server")
-        running = [a for a in self._agents.values() if a.ended_at is None]
-        if any(a.spec.name == spec.name for a in running):
+        if spec.name in self._running:
             raise Conflict(f"a launched agent named {spec.name!r} is running: stop it first")
-        if len(running) >= RUNNING_MAX:
+        if len(self._running) >= RUNNING_MAX:
             raise Conflict(f"{RUNNING_MAX} launched agents are running: stop one first")
         workdir = self._workdir(spec.workdir)
         launch_id = f"agent-{next(self._ids)}"
@@ -170,7 +171,15 @@ class Launcher:
         ]
         agent.waiter = asyncio.create_task(self._wait(agent))
         self._agents[launch_id] = agent
+        self._running[spec.name] = agent
+        self._forget_old()
         return agent.info()
+
+    def _forget_old(self) -> None:
+        """Keep the record of the last KEPT_ENDED agents that have ended, not every one ever."""
+        ended = [k for k, a in self._agents.items() if a.ended_at is not None]
+        for launch_id in ended[: max(0, len(ended) - KEPT_ENDED)]:
+            del self._agents[launch_id]
 
     def _workdir(self, wanted: str | None) -> str:
         if wanted is None:
@@ -196,6 +205,8 @@ class Launcher:
             env[spec.api_key_env] = os.environ[spec.api_key_env]
         # Its identity (the token it resumes with) is kept beside the hub's own files.
         env["CAUCUS_HOME"] = str(self._settings.data_dir() / "agents")
+        if self._settings.agent_key:  # a hub that asks agents for its key gives it to its own
+            env["CAUCUS_AGENT_KEY"] = self._settings.agent_key
         env["PYTHONUNBUFFERED"] = "1"
         return env
 
@@ -219,20 +230,24 @@ class Launcher:
         with contextlib.suppress(Exception):
             await asyncio.gather(*agent.readers)
         agent.ended_at = self._clock.now()
+        if self._running.get(agent.spec.name) is agent:
+            del self._running[agent.spec.name]
         if agent.prompt_file is not None:
             agent.prompt_file.unlink(missing_ok=True)
 
     # --- what the room says ---------------------------------------------------------------------
     def _on_event(self, event: Event) -> None:
-        if isinstance(event, PeerJoined):
-            for agent in self._live(event.name):
-                agent.joined = True
-        elif isinstance(event, MessageRouted):
-            for agent in self._live(event.message.sender):
+        # On every routed message: one dict lookup, nothing when no agent was launched.
+        if not self._running:
+            return
+        if isinstance(event, MessageRouted):
+            agent = self._running.get(event.message.sender)
+            if agent is not None:
                 agent.spoke = True
-
-    def _live(self, name: str) -> list[_Agent]:
-        return [a for a in self._agents.values() if a.spec.name == name and a.ended_at is None]
+        elif isinstance(event, PeerJoined):
+            agent = self._running.get(event.name)
+            if agent is not None:
+                agent.joined = True
 
     # --- reading and stopping -------------------------------------------------------------------
     def listing(self) -> list[LaunchedAgent]:
