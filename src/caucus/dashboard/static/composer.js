@@ -1,7 +1,7 @@
 // Speaking as the operator: the composer, with @peer and #channel completion, and (when the
 // operator asks for it) the room paused while they type.
 
-import { html, useEffect, useRef, useState } from "./ui.js";
+import { html, useEffect, useLayoutEffect, useRef, useState } from "./ui.js";
 
 const SUGGESTIONS = 8;
 const TYPING_IDLE_MS = 60000; // a paused room resumes after this long without a keystroke
@@ -35,6 +35,7 @@ export function Composer({ api, state, target, setTarget, observer, notify, inpu
   const [dismissed, setDismissed] = useState(false);
   const pausedByTyping = useRef(false);
   const idle = useRef(null);
+  const placeCaret = useRef(null);
   const peers = Object.keys(state.peers).sort();
   const channels = Object.keys(state.channels).filter((c) => !state.channels[c].closed);
   const at = observer ? null : wordAt(content, caret);
@@ -95,13 +96,19 @@ export function Composer({ api, state, target, setTarget, observer, notify, inpu
     setContent(next);
     setCaret(where);
     setChosen(0);
-    requestAnimationFrame(() => {
-      if (el) {
-        el.focus();
-        el.setSelectionRange(where, where);
-      }
-    });
+    placeCaret.current = where;
+    if (el) el.focus();
   }
+
+  // The caret goes after the completed name as soon as the new text is in the page, before
+  // the next keystroke is handled (a later frame would move it back under fast typing).
+  useLayoutEffect(() => {
+    const el = inputRef.current;
+    if (placeCaret.current !== null && el) {
+      el.setSelectionRange(placeCaret.current, placeCaret.current);
+      placeCaret.current = null;
+    }
+  });
 
   function onKeyDown(e) {
     if (options.length) {
