@@ -179,15 +179,18 @@ class ToolServer:
         failure: CaucusError | None = None
         try:
             parsed = tool.args.model_validate(arguments)
-            result, line = await tool.run(call, parsed)
         except ValidationError as exc:
             where = describe_validation(list(exc.errors(include_url=False)), skip=())
             failure = InvalidRequest(f"{tool.name}: {where}")
-        except CaucusError as exc:
-            failure = exc
-        except Exception:
-            log.exception("tool %s failed", tool.name)
-            failure = CaucusError("the hub hit an unexpected error; see its log")
+        else:
+            try:
+                result, line = await tool.run(call, parsed)
+            except CaucusError as exc:
+                failure = exc
+            except Exception:
+                log.exception("tool %s failed", tool.name)
+                failure = CaucusError("the hub hit an unexpected error; see its log")
+        # Every call that got as far as its caller goes on the activity view, failed or not.
         ms = (time.perf_counter() - started) * 1000
         if failure is not None:
             call.port.report_call(
