@@ -270,12 +270,12 @@ function Chart({ points, value, label, unit, format = (v) => String(v) }) {
           <line x1="0" y1=${height} x2=${width} y2=${height} class="axis" />
           <polyline points=${line} fill="none" class="spark" />
         </g>
-        <text x="56" y="10" text-anchor="end" class="tick" data-axis="y-top">${`${format(peak)}${unit}`}</text>
+        <text x="56" y="10" text-anchor="end" class="tick" data-axis="y-top">${values.length ? `${format(peak)}${unit}` : "…"}</text>
         <text x="56" y=${height + 2} text-anchor="end" class="tick" data-axis="y-zero">0</text>
         <text x="60" y=${height + 16} class="tick" data-axis="x-start">${`−${span}`}</text>
         <text x=${width + 60} y=${height + 16} text-anchor="end" class="tick" data-axis="x-end">now</text>
       </svg>
-      <figcaption class="muted">${label}, sampled at each health tick</figcaption>
+      <figcaption class="muted">${label}, ${values.length ? "sampled at each health tick" : "waiting for the first health tick"}</figcaption>
     </figure>
   `;
 }
