@@ -478,6 +478,8 @@ class ReadConnections:
         self._dsn = dsn
         self._idle: queue.SimpleQueue[psycopg.Connection[Any]] = queue.SimpleQueue()
         self._slots = threading.BoundedSemaphore(size)
+        self._closed = False
+        self._closing = threading.Lock()  # a connection is kept, or the pool closes: not both
 
     def check(self) -> None:
         """Fail now, not at the first read, if the server cannot be reached."""
@@ -494,12 +496,17 @@ class ReadConnections:
             try:
                 yield conn
             finally:
-                if conn.broken or conn.closed:
+                # A read still running when the engine closed closes its own connection.
+                with self._closing:
+                    keep = not (conn.broken or conn.closed or self._closed)
+                    if keep:
+                        self._idle.put(conn)
+                if not keep:
                     conn.close()
-                else:
-                    self._idle.put(conn)
 
     def close(self) -> None:
+        with self._closing:
+            self._closed = True
         while True:
             try:
                 self._idle.get_nowait().close()
