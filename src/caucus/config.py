@@ -289,8 +289,10 @@ class BadSettings(ValueError):
     """Settings that cannot be used, said in one line per problem, with what to do."""
 
 
-# CAUCUS_* variables that are read elsewhere, not settings.
+# CAUCUS_* variables that are read elsewhere, not settings; CAUCUS_TEST_* are the test
+# suite's own (the backend, the time scale, the run's marker), set around every hub it starts.
 OTHER_VARIABLES = frozenset({"CAUCUS_CONFIG", "CAUCUS_HOME", "CAUCUS_CLAUDE_CHANNEL"})
+TEST_PREFIX = "CAUCUS_TEST_"
 
 
 def _where(name: str, config_file: Path | None) -> str:
@@ -323,6 +325,8 @@ def unknown_variables() -> list[str]:
     lines = []
     for variable in sorted(os.environ):
         if not variable.startswith("CAUCUS_") or variable in OTHER_VARIABLES:
+            continue
+        if variable.startswith(TEST_PREFIX):
             continue
         name = variable.removeprefix("CAUCUS_").lower()
         if name not in Settings.model_fields:
