@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
@@ -12,27 +11,16 @@ from caucus.operator_client import OperatorClient
 from caucus.services.hub import Hub
 from caucus.testing import FakeClock, make_hub, serve
 from caucus.testing_postgres import ENV, NoPostgres, Server, throwaway_cluster
+from tests.agentproc import AgentProcess
 from tests.logwatch import no_credential_logged  # noqa: F401 - autouse, for every test
+from tests.processes import PidWatch
+from tests.waiting import eventually
+
+__all__ = ["ClientFactory", "eventually"]
+
+pytest_plugins = ["tests.process_plugin"]
 
 ClientFactory = Callable[..., Awaitable[HubClient]]
-
-
-async def eventually(
-    condition: Callable[[], Awaitable[bool] | bool], *, within: float = 10.0, what: str = ""
-) -> None:
-    """Wait, bounded, for a condition another party makes true (a peer starts listening, the
-    reaper runs). Fails the test with `what` if it does not happen in `within` seconds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
-    while True:
-        outcome = condition()
-        if not isinstance(outcome, bool):
-            outcome = await outcome
-        if outcome:
-            return
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out after {within} s waiting for {what or condition}")
-        await asyncio.sleep(0.01)
 
 
 @pytest.fixture
@@ -91,7 +79,14 @@ def postgres_server() -> Iterator[Server]:
     CI a missing PostgreSQL fails the tier; elsewhere its tests skip, saying why."""
     try:
         with throwaway_cluster() as server:
-            yield server
+            watch = None
+            if server.pid is not None:
+                watch = PidWatch("the PostgreSQL server", server.pid, server.log)
+            try:
+                yield server
+            finally:
+                if watch is not None:
+                    watch.stop()
     except NoPostgres as exc:
         if os.environ.get("CI") == "true":
             pytest.fail(f"the PostgreSQL tier cannot run: {exc}")
@@ -121,3 +116,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("sqlite_file") is not None:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+async def _no_agent_left_running() -> AsyncIterator[None]:
+    """An agent process a failed test did not end is killed with its group in the test's own
+    event loop, not left to the next test (tests/process_plugin.py catches any other)."""
+    yield
+    while AgentProcess.started:
+        await AgentProcess.started.pop().reap()

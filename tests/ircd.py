@@ -8,13 +8,14 @@ import contextlib
 import os
 import shutil
 import socket
-import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.processes import Helper
+from tests.waiting import eventually_sync
 
 CONFIG = """[Global]
 \tName = irc.caucus.test
@@ -53,24 +54,18 @@ def irc_server() -> Iterator[tuple[str, int]]:
         port = probe.getsockname()[1]
     conf = folder / "ngircd.conf"
     conf.write_text(CONFIG.format(port=port), "utf-8")
-    proc = subprocess.Popen(
-        [binary, "-n", "-f", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    server = Helper("ngircd", [binary, "-n", "-f", str(conf)], log=folder / "ngircd.log")
+
+    def answers() -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        except OSError:
+            return False
+        return True
+
     try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("ngircd did not start") from None
-                time.sleep(0.05)
+        eventually_sync(answers, within=10, what="ngircd to listen")
         yield "127.0.0.1", port
     finally:
-        proc.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(5)
-        if proc.poll() is None:
-            proc.kill()
+        server.stop()
         shutil.rmtree(folder, ignore_errors=True)

@@ -33,6 +33,9 @@ class NoPostgres(RuntimeError):
 @dataclass(frozen=True, slots=True)
 class Server:
     admin_dsn: str  # a superuser's connection to the maintenance database
+    # A throwaway cluster's postmaster and log, so a test run can tell when it dies and why.
+    pid: int | None = None
+    log: Path | None = None
 
     def dsn(self, database: str) -> str:
         base, _, _ = self.admin_dsn.rpartition("/")
@@ -134,8 +137,9 @@ def throwaway_cluster(*, durable: bool = False) -> Iterator[Server]:
         detail = (exc.stderr or b"").decode(errors="replace").strip()[-500:]
         shutil.rmtree(folder, ignore_errors=True)
         raise NoPostgres(f"could not start a PostgreSQL cluster: {detail}") from None
+    pid = int((data / "postmaster.pid").read_text().split()[0])
     try:
-        yield Server(f"postgresql://caucus:{password}@127.0.0.1:{port}/postgres")
+        yield Server(f"postgresql://caucus:{password}@127.0.0.1:{port}/postgres", pid, log)
     finally:
         subprocess.run(  # noqa: S603 - our own tools, found on disk
             _as_owner([pg_ctl, "-D", str(data), "-m", "immediate", "stop"], owner),

@@ -1,38 +1,55 @@
-"""Start `caucus hub` as a real subprocess for acceptance tests."""
+"""Start `caucus hub` as a real subprocess for acceptance tests: a `Helper` in its own process
+group, its stderr in a log file (a pipe nobody reads fills and stalls the hub), so a hub that
+dies unasked fails the test waiting on it, naming its exit and the end of its log."""
 
 from __future__ import annotations
 
 import json
 import os
+import selectors
 import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from tests.processes import Helper, HelperDied, log_path
+from tests.waiting import scaled
+
 
 @dataclass
 class HubProcess:
-    proc: subprocess.Popen[str]
+    helper: Helper
     url: str
     db: str
 
+    @property
+    def pid(self) -> int:
+        return self.helper.pid
+
     def kill(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=30)
+        """SIGKILL, as a crash would: no shutdown, no flush."""
+        self.helper.signal(signal.SIGKILL)
+        self.helper.proc.wait(timeout=scaled(30))
+
+    def send(self, sig: int) -> None:
+        """Send `sig` to the hub (a death asked for)."""
+        self.helper.signal(sig)
 
     def terminate(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
-        self.proc.send_signal(sig)
-        return self.proc.wait(timeout=timeout)
+        self.helper.signal(sig)
+        return self.wait(timeout)
+
+    def wait(self, timeout: float = 30) -> int:
+        return self.helper.proc.wait(timeout=scaled(timeout))
+
+    def stderr(self) -> str:
+        """What the hub wrote to stderr so far."""
+        return self.helper.tail(1 << 20)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.kill()
-        for stream in (self.proc.stdout, self.proc.stderr):
-            if stream is not None:
-                stream.close()
+        self.helper.stop()
 
 
 def start_hub(
@@ -45,7 +62,7 @@ def start_hub(
 ) -> HubProcess:
     """`db` is a SQLite file or a postgresql:// URL (then `home` holds the hub's own files,
     the operator token among them: processes given one home share it). `fault` names a kill
-    point of tests/acceptance/faults.py to run the hub under."""
+    point of tests/acceptance/faults.py to run the hub under (it may then end by itself)."""
     if home is None:
         assert isinstance(db, Path), "a PostgreSQL hub needs a home folder"
         home = db.parent
@@ -59,7 +76,8 @@ def start_hub(
         "CAUCUS_STRANGER_RATE": "1000000",
         **(env or {}),
     }
-    proc = subprocess.Popen(
+    helper = Helper(
+        "caucus hub",
         [
             sys.executable,
             "-m",
@@ -72,31 +90,35 @@ def start_hub(
             "--json",
             *args,
         ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        log=log_path("hub"),
         env=full_env,
+        stdout_pipe=True,
+        text=True,
+        expect_exit=fault is not None,
     )
-    assert proc.stdout is not None
-    line = _readline(proc.stdout, timeout)
+    assert helper.proc.stdout is not None
+    line = _readline(helper, helper.proc.stdout, scaled(timeout))
     if not line:
-        err = proc.stderr.read() if proc.stderr else ""
-        proc.kill()
-        raise RuntimeError(f"caucus hub did not start: {err}")
+        helper.stop()
+        raise RuntimeError(f"caucus hub did not start in {scaled(timeout):.0f} s: {helper.tail()}")
     info = json.loads(line)
-    return HubProcess(proc, info["url"], info["db"])
+    return HubProcess(helper, info["url"], info["db"])
 
 
-def _readline(stream: IO[str], timeout: float) -> str:
-    import selectors
-
+def _readline(helper: Helper, stream: IO[str], timeout: float) -> str:
     sel = selectors.DefaultSelector()
     sel.register(stream, selectors.EVENT_READ)
     deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline:
             if sel.select(timeout=0.1):
-                return stream.readline()
+                line = stream.readline()
+                if not line:  # stdout closed: the hub is ending
+                    helper.proc.wait(scaled(10))
+                    story = helper.death() or "caucus hub ended before it printed its address"
+                    helper.stop()
+                    raise HelperDied(story)
+                return line
         return ""
     finally:
         sel.close()

@@ -8,45 +8,12 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from caucus.testing import Call, FakeOpenAI, Say, last_user, offered, serve_fake, tool_messages
+from tests import waiting
+from tests.agentproc import AgentProcess
 from tests.nodebin import node_bin
-
-
-class AgentProcess:
-    started: ClassVar[list[AgentProcess]] = []  # every one: a failed test leaves none running
-
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
-        self.proc = proc
-        self.events: list[dict[str, Any]] = []
-        AgentProcess.started.append(self)
-
-    async def say(self, line: str) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line.encode() + b"\n")
-        await self.proc.stdin.drain()
-
-    async def until(self, kind: str, count: int = 1) -> dict[str, Any]:
-        """Read events (30 s at most) until the `count`-th event of `kind`."""
-        assert self.proc.stdout is not None
-        async with asyncio.timeout(30):
-            while sum(e["event"] == kind for e in self.events) < count:
-                line = await self.proc.stdout.readline()
-                if not line:
-                    err = await self.proc.stderr.read() if self.proc.stderr else b""
-                    raise AssertionError(f"the agent closed stdout early: {err.decode()[-3000:]}")
-                self.events.append(json.loads(line))
-        return [e for e in self.events if e["event"] == kind][count - 1]
-
-    async def finish(self, within: float = 30) -> tuple[int, str]:
-        """Close stdin (if it is ours) and wait for the end: (exit status, stderr)."""
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-        out, err = await asyncio.wait_for(self.proc.communicate(), within)
-        self.events += [json.loads(line) for line in out.decode().splitlines()]
-        assert self.proc.returncode is not None
-        return self.proc.returncode, err.decode()
 
 
 async def start(*args: str, cwd: Path, env: dict[str, str] | None = None) -> AgentProcess:
@@ -61,6 +28,7 @@ async def start(*args: str, cwd: Path, env: dict[str, str] | None = None) -> Age
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
     )
     return AgentProcess(proc)
 
@@ -77,7 +45,7 @@ async def run_to_end(*args: str, cwd: Path) -> tuple[int, str, str]:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    out, err = await waiting.within(proc.communicate(), 60, "the agent to end")
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()
 

@@ -27,8 +27,9 @@ from caucus.testing import (
     serve_fake,
     tool_messages,
 )
-from tests.acceptance.test_agent_cli import AgentProcess
+from tests.agentproc import AgentProcess
 from tests.mcptools import Session
+from tests.waiting import scaled
 
 PROMPT = "You are {name}. Join #ops when you start.\n\n## On Start\nJoin #ops.\n"
 
@@ -71,6 +72,7 @@ async def start_agent(name: str, hub_url: str, model_url: str, tmp: Path) -> Age
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
     )
     return AgentProcess(proc)
 
@@ -118,7 +120,7 @@ async def test_two_native_agents_answer_where_it_came_from_work_a_task_and_claim
             sent = await mcp.call("task", action="send", to="bob-bot", text="add 2 and 3")
             task_id = sent["tasks"][0]["task_id"]
             result = None
-            async with asyncio.timeout(30):
+            async with asyncio.timeout(scaled(30)):
                 while result is None:
                     heard_mcp = await mcp.call("listen", timeout=5)
                     for m in heard_mcp["messages"]:
@@ -131,7 +133,7 @@ async def test_two_native_agents_answer_where_it_came_from_work_a_task_and_claim
             ]
 
         offer = await carol.post_offer("sum a column", subject="sums")
-        async with asyncio.timeout(30):
+        async with asyncio.timeout(scaled(30)):
             claims: list[Any] = []
             while not claims:
                 batch = await carol.receive(timeout=5)

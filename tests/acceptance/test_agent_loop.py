@@ -12,7 +12,7 @@ from typing import Any
 
 from caucus.client import HubClient
 from caucus.testing import Call, FakeOpenAI, Say, last_user, make_hub, serve, serve_fake
-from tests.acceptance.test_agent_cli import AgentProcess
+from tests.agentproc import AgentProcess
 from tests.conftest import eventually
 
 
@@ -39,6 +39,7 @@ async def agent(name: str, hub_url: str, model_url: str, tmp: Path) -> AgentProc
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
     )
     return AgentProcess(proc)
 
@@ -56,9 +57,8 @@ async def test_two_agents_answering_each_other_stop_and_the_operator_is_told(
         bob = await agent("bob", url, model_url, tmp_path)
         await bob.until("ThreadRunComplete")  # bob is in the room before ann greets him
         ann = await agent("ann", url, model_url, tmp_path)
-        fired = await asyncio.wait_for(
-            asyncio.gather(ann.until("LoopDampened"), bob.until("LoopDampened")),
-            60,
+        fired = await asyncio.gather(
+            ann.until("LoopDampened", within=60), bob.until("LoopDampened", within=60)
         )
         assert {f["to"] for f in fired} == {"ann", "bob"}
 
@@ -73,7 +73,18 @@ async def test_two_agents_answering_each_other_stop_and_the_operator_is_told(
         chat = [m for m in history if m.sender in ("ann", "bob") and m.to in ("ann", "bob")]
         assert sum("looks like a loop" in m.content for m in chat) == 2
         settled = len(chat)
-        await asyncio.sleep(2)  # a bounded window in which a loop would have gone on
+
+        # Two rounds of a word from the watcher, each answered by both: each agent works its
+        # inbox in order, so a loop still going would have sent one more message by the end.
+        async def answered(rounds: int) -> bool:
+            history, _ = await hub.delivery.history(limit=200)
+            to_watcher = [m.sender for m in history if m.to == "watcher"]
+            return all(to_watcher.count(n) >= rounds for n in ("ann", "bob"))
+
+        for rounds in (1, 2):
+            for name in ("ann", "bob"):
+                await watcher.send(name, f"are you there? ({rounds})")
+            await eventually(lambda r=rounds: answered(r), within=30, what=f"round {rounds}")
         history, _ = await hub.delivery.history(limit=200)
         quiet = [m for m in history if m.sender in ("ann", "bob") and m.to in ("ann", "bob")]
         assert len(quiet) == settled

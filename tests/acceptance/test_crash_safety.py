@@ -15,6 +15,7 @@ from caucus.ledger.commands import verify
 from caucus.operator_client import OperatorClient
 from tests.acceptance.hubproc import start_hub
 from tests.conftest import eventually
+from tests.waiting import scaled
 
 FAST = {"CAUCUS_SEND_RATE_CAPACITY": "1000000", "CAUCUS_SEND_RATE_REFILL": "1000000"}
 pytestmark = pytest.mark.slow
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.slow
 
 async def drain(client: HubClient, expected: int) -> list[tuple[int, str]]:
     got: list[tuple[int, str]] = []
-    async with asyncio.timeout(120):
+    async with asyncio.timeout(scaled(120)):
         while len(got) < expected:
             batch = await client.receive(timeout=5)
             if not batch.messages:
@@ -158,7 +159,7 @@ async def test_the_transcript_holds_one_line_per_message_across_a_kill_and_resta
             )
     finally:
         again.terminate()
-        err = again.proc.stderr.read() if again.proc.stderr else ""
+        err = again.stderr()
         again.stop()
     assert set(acked) <= set(stored)  # nothing acknowledged is missing from the record
     lines = written()

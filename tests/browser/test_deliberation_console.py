@@ -20,10 +20,11 @@ from playwright.async_api import expect
 from caucus.services.hub import Hub
 from caucus.testing import Call, FakeOpenAI, Say, last_user, serve_fake
 from tests import record_format
-from tests.acceptance.test_agent_cli import AgentProcess
+from tests.agentproc import AgentProcess
 from tests.browser.conftest import PageFactory, shot
 from tests.conftest import ClientFactory, eventually
 from tests.mcptools import call
+from tests.waiting import scaled
 
 REQUEST = re.compile(r"Position request: deliberation (d_[0-9a-f]+), round (\d)")
 
@@ -60,6 +61,7 @@ async def start_native(name: str, hub_url: str, model_url: str, tmp: Path) -> Ag
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
     )
     return AgentProcess(proc)
 
@@ -67,7 +69,7 @@ async def start_native(name: str, hub_url: str, model_url: str, tmp: Path) -> Ag
 async def argue(client: Client, deliberation: str, stance: str, rounds: int) -> None:
     """An MCP agent answering each position request it receives, `rounds` times."""
     for number in range(1, rounds + 1):
-        async with asyncio.timeout(30):
+        async with asyncio.timeout(scaled(30)):
             while True:
                 heard = await call(client, "listen", timeout=5)
                 asked = [

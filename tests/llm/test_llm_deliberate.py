@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests import record_format
+from tests.waiting import within
 
 pytestmark = pytest.mark.llm
 
@@ -37,7 +38,7 @@ async def test_a_panel_on_the_real_model_decides_and_the_ledger_verifies(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    out, err = await asyncio.wait_for(proc.communicate(), 600)
+    out, err = await within(proc.communicate(), 600, "caucus deliberate to decide")
     assert proc.returncode == 0, err.decode()[-3000:]
     lines = out.decode().splitlines()
     assert re.fullmatch(r"DECISION \(\d{1,3}% confidence\): .+", lines[0])
