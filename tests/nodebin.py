@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.waiting import within
+
 BIN = Path(__file__).resolve().parent / "node" / "node_modules" / ".bin"
 
 
@@ -33,7 +35,7 @@ async def run_host(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    out, err = await asyncio.wait_for(proc.communicate(), timeout)
+    out, err = await within(proc.communicate(), timeout, "the process to end")
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()
 

@@ -13,6 +13,7 @@ from caucus.runtime.connectors.irc import parse
 from caucus.testing import FakeOpenAI, Say, last_user, serve_fake
 from tests.acceptance.test_agent_cli import start
 from tests.ircd import irc_server
+from tests.waiting import scaled
 
 LONG = " ".join(f"word{n:03d}" for n in range(120))  # about 960 bytes
 
@@ -46,7 +47,7 @@ class Client:
         await self.writer.drain()
 
     async def until(self, wanted: Any, limit: float = 20) -> Any:
-        async with asyncio.timeout(limit):
+        async with asyncio.timeout(scaled(limit)):
             while True:
                 line = parse((await self.reader.readline()).decode())
                 if line is not None and line.command == "PING":

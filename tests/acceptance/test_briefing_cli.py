@@ -6,7 +6,6 @@ outcome` scoring the panel and leaving a note the next deliberation reads."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import sys
@@ -17,6 +16,7 @@ from caucus.testing import FakeOpenAI, Say, last_user, serve_fake
 from tests import record_format
 from tests.acceptance.test_deliberate_cli import caucus
 from tests.smtpd import smtp_server
+from tests.waiting import within
 
 
 def script(request: dict[str, Any]) -> list[Any]:
@@ -108,7 +108,7 @@ async def test_the_decision_loop_from_init_to_reflection(tmp_path: Path) -> None
         assert "[2/2] Cut a release?" in err
         assert "Adopt PostgreSQL?: Go ahead. (80%)" in out
         assert "2 intent update(s) proposed" in out
-        await asyncio.wait_for(smtp.arrived.wait(), 10)
+        await within(smtp.arrived.wait(), 10, "the process to end")
 
     analyst_prompts = [last_user(r) for r in fake.requests if "You are advocate" in last_user(r)]
     assert all("intent:latency" in p for p in analyst_prompts)  # open intents as evidence

@@ -28,6 +28,7 @@ from caucus.testing import (
 )
 from caucus.testing import serve_fake as serve_model
 from tests.nodebin import claude_env, node_bin, run_host
+from tests.waiting import within
 
 NAME = "claude-host"
 GREETING = "hello from claude code"
@@ -134,7 +135,7 @@ async def test_claude_code_joins_says_and_hears_back(tmp_path: Path, transport: 
         argv = [str(claude), "-p", prompt, "--output-format", "json"]
         code, out, err = await run_host([*argv, "--allowedTools", "mcp__caucus"], env, work)
         assert code == 0, err
-        await asyncio.wait_for(answering, 30)
+        await within(answering, 30, "the other process")
         result = json.loads(out)
         assert result["is_error"] is False, result
         assert REPLY in result["result"]

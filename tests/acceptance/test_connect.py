@@ -4,7 +4,6 @@ lists are the room's etiquette."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
@@ -18,6 +17,7 @@ import pytest
 from mcp import Client
 
 from caucus.mcp.prompts import PROMPTS
+from tests.waiting import eventually
 
 CAUCUS = [sys.executable, "-m", "caucus"]
 
@@ -209,10 +209,7 @@ async def test_the_bridge_starts_the_installed_service_when_the_hub_is_down(
         stderr=subprocess.DEVNULL,
     )
     try:
-        for _ in range(200):
-            if asked.exists():
-                break
-            await asyncio.sleep(0.05)
+        await eventually(asked.exists, what="the bridge to start the hub's service")
     finally:
         assert proc.stdin is not None
         proc.stdin.close()

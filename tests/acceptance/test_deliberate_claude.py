@@ -15,6 +15,7 @@ from typing import Any
 from caucus.testing import FakeAnthropic, Text, ToolUse, result_text, serve_fake, tool_results
 from tests import record_format
 from tests.nodebin import claude_env, node_bin
+from tests.waiting import within
 
 TOOL = "mcp__everything__get-sum"
 
@@ -43,7 +44,7 @@ async def deliberate(cwd: Path, env: dict[str, str]) -> tuple[int, str, str]:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    out, err = await asyncio.wait_for(proc.communicate(), 300)
+    out, err = await within(proc.communicate(), 300, "the process to end")
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()
 

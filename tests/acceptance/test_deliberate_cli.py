@@ -15,6 +15,7 @@ from typing import Any
 from caucus.testing import Call, FakeOpenAI, Say, last_user, serve_fake, tool_messages
 from tests import record_format
 from tests.nodebin import node_bin
+from tests.waiting import within
 
 
 def panel_script(split: bool = True) -> Any:
@@ -63,7 +64,7 @@ async def caucus(*args: str, cwd: Path, stdin: bytes = b"") -> tuple[int, str, s
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    out, err = await asyncio.wait_for(proc.communicate(stdin), 120)
+    out, err = await within(proc.communicate(stdin), 120, "the process to end")
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()
 

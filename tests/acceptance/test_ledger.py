@@ -7,7 +7,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from caucus.errors import LedgerIntegrityError
 from caucus.ledger.chain import anchor, anchors_path, append, append_many
 from caucus.ledger.signing import signed_path
 from caucus.ledger.verify import head_path, verify_chain
+from tests.waiting import eventually_sync
 
 pytestmark = pytest.mark.slow
 RECORDS = 10_000
@@ -178,7 +178,8 @@ def test_kill_9_during_appends_leaves_a_ledger_that_verifies_or_names_its_torn_t
     ) as child:
         assert child.stdout is not None
         assert child.stdout.readline() == b"ready\n"
-        time.sleep(0.3)
+        # Killed while it keeps appending: some records past the first twenty are in.
+        eventually_sync(lambda: path.read_bytes().count(b"\n") >= 40, what="more appends")
         child.send_signal(signal.SIGKILL)
         child.wait()
     before = path.read_bytes()

@@ -10,6 +10,7 @@ from pathlib import Path
 from caucus.ledger.chain import append
 from caucus.services.hub import Hub
 from tests.acceptance.test_ledger import decision
+from tests.waiting import within
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
@@ -42,7 +43,9 @@ async def run(*argv: str, stdin: str | None = None) -> tuple[int, str, str]:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    out, err = await asyncio.wait_for(proc.communicate(stdin.encode() if stdin else None), 60)
+    out, err = await within(
+        proc.communicate(stdin.encode() if stdin else None), 60, "the process to end"
+    )
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()
 

@@ -31,7 +31,15 @@ if not Path(CHROMIUM).exists():
         raise RuntimeError(f"the browser tests need Chromium at {CHROMIUM}: ./dev test installs it")
     pytest.skip("no Chromium here (./dev test installs it)", allow_module_level=True)
 
-from playwright.async_api import Browser, BrowserContext, Page, async_playwright  # noqa: E402
+from playwright.async_api import (  # noqa: E402
+    Browser,
+    BrowserContext,
+    Page,
+    Request,
+    async_playwright,
+)
+
+from tests.waiting import eventually  # noqa: E402
 
 PageFactory = Callable[..., Awaitable[Page]]
 
@@ -67,6 +75,7 @@ async def open_console(browser: Browser, url: str) -> AsyncIterator[PageFactory]
         contexts.append(context)
         page = await context.new_page()
         page.on("pageerror", lambda error: errors.append(str(error)))
+        track_requests(page)
         await page.goto(f"{base or url}/#token={token}")
         await page.wait_for_selector("[data-feed=live]")
         return page
@@ -75,6 +84,36 @@ async def open_console(browser: Browser, url: str) -> AsyncIterator[PageFactory]
     for context in contexts:
         await context.close()
     assert not errors, errors
+
+
+# The live feed is one request that stays open for the page's life: never "in flight" work.
+FEED = "/operator/events"
+IN_FLIGHT: dict[int, set[Request]] = {}
+
+
+def track_requests(page: Page) -> None:
+    """Count the page's requests from start to finish, so a test can wait for quiet."""
+    flying: set[Request] = set()
+    IN_FLIGHT[id(page)] = flying
+
+    def started(request: Request) -> None:
+        if FEED not in request.url:
+            flying.add(request)
+
+    def ended(request: Request) -> None:
+        flying.discard(request)
+
+    page.on("request", started)
+    page.on("requestfinished", ended)
+    page.on("requestfailed", ended)
+
+
+async def settled(page: Page, *, within: float = 10) -> None:
+    """Every request the page made has been answered and the page has drawn a frame after
+    it: whatever those answers would show (an error toast, a dialog) is on the page now."""
+    flying = IN_FLIGHT[id(page)]
+    await eventually(lambda: not flying, within=within, what="the page's requests to finish")
+    await page.evaluate("() => new Promise(r => requestAnimationFrame(() => setTimeout(r)))")
 
 
 def shot(name: str) -> Path:

@@ -14,7 +14,7 @@ from playwright.async_api import Browser, expect
 from caucus.client import HubClient
 from caucus.services.hub import Hub
 from caucus.testing import FakeClock, make_hub, serve
-from tests.browser.conftest import PageFactory, shot
+from tests.browser.conftest import PageFactory, settled, shot
 from tests.conftest import ClientFactory
 
 
@@ -30,7 +30,7 @@ async def test_typing_a_search_over_a_long_transcript_raises_no_error(
     await search.fill("nothing-matches-this")
     # Scrolled to the top before the filter's first page is back: the console must wait.
     await page.locator(".messages").evaluate("e => { e.scrollTop = 0; }")
-    await asyncio.sleep(0.8)
+    await settled(page)  # the filter's page and any older page the scroll asked for are in
     await expect(page.locator(".toast.error")).to_have_count(0)
     await expect(page.locator(".messages .msg")).to_have_count(0)
     await search.fill("line 59")
@@ -229,5 +229,5 @@ async def test_markdown_renders_a_hostile_corpus_as_text_never_as_markup(
     await expect(rows.nth(4).locator("ol li")).to_have_count(2)
     await expect(rows.nth(5)).to_contain_text("```unclosed")  # a fence only opens a line
     await expect(rows.nth(5)).to_contain_text("<iframe src=x>")
-    await asyncio.sleep(0.5)
+    await settled(page)  # an injected element's request (img src=x) would have run its handler
     assert dialogs == []

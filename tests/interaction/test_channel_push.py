@@ -20,6 +20,7 @@ from caucus.mcp.push import CHANNEL_METHOD
 from caucus.mcp.watch import Ending
 from caucus.operator_client import OperatorClient
 from tests.conftest import ClientFactory, eventually
+from tests.waiting import within
 
 GAP, CAP = 3.0, 10.0  # wide, so the checks below never hinge on how busy the machine is
 
@@ -27,8 +28,9 @@ GAP, CAP = 3.0, 10.0  # wide, so the checks below never hinge on how busy the ma
 class Host:
     """What Claude Code does with a channel server: call tools, collect channel events."""
 
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+    def __init__(self, proc: asyncio.subprocess.Process, log: Path) -> None:
         self.proc = proc
+        self.log = log
         self.events: list[dict[str, Any]] = []
         self._answers: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._next = 0
@@ -51,7 +53,7 @@ class Host:
         payload = {"jsonrpc": "2.0", "id": self._next, "method": method, "params": params}
         self.proc.stdin.write(json.dumps(payload).encode() + b"\n")
         await self.proc.stdin.drain()
-        answer = await asyncio.wait_for(future, 30)
+        answer = await within(future, 30, "the other process")
         result: dict[str, Any] = answer["result"]
         return result
 
@@ -62,6 +64,9 @@ class Host:
             return {"error": data.get("error"), **data}
         return data
 
+    def stderr(self) -> str:
+        return self.log.read_text("utf-8", errors="replace") if self.log.exists() else ""
+
     async def event(self, index: int) -> dict[str, Any]:
         await eventually(lambda: len(self.events) > index, within=30, what=f"channel event {index}")
         return self.events[index]
@@ -69,7 +74,7 @@ class Host:
 
 @asynccontextmanager
 async def channel_host(
-    url: str, tmp_path: Path, name: str
+    url: str, tmp_path: Path, name: str, *, gap: float = GAP, cap: float = CAP
 ) -> AsyncIterator[tuple[Host, dict[str, Any]]]:
     env = dict(os.environ)
     env.pop("CAUCUS_AGENT_KEY", None)
@@ -77,23 +82,25 @@ async def channel_host(
         CAUCUS_HUB=url,
         CAUCUS_NAME=name,
         CAUCUS_CLAUDE_CHANNEL="1",
-        CAUCUS_PUSH_GAP=str(GAP),
-        CAUCUS_PUSH_CAP=str(CAP),
+        CAUCUS_PUSH_GAP=str(gap),
+        CAUCUS_PUSH_CAP=str(cap),
         XDG_RUNTIME_DIR=str(tmp_path / "run"),
         XDG_STATE_HOME=str(tmp_path / "state"),
     )
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "caucus",
-        "bridge",
-        env=env,
-        cwd=str(tmp_path),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-    host = Host(proc)
+    log = tmp_path / f"{name}-bridge.log"
+    with log.open("wb") as stderr:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "caucus",
+            "bridge",
+            env=env,
+            cwd=str(tmp_path),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=stderr,
+        )
+    host = Host(proc, log)
     init = await host.request(
         "initialize",
         {
@@ -108,7 +115,7 @@ async def channel_host(
         yield host, init
     finally:
         proc.stdin.close()
-        await asyncio.wait_for(proc.wait(), 30)
+        await within(proc.wait(), 30, "the process to end")
         host._reader.cancel()
 
 
@@ -149,28 +156,33 @@ async def _pending(host: Host, count: int) -> bool:
     return (await host.tool("whoami"))["pending"] == count
 
 
-async def test_a_burst_is_one_event_and_the_operator_goes_at_once(
-    url: str, connect: ClientFactory, tmp_path: Path, operator: OperatorClient
-) -> None:
+async def test_a_burst_is_one_event(url: str, connect: ClientFactory, tmp_path: Path) -> None:
     alice = await connect("alice")
     async with channel_host(url, tmp_path, "bob") as (host, _):
         await host.tool("join")
         await host.tool("confirm_delivery", nonce=nonce_of(await host.event(0)))
         for i in range(3):
             await alice.send("bob", f"part {i}")
-            await asyncio.sleep(0.3)
         burst = await host.event(1)
         assert burst["meta"]["count"] == "3"
         assert [f"part {i}" in burst["content"] for i in range(3)] == [True] * 3
-        # The operator is not gathered into a burst: chatter a second later (well inside the
-        # gap) comes as an event of its own.
+
+
+async def test_the_operator_goes_at_once_and_takes_the_gathering_burst_with_it(
+    url: str, connect: ClientFactory, tmp_path: Path, operator: OperatorClient
+) -> None:
+    alice = await connect("alice")
+    # A gap and a cap longer than any wait here: chatter alone would never be pushed in time.
+    async with channel_host(url, tmp_path, "bob", gap=3600, cap=3600) as (host, _):
+        await host.tool("join")
+        await host.tool("confirm_delivery", nonce=nonce_of(await host.event(0)))
+        await alice.send("bob", "chatter while the burst gathers")
+        await eventually(lambda: _pending(host, 1), what="the chatter to arrive")
         await operator.say("bob", "stop what you are doing")
-        await asyncio.sleep(1.0)
-        await alice.send("bob", "chatter after the operator")
-        urgent = await host.event(2)
-        assert (urgent["meta"]["sender"], urgent["meta"]["count"]) == ("operator", "1")
-        chatter = await host.event(3)
-        assert "chatter after the operator" in chatter["content"]
+        urgent = await host.event(1)
+        assert (urgent["meta"]["sender"], urgent["meta"]["count"]) == ("alice,operator", "2")
+        assert "stop what you are doing" in urgent["content"]
+        assert "chatter while the burst gathers" in urgent["content"]
 
 
 async def test_going_live_displaces_a_running_watcher(
@@ -190,7 +202,7 @@ async def test_going_live_displaces_a_running_watcher(
 
         await eventually(parked, what="the watcher parked")
         await host.tool("confirm_delivery", nonce=nonce_of(probe))
-        out, _ = await asyncio.wait_for(watcher.communicate(), 30)
+        out, _ = await within(watcher.communicate(), 30, "the process to end")
         assert (watcher.returncode, out.decode().strip()) == (5, Ending.DISPLACED.line())
 
 
@@ -204,9 +216,10 @@ async def test_an_ended_identity_ends_pushing_and_is_not_registered_again(
         await host.tool("confirm_delivery", nonce=nonce_of(await host.event(0)))
         if ending == "kick":
             await operator.kick("bob")
+            # The push loop hears the kick on its parked receive and ends there for good.
+            await eventually(lambda: "channel push stopped" in host.stderr(), what="the end")
         else:
-            await host.tool("leave")
-        await asyncio.sleep(1.0)  # a push loop that registered again would have done it by now
+            await host.tool("leave")  # pushing ends before the tool answers
         names = [p.name for p in await alice.peers()]
         assert "bob" not in names
         assert len(host.events) == 1  # the probe, and nothing after it

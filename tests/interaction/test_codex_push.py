@@ -22,6 +22,7 @@ from caucus.mcp.watch import Ending, Session, write_session
 from caucus.operator_client import OperatorClient
 from caucus.testing import FakeCodex
 from tests.conftest import ClientFactory, eventually
+from tests.waiting import within
 
 THREAD = "thr_caucus_test"
 
@@ -146,13 +147,16 @@ async def test_an_approval_holds_everything_even_the_operator(
         await codex.ask_approval()
         await eventually(lambda: _listening(alice), what="the watcher parked")
         await operator.say("bob", "stop and report")
-        await eventually(lambda: _arrived(bob), what="the message arrived")
-        await asyncio.sleep(1.0)  # several settle gaps: anything it would send, it has sent
+        await eventually(lambda: _taken(alice, bob), what="the watcher to take the message")
         assert codex.calls("turn/steer") == []
         assert codex.calls("turn/start") == []
         assert await pending(bob) == 1
+        # A watcher that pushed into the waiting thread would have been refused and fallen back
+        # to printing the message and ending: the steer after the approval proves it held.
         await codex.approve()  # the turn runs again: now the operator is steered in
         await codex.wait_for("turn/steer")
+        assert len(codex.calls("turn/steer")) == 1
+        assert codex.calls("turn/start") == []
         await eventually(lambda: _zero(bob), what="acknowledged after the steer")
 
 
@@ -164,7 +168,7 @@ async def test_a_daemon_that_is_gone_falls_back_to_printing(
     proc = await watcher(url, bob, short_dir, codex.path)
     await eventually(lambda: _listening(alice), what="the watcher parked")
     await alice.send("bob", "printed instead")
-    out, _ = await asyncio.wait_for(proc.communicate(), 30)
+    out, _ = await within(proc.communicate(), 30, "the process to end")
     assert proc.returncode == 0
     text = out.decode()
     assert text.splitlines()[0] == Ending.MESSAGES.line("1 from alice")
@@ -183,7 +187,7 @@ async def test_a_daemon_that_goes_away_midway_falls_back_too(
     await alice.send("bob", "held, then printed")
     await eventually(lambda: _arrived(bob), what="the message arrived")
     await codex.stop()
-    out, _ = await asyncio.wait_for(proc.communicate(), 30)
+    out, _ = await within(proc.communicate(), 30, "the process to end")
     assert proc.returncode == 0
     assert "held, then printed" in out.decode()
     assert await pending(bob) == 0
@@ -191,6 +195,11 @@ async def test_a_daemon_that_goes_away_midway_falls_back_too(
 
 async def _listening(client: HubClient) -> bool:
     return (await client.ping("bob")).listening
+
+
+async def _taken(alice: HubClient, bob: HubClient) -> bool:
+    """The message waits unacknowledged and the watcher no longer listens: it holds it."""
+    return await pending(bob) == 1 and not await _listening(alice)
 
 
 async def _zero(bob: HubClient) -> bool:

@@ -16,6 +16,7 @@ from caucus.errors import (
     PayloadTooLarge,
     Unauthorized,
 )
+from caucus.services.hub import Hub
 from tests.conftest import ClientFactory, eventually
 
 
@@ -112,7 +113,7 @@ async def test_peek_previews_without_consuming(connect: ClientFactory) -> None:
 
 
 async def test_a_peek_can_wait_for_a_newer_message_and_still_consumes_nothing(
-    connect: ClientFactory,
+    connect: ClientFactory, live_hub: Hub
 ) -> None:
     alice, bob = await connect("alice"), await connect("bob")
     await alice.send("bob", "first")
@@ -122,7 +123,7 @@ async def test_a_peek_can_wait_for_a_newer_message_and_still_consumes_nothing(
     # Nothing newer than the first: the wait runs out and says what is there.
     assert (await bob.peek(after=first, wait=0.2)).last == seen.last
     waiting = asyncio.ensure_future(bob.peek(after=first, wait=30))
-    await asyncio.sleep(0.2)
+    await eventually(lambda: bool(live_hub.notifier.peeking_ids()), what="the peek parked")
     assert not waiting.done()  # parked: bob's inbox has nothing newer yet
     await alice.send("bob", "second")
     woken = await asyncio.wait_for(waiting, 30)

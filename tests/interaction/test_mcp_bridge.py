@@ -23,6 +23,7 @@ from caucus.testing import make_hub, serve
 from tests.conftest import ClientFactory, eventually
 from tests.injection import holds
 from tests.mcptools import call, fail, text_of
+from tests.waiting import scaled, within
 
 
 def bridge_env(url: str, tmp_path: Path, name: str | None = None, **extra: str) -> dict[str, str]:
@@ -105,7 +106,7 @@ class RawBridge:
         number = next(self._ids)
         await self.send({"jsonrpc": "2.0", "id": number, "method": method, "params": params})
         assert self.proc.stdout is not None
-        async with asyncio.timeout(30):
+        async with asyncio.timeout(scaled(30)):
             while True:
                 answer = json.loads(await self.proc.stdout.readline())
                 if answer.get("id") == number:
@@ -125,7 +126,7 @@ class RawBridge:
             self.proc.stdin.close()
         else:
             self.proc.send_signal(how)
-        return await asyncio.wait_for(self.proc.wait(), 30)
+        return await within(self.proc.wait(), 30, "the process to end")
 
 
 async def test_two_agents_talk_through_their_bridges_on_both_protocol_eras(
@@ -193,7 +194,7 @@ async def test_the_watch_command_points_at_a_private_session_file(
 
         await eventually(parked, what="the bridge's watcher parked")
         await alice.send("carol", "wake up, carol")
-        out, _ = await asyncio.wait_for(proc.communicate(), 60)
+        out, _ = await within(proc.communicate(), 60, "the process to end")
         assert proc.returncode == Ending.MESSAGES.status
         assert out.decode().splitlines()[0] == Ending.MESSAGES.line("1 from alice")
         assert "wake up, carol" in out.decode()
@@ -339,7 +340,7 @@ async def test_the_bridge_writes_nothing_but_json_rpc_to_stdout(url: str, tmp_pa
     await proc.stdin.drain()
     assert proc.stdout is not None
     answers = []
-    async with asyncio.timeout(30):
+    async with asyncio.timeout(scaled(30)):
         while len(answers) < 3:
             line = await proc.stdout.readline()
             message = json.loads(line)  # every stdout line is JSON-RPC
@@ -347,7 +348,7 @@ async def test_the_bridge_writes_nothing_but_json_rpc_to_stdout(url: str, tmp_pa
             if "id" in message:
                 answers.append(message)
     proc.stdin.close()
-    await asyncio.wait_for(proc.wait(), 30)
+    await within(proc.wait(), 30, "the process to end")
     rest = await proc.stdout.read()
     for line in rest.splitlines():
         assert json.loads(line)["jsonrpc"] == "2.0"

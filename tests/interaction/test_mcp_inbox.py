@@ -15,6 +15,7 @@ from mcp.shared.subscriptions import ResourceUpdated
 
 from tests.conftest import ClientFactory
 from tests.mcptools import Session, call
+from tests.waiting import within
 
 
 async def test_a_handshake_era_subscription_is_told_when_a_message_arrives(
@@ -37,7 +38,7 @@ async def test_a_handshake_era_subscription_is_told_when_a_message_arrives(
             warnings.simplefilter("ignore")
             await bob.subscribe_resource(uri)
         await alice.send("bob", "are you there?")
-        assert await asyncio.wait_for(updated.get(), 10) == uri
+        assert await within(updated.get(), 10, "the other process") == uri
         read = await bob.read_resource(uri)
         body = json.loads(read.contents[0].text)  # type: ignore[union-attr]
         assert body["pending"] == 1
@@ -56,7 +57,7 @@ async def test_a_2026_listen_stream_hears_the_inbox_change(
         uri = (await bob.call("join", name="bob"))["inbox"]
         async with client.listen(resource_subscriptions=[uri]) as stream:
             await alice.send("bob", "wake up")
-            event = await asyncio.wait_for(anext(aiter(stream)), 10)
+            event = await within(anext(aiter(stream)), 10, "the other process")
         assert event == ResourceUpdated(uri=uri)
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from tests.nodebin import BIN
 from tests.nodebin import node_bin as tool
+from tests.waiting import within
 
 
 async def run(*argv: str | Path, env: dict[str, str] | None = None) -> str:
@@ -25,7 +26,7 @@ async def run(*argv: str | Path, env: dict[str, str] | None = None) -> str:
         stderr=asyncio.subprocess.STDOUT,
         env=full_env,
     )
-    out, _ = await asyncio.wait_for(proc.communicate(), 180)
+    out, _ = await within(proc.communicate(), 180, "the process to end")
     return out.decode()
 
 

@@ -3,7 +3,6 @@ to the first of its kind, and the SDK's session built only when the client comes
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,7 +14,7 @@ from mcp import Client
 
 from caucus.mcp.sessions import Sessions
 from caucus.server import build_app
-from caucus.testing import make_hub, serve
+from caucus.testing import FakeClock, make_hub, serve
 from tests.interaction.test_mcp_http import INIT, JSON_RPC, rpc
 from tests.mcptools import call
 
@@ -87,10 +86,14 @@ async def test_the_official_client_works_on_a_paper_session(served: tuple[str, S
 
 
 async def test_paper_sessions_count_against_the_cap_and_idle_out(
-    served: tuple[str, Sessions],
+    tmp_path: Path, clock: FakeClock
 ) -> None:
-    url, sessions = served
-    async with httpx2.AsyncClient(base_url=url, headers=JSON_RPC) as http:
+    async with (
+        make_hub(tmp_path, clock=clock, mcp_unjoined_max=30, mcp_unjoined_idle=2.0) as hub,
+        serve(hub, app := build_app(hub)) as url,
+        httpx2.AsyncClient(base_url=url, headers=JSON_RPC) as http,
+    ):
+        sessions = app.mcp._manager
         ids = []
         for n in range(100):
             reply = await http.post("/mcp", json=rpc(n, "initialize", INIT))
@@ -99,7 +102,7 @@ async def test_paper_sessions_count_against_the_cap_and_idle_out(
         headers = {"mcp-session-id": ids[0], "mcp-protocol-version": "2025-11-25"}
         ping = rpc(1, "ping", {})
         assert (await http.post("/mcp", json=ping, headers=headers)).status_code == 404
-        await asyncio.sleep(2.2)  # mcp_unjoined_idle
+        clock.advance(2.2)  # past mcp_unjoined_idle
         headers["mcp-session-id"] = ids[-1]
         assert (await http.post("/mcp", json=ping, headers=headers)).status_code == 404
         assert sessions.built_sessions <= 1

@@ -16,6 +16,7 @@ from caucus.mcp.watch import Ending
 from caucus.testing import make_hub, serve
 from tests.conftest import ClientFactory, eventually
 from tests.mcptools import Session, call
+from tests.waiting import within
 
 
 async def run_watcher(command: str) -> tuple[int, str]:
@@ -25,7 +26,7 @@ async def run_watcher(command: str) -> tuple[int, str]:
     proc = await asyncio.create_subprocess_exec(
         *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )
-    out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    out, _ = await within(proc.communicate(), 60, "the process to end")
     assert proc.returncode is not None
     return proc.returncode, out.decode()
 

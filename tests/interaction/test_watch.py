@@ -19,6 +19,7 @@ from caucus.services.hub import Hub
 from caucus.testing import FakeClock
 from tests.conftest import ClientFactory, eventually
 from tests.injection import CORPUS, holds
+from tests.waiting import within
 
 
 async def launch(*args: str) -> asyncio.subprocess.Process:
@@ -40,7 +41,7 @@ async def launch_file(session_file: Path) -> asyncio.subprocess.Process:
 
 
 async def finish(proc: asyncio.subprocess.Process) -> tuple[int, str, str]:
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    out, err = await within(proc.communicate(), 60, "the process to end")
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()
 

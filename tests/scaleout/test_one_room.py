@@ -39,6 +39,10 @@ async def agent(hub: HubProcess, name: str, made: list[HubClient]) -> HubClient:
     return client
 
 
+async def _listening(client: HubClient, name: str) -> bool:
+    return (await client.ping(name)).listening  # who waits is known to the process they wait on
+
+
 async def texts(client: HubClient, wait: float = 10.0) -> list[str]:
     return [m.content for m in (await client.receive(timeout=wait)).messages]
 
@@ -51,7 +55,7 @@ async def test_messages_of_every_audience_cross_processes_and_wake_at_once(
     bob, carol = await agent(b, "bob", clients), await agent(b, "carol", clients)
     # bob waits on B before alice sends on A: the NOTIFY after A's commit wakes him.
     parked = asyncio.create_task(bob.receive(timeout=20))
-    await asyncio.sleep(0.3)
+    await eventually(lambda: _listening(carol, "bob"), what="bob parked on B")
     started = time.monotonic()
     await alice.send("bob", "direct, across processes")
     got = await parked

@@ -11,19 +11,26 @@ import pytest
 from caucus.runtime.workset import STOP, WorkSet
 
 
-async def after(seconds: float, value: str) -> str:
-    await asyncio.sleep(seconds)
+async def now(value: str) -> str:
+    return value
+
+
+async def once(gate: asyncio.Event, value: str) -> str:
+    """`value`, once the test opens `gate` (never, if it does not)."""
+    await gate.wait()
     return value
 
 
 async def test_tasks_are_taken_in_the_order_they_finish_and_may_be_added_between_takes() -> None:
     async with WorkSet[str]() as work:
-        work.add("slow", after(0.05, "slow"))
-        work.add("fast", after(0.0, "fast"))
+        slow = asyncio.Event()
+        work.add("slow", once(slow, "slow"))
+        work.add("fast", now("fast"))
         first = await work.next()
         assert (first.key, first.result()) == ("fast", "fast")
-        work.add("again", after(0.0, "again"))
+        work.add("again", now("again"))
         assert (await work.next()).key == "again"
+        slow.set()
         assert (await work.next()).key == "slow"
         with pytest.raises(LookupError):
             await work.next()
@@ -49,7 +56,7 @@ async def test_closing_cancels_every_task_and_leaves_no_orphans() -> None:
     async def forever(name: str) -> None:
         started.set()
         try:
-            await asyncio.sleep(3600)
+            await asyncio.Event().wait()
         except asyncio.CancelledError:
             cancelled.append(name)
             raise
@@ -57,14 +64,14 @@ async def test_closing_cancels_every_task_and_leaves_no_orphans() -> None:
     work = WorkSet[str]()
     for name in ("a", "b", "c"):
         work.add(name, forever(name))
-    work.add("d", after(3600, "d"))
+    work.add("d", once(asyncio.Event(), "d"))
     work.cancel("d")  # cancelled alone: still awaited on close
     await started.wait()
     await work.close()
     assert sorted(cancelled) == ["a", "b", "c"]
     assert asyncio.all_tasks() == before
     with pytest.raises(RuntimeError, match="closed"):
-        work.add("late", after(0, "late"))
+        work.add("late", now("late"))
 
 
 async def test_a_pumped_stream_has_one_pull_outstanding_and_ends_with_the_stop_value() -> None:

@@ -14,6 +14,7 @@ import caucus.web.shield as shield_module
 from caucus.clock import SystemClock
 from caucus.services.ratelimit import TokenBuckets
 from caucus.web.shield import STRANGER_TURN, Party, Shield, _Pace
+from tests.waiting import eventually
 
 
 class Inner:
@@ -33,8 +34,8 @@ class Inner:
             elif scope["path"] == "/park":
                 await self.release.wait()
             else:
-                for _ in range(5):
-                    await asyncio.sleep(0.001)
+                for _ in range(5):  # give way, so the others come in meanwhile
+                    await asyncio.sleep(0)
         finally:
             self.inside -= 1
         await send({"type": "http.response.start", "status": 200, "headers": []})
@@ -92,7 +93,7 @@ async def test_a_slow_upload_does_not_hold_a_turn(monkeypatch: pytest.MonkeyPatc
     app = shield(inner, strangers=1)
     trickle = asyncio.Event()
     uploading = asyncio.create_task(request(app, "/upload", body=trickle))
-    await asyncio.sleep(0.01)
+    await eventually(lambda: inner.inside == 1, what="the upload to take the turn")
     # While the one turn's holder waits for its client, others are served.
     assert list(await asyncio.wait_for(asyncio.gather(request(app), request(app)), 5)) == [200, 200]
     trickle.set()
@@ -103,7 +104,7 @@ async def test_a_parked_request_gives_its_turn_back_after_a_while() -> None:
     inner = Inner()
     app = shield(inner, strangers=1)
     parked = asyncio.create_task(request(app, "/park"))
-    await asyncio.sleep(0.01)
+    await eventually(lambda: inner.inside == 1, what="the long-poll to take the turn")
     # The long-poll keeps its request; the next stranger gets in once the turn is over.
     after = await asyncio.wait_for(request(app), 5 + STRANGER_TURN)
     assert (after, parked.done()) == (200, False)

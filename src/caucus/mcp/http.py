@@ -91,6 +91,7 @@ class McpEndpoint:
             on_end=self._ended,
             unjoined_max=settings.mcp_unjoined_max,
             unjoined_idle=settings.mcp_unjoined_idle,
+            monotonic=hub.clock.monotonic,
         )
 
     def session_state(self, session_id: str) -> str | None:

@@ -77,10 +77,12 @@ class Sessions(StreamableHTTPSessionManager):
         on_end: Callable[[str], Any],
         unjoined_max: int,
         unjoined_idle: float,
+        monotonic: Callable[[], float] = time.monotonic,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self._on_end = on_end
+        self._monotonic = monotonic  # the hub's clock: a test moves it instead of waiting
         # Unjoined sessions, oldest first: on paper, or built (None).
         self._unjoined: OrderedDict[str, _OnPaper | None] = OrderedDict()
         self._unjoined_max = unjoined_max
@@ -147,7 +149,7 @@ class Sessions(StreamableHTTPSessionManager):
         session_id = uuid4().hex
         self._make_room()
         kept = [(k, v) for k, v in headers if k != b"authorization"]
-        self._unjoined[session_id] = _OnPaper(kept, body, time.monotonic())
+        self._unjoined[session_id] = _OnPaper(kept, body, self._monotonic())
         self.opened_on_paper += 1
         out_headers, out_body = template.answer(request_id, session_id)
         await send(
@@ -180,7 +182,7 @@ class Sessions(StreamableHTTPSessionManager):
         paper = self._unjoined.get(session_id)
         if paper is None:
             return  # already built
-        if time.monotonic() - paper.opened > self._unjoined_idle:
+        if self._monotonic() - paper.opened > self._unjoined_idle:
             del self._unjoined[session_id]  # it idled out: the SDK answers 404
             return
         async with self._session_creation_lock:

@@ -162,6 +162,10 @@ class Notifier:
     def listening_ids(self) -> set[int]:
         return set(self._waiters)
 
+    def peeking_ids(self) -> set[int]:
+        """Peers with a peek parked until their inbox changes."""
+        return set(self._peekers)
+
     def wake(self, peer_ids: Iterable[int]) -> None:
         """Something may be deliverable to these peers now."""
         idle = self._idle_until
