@@ -23,9 +23,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("runs", type=int)
     parser.add_argument("--burners", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--limit", type=float, default=3600, help="seconds the load lasts at most")
-    parser.add_argument("pytest_args", nargs=argparse.REMAINDER)
-    args = parser.parse_args(argv)
-    pytest_args = [a for a in args.pytest_args if a != "--"]
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:cut])
+    pytest_args = argv[cut + 1 :]
     burners = [
         subprocess.Popen([sys.executable, "-c", BURN.format(limit=args.limit)])
         for _ in range(args.burners)

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from caucus.testing_postgres import NoPostgres, throwaway_cluster
 from tests.acceptance.hubproc import start_hub
-from tests.processes import Helper, HelperDied, log_path, read_proc
+from tests.processes import Helper, HelperDied, PidWatch, log_path, read_proc
 from tests.waiting import eventually, watching, within
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -161,3 +162,24 @@ def test_a_process_alive_at_the_end_of_the_run_fails_the_run(tmp_path: Path) -> 
     assert run.returncode == 1, run.stdout
     assert "1 passed" in run.stdout
     assert "processes of the run were still alive at its end (now killed)" in run.stdout
+
+
+async def test_a_postgresql_server_that_dies_fails_the_wait_naming_it_and_its_log() -> None:
+    try:
+        cluster = throwaway_cluster()
+        server = cluster.__enter__()
+    except NoPostgres as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the PostgreSQL tier cannot run: {exc}")
+        pytest.skip(str(exc))
+    try:
+        assert server.pid is not None
+        watch = PidWatch("a PostgreSQL server", server.pid, server.log)
+        os.kill(server.pid, signal.SIGKILL)
+        with pytest.raises(HelperDied) as died:
+            await eventually(lambda: False, within=300, what="an answer from PostgreSQL")
+        assert f"a PostgreSQL server (pid {server.pid}) is gone" in str(died.value)
+        assert "database system is ready to accept connections" in str(died.value)  # its log
+        watch.stop()
+    finally:
+        cluster.__exit__(None, None, None)
