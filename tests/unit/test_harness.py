@@ -183,3 +183,35 @@ async def test_a_postgresql_server_that_dies_fails_the_wait_naming_it_and_its_lo
         watch.stop()
     finally:
         cluster.__exit__(None, None, None)
+
+
+def test_the_run_wide_check_finds_a_process_that_escaped_pytest_by_its_marker() -> None:
+    marker = f"harness-{os.getpid()}"
+    escaped = subprocess.Popen(  # its own session, and no parent of ours waits for it
+        [sys.executable, "-c", "import time; time.sleep(600)"],
+        env={**os.environ, "CAUCUS_TEST_RUN": marker},
+        start_new_session=True,
+    )
+    try:
+        check = subprocess.run(
+            [sys.executable, "-m", "tests.processes", "leftovers", marker],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert check.returncode == 1, check.stderr
+        assert f"pid {escaped.pid}" in check.stderr
+        assert escaped.wait(timeout=30) == -signal.SIGKILL
+        again = subprocess.run(
+            [sys.executable, "-m", "tests.processes", "leftovers", marker],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert again.returncode == 0, again.stderr
+    finally:
+        if escaped.poll() is None:
+            escaped.kill()
+            escaped.wait()
