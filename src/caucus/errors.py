@@ -307,3 +307,23 @@ def error_from_body(status: int, body: Any) -> CaucusError:
         err.code = code  # type: ignore[misc]  # an unknown code from a newer hub stays visible
         return err
     return CaucusError(f"hub answered HTTP {status} without an error body")
+
+
+def describe_validation(errors: list[Any], *, skip: tuple[str, ...] = ("body", "query")) -> str:
+    """One plain sentence for a list of pydantic errors: where, and what is wrong."""
+    parts = []
+    for err in errors[:5]:
+        loc = [str(p) for p in err.get("loc", ()) if p not in skip]
+        where = ".".join(loc) or "body"
+        kind = err.get("type", "")
+        msg = str(err.get("msg", "invalid"))
+        if kind == "extra_forbidden":
+            msg = "unknown field"
+            if where == "sender":
+                msg = "unknown field: the sender comes from your token"
+        elif kind == "missing":
+            msg = "is required"
+        elif kind == "json_invalid":
+            where, msg = "body", "is not valid JSON"
+        parts.append(f"{where}: {msg}")
+    return "; ".join(parts) or "invalid request"

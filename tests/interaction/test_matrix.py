@@ -20,7 +20,8 @@ from mcp import Client, StdioServerParameters
 
 from caucus.client import HubClient
 from caucus.errors import CaucusError
-from caucus.mcp.ports import HubPort, LocalPort
+from caucus.mcp.local_port import LocalPort
+from caucus.mcp.ports import HubPort
 from caucus.mcp.remote import RemotePort
 from caucus.services.hub import Hub
 from caucus.testing import make_hub, serve

@@ -27,7 +27,7 @@ from mcp.server.subscriptions import ListenHandler, ResourcesListChanged, Resour
 
 from caucus.client import HubClient
 from caucus.errors import CaucusError, NotFound, Unauthorized
-from caucus.mcp.inbox import MIME, SCHEME, CountingBus
+from caucus.mcp.inbox_bus import MIME, SCHEME, CountingBus
 
 log = logging.getLogger(__name__)
 

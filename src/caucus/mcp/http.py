@@ -32,7 +32,8 @@ from caucus.domain.peers import Peer
 from caucus.errors import CaucusError
 from caucus.ids import hash_token
 from caucus.mcp.inbox import InboxResources
-from caucus.mcp.ports import HubPort, LocalPort
+from caucus.mcp.local_port import LocalPort
+from caucus.mcp.ports import HubPort
 from caucus.mcp.results import WatchCommand
 from caucus.mcp.server import Context, ToolServer, is_modern
 from caucus.mcp.sessions import Sessions

@@ -25,22 +25,19 @@ from urllib.parse import urlsplit
 import mcp_types as types
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import (
-    InMemorySubscriptionBus,
     ListenHandler,
     ResourceUpdated,
-    ServerEvent,
 )
 
 from caucus.domain.events import Event, MessageRouted
 from caucus.domain.peers import Peer
 from caucus.errors import NotFound
+from caucus.mcp.inbox_bus import MIME, SCHEME, CountingBus
 from caucus.services.hub import Hub
 from caucus.web.messages import PeekResult
 
 log = logging.getLogger(__name__)
 
-SCHEME = "caucus"
-MIME = "application/json"
 MAX_SUBSCRIBED = 4096  # handshake-era (session, inbox) subscriptions held at once
 
 PeerFor = Callable[[Any], Awaitable[Peer | None]]
@@ -176,28 +173,3 @@ class InboxResources:
         task = asyncio.ensure_future(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
-
-
-class CountingBus(InMemorySubscriptionBus):
-    """The SDK's in-process bus, counting its listeners (open listen streams)."""
-
-    def __init__(self, changed: Callable[[], None]) -> None:
-        super().__init__()
-        self.listeners = 0
-        self._changed = changed
-
-    def subscribe(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
-        unsubscribe = super().subscribe(listener)
-        self.listeners += 1
-        self._changed()
-        done = False
-
-        def counted() -> None:
-            nonlocal done
-            unsubscribe()
-            if not done:
-                done = True
-                self.listeners -= 1
-                self._changed()
-
-        return counted

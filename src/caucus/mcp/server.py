@@ -23,12 +23,11 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from caucus import __version__
-from caucus.errors import CaucusError, InvalidRequest, NotFound
+from caucus.errors import CaucusError, InvalidRequest, NotFound, describe_validation
 from caucus.mcp import prompts
 from caucus.mcp.hints import TOOL_HINTS
 from caucus.mcp.schema import schema_of
 from caucus.mcp.tools import Call, Catalog, Tool
-from caucus.web.errors import describe_validation
 from caucus.web.room import Limits
 
 log = logging.getLogger(__name__)

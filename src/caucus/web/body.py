@@ -16,8 +16,14 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from caucus.errors import CaucusError, InvalidRequest, MalformedBody, UnsupportedMediaType
-from caucus.web.errors import body_too_large, caucus_error_response, describe_validation
+from caucus.errors import (
+    CaucusError,
+    InvalidRequest,
+    MalformedBody,
+    UnsupportedMediaType,
+    describe_validation,
+)
+from caucus.web.errors import body_too_large, caucus_error_response
 
 MAX_DEPTH = 32
 

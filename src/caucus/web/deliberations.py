@@ -4,11 +4,14 @@ and the ledger record it became."""
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from caucus.deliberation.panel import Position
 from caucus.web.fields import Wire, closed
+
+if TYPE_CHECKING:  # the wire's clients (the bridge) never load the deliberation engine
+    from caucus.deliberation.panel import Position
 
 
 class DeliberationState(StrEnum):

@@ -18,7 +18,7 @@ from pydantic import Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from caucus.errors import CaucusError, Hint, PayloadTooLarge, RateLimited
+from caucus.errors import CaucusError, Hint, PayloadTooLarge, RateLimited, describe_validation
 from caucus.web.fields import Wire, closed
 
 log = logging.getLogger(__name__)
@@ -91,26 +91,6 @@ def body_too_large(limit: int) -> PayloadTooLarge:
     return PayloadTooLarge(
         f"request body is over the {limit // 1024} KiB limit; send less", limit=limit
     )
-
-
-def describe_validation(errors: list[Any], *, skip: tuple[str, ...] = ("body", "query")) -> str:
-    """One plain sentence for a list of pydantic errors: where, and what is wrong."""
-    parts = []
-    for err in errors[:5]:
-        loc = [str(p) for p in err.get("loc", ()) if p not in skip]
-        where = ".".join(loc) or "body"
-        kind = err.get("type", "")
-        msg = str(err.get("msg", "invalid"))
-        if kind == "extra_forbidden":
-            msg = "unknown field"
-            if where == "sender":
-                msg = "unknown field: the sender comes from your token"
-        elif kind == "missing":
-            msg = "is required"
-        elif kind == "json_invalid":
-            where, msg = "body", "is not valid JSON"
-        parts.append(f"{where}: {msg}")
-    return "; ".join(parts) or "invalid request"
 
 
 def install_error_handlers(app: FastAPI) -> None:

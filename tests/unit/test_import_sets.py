@@ -1,0 +1,43 @@
+"""What each entry point loads (issue 30): the stdio bridge is a thin client that never loads
+the hub (its services, storage, web framework), the native runtime or deliberation; the CLI's
+front door loads no command's machinery until that command runs. Checked by module name in a
+fresh interpreter, never by time."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HUB_SIDE = (
+    "caucus.services",
+    "caucus.storage",
+    "caucus.server",
+    "caucus.api",
+    "caucus.dashboard",
+    "caucus.runtime",
+    "caucus.deliberation",
+    "fastapi",
+    "openai",
+)
+
+
+def loaded_after(code: str) -> set[str]:
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    return set(json.loads(out.splitlines()[-1]))
+
+
+def offenders(modules: set[str], banned: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == b or m.startswith(b + ".") for b in banned))
+
+
+@pytest.mark.parametrize(
+    "module", ["caucus.mcp.bridge", "caucus.mcp.watch", "caucus.mcp.remote", "caucus.client"]
+)
+def test_the_bridge_and_the_watcher_load_nothing_of_the_hub(module: str) -> None:
+    assert offenders(loaded_after(f"import {module}"), HUB_SIDE) == []
