@@ -17,10 +17,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from caucus.runtime.backends.base import AgentBackend, BackendError
-from caucus.runtime.onstart import Prompt
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the runtime loads when an agent runs, not with every `caucus` command
+    from caucus.runtime.backends.base import AgentBackend
+    from caucus.runtime.onstart import Prompt
     from caucus.runtime.session.logger import SessionLogger
 
 log = logging.getLogger("caucus.agent")
@@ -282,6 +281,7 @@ class Options:
 
 async def _run(backend: AgentBackend, options: Options) -> int:
     from caucus.runtime.agent import AgentRuntime
+    from caucus.runtime.backends.base import BackendError
     from caucus.runtime.backends.claude_cli import ClaudeCliBackend
     from caucus.runtime.backends.openai_compat import OpenAIBackend
     from caucus.runtime.connectors.hub import HIDDEN_TOOLS, ConnectorError, HubConnector

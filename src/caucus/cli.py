@@ -2,39 +2,35 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import gc
 import json
 import logging
 import os
-import signal
 import socket
 import sys
-import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-import uvicorn
 from rich.console import Console
 
-from caucus import __version__, logs
+from caucus import __version__
 from caucus.agent_cli import agent
-from caucus.config import BadSettings, Settings, exposed, load_settings, unknown_variables
 from caucus.connect_cli import connect, service_app
 from caucus.db_cli import db_app
+from caucus.defaults import READ_ELSEWHERE
 from caucus.deliberation.cli_briefing import briefing, init
 from caucus.deliberation.cli_intents import intents_app, outcome
 from caucus.deliberation.commands import deliberate
 from caucus.errors import CaucusError
 from caucus.ledger_cli import anchor_command, verify_command
-from caucus.protocol import PROTOCOL_VERSION
-from caucus.services.hub import Hub
 from caucus.status_cli import status
 
-if TYPE_CHECKING:  # the MCP SDK loads only for `caucus bridge`, not for every command
+# Every command's machinery loads when that command runs: `caucus --help` and the bridge start
+# in a fraction of the time the hub, the runtime and the MCP SDK take to import (issue 30).
+if TYPE_CHECKING:
+    from caucus.config import Settings
     from caucus.mcp.bridge import Bridge
 
 T = TypeVar("T")
@@ -73,34 +69,6 @@ def _bind(host: str, port: int) -> socket.socket:
     sock.listen(2048)
     sock.set_inheritable(True)
     return sock
-
-
-class HubServer(uvicorn.Server):
-    """uvicorn, but parked long-polls are answered as soon as shutdown begins, and a signal
-    that asked for a graceful stop ends the process with status 0 once the stop is done."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        # uvicorn re-raises the signal after its graceful shutdown, turning a clean stop into
-        # "killed by SIGTERM"; a supervisor should see success.
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        wanted = (signal.SIGINT, signal.SIGTERM)
-        previous = {sig: signal.signal(sig, self.handle_exit) for sig in wanted}
-        try:
-            yield
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-
-    def __init__(self, config: uvicorn.Config, hub: Hub) -> None:
-        super().__init__(config)
-        self.hub = hub
-
-    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        self.hub.begin_shutdown()
-        await super().shutdown(sockets)
 
 
 @app.command()
@@ -162,6 +130,9 @@ def hub(
     ] = False,
 ) -> None:
     """Run the hub: HTTP API on 127.0.0.1:8765, SQLite database in the user data directory."""
+    from caucus import logs
+    from caucus.config import exposed, load_settings
+
     operator_token = _secret(operator_token, operator_token_file, "--operator-token")
     observer_token = _secret(observer_token, observer_token_file, "--observer-token")
     agent_key = _secret(agent_key, agent_key_file, "--agent-key")
@@ -234,6 +205,8 @@ def tune_gc() -> None:
 
 
 def _run_loop(main: Coroutine[Any, Any, T]) -> T:
+    import asyncio
+
     try:
         import uvloop
     except ImportError:  # uvloop is optional (not on Windows)
@@ -244,6 +217,7 @@ def _run_loop(main: Coroutine[Any, Any, T]) -> T:
 async def _serve(
     settings: Settings, sock: socket.socket, *, access_log: bool, json_output: bool
 ) -> int:
+    from caucus.hub_server import HubServer
     from caucus.server import build_app, open_hub
     from caucus.web.patience import uvicorn_config
 
@@ -416,6 +390,8 @@ def version(
     json_output: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
 ) -> None:
     """Print the version (of this command; `caucus status` asks the hub for its own)."""
+    from caucus.protocol import PROTOCOL_VERSION
+
     if json_output:
         print(json.dumps({"version": __version__, "protocol": PROTOCOL_VERSION}))
         return
@@ -427,6 +403,8 @@ def settings(
     json_output: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
 ) -> None:
     """Show the effective settings (defaults, config file, environment)."""
+    from caucus.config import load_settings
+
     current = load_settings().model_dump()
     current["db"] = load_settings().db_shown()
     if json_output:
@@ -455,15 +433,32 @@ def _options(
 
 
 def main() -> None:
-    for line in unknown_variables():
-        err.print(f"[yellow]warning:[/] {line}", markup=True)
+    _warn_unknown_variables()
     try:
         app()
-    except BadSettings as exc:
+    except ValueError as exc:
+        from caucus.config import BadSettings
+
+        if not isinstance(exc, BadSettings):
+            raise
         for line in str(exc).splitlines():
             err.print(f"[bold red]error:[/] {line}", markup=True, highlight=False)
         err.print("[dim]see `caucus settings` and the settings table in README.md[/]")
         raise SystemExit(2) from None
+
+
+def _warn_unknown_variables() -> None:
+    """A CAUCUS_* variable that looks like a mistyped setting is said, loading the settings'
+    names only when some CAUCUS_* variable could be one."""
+    if not any(
+        v.startswith("CAUCUS_") and v not in READ_ELSEWHERE and not v.startswith("CAUCUS_TEST_")
+        for v in os.environ
+    ):
+        return
+    from caucus.config import unknown_variables
+
+    for line in unknown_variables():
+        err.print(f"[yellow]warning:[/] {line}", markup=True)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from typing import Any, Self, TypeVar
 import httpx2
 from pydantic import BaseModel
 
+from caucus.defaults import DEFAULT_HUB
 from caucus.errors import HubUnavailable, error_from_body
 from caucus.web.activity import Reported
 from caucus.web.bearer import AGENT_KEY_HEADER
@@ -54,7 +55,6 @@ __all__ = [
     "TaskInfo",
 ]
 
-DEFAULT_HUB = "http://127.0.0.1:8765"
 M = TypeVar("M", bound=BaseModel)
 
 

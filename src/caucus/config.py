@@ -19,6 +19,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from caucus.defaults import READ_ELSEWHERE
+
 DEFAULT_PORT = 8765
 
 
@@ -289,9 +291,9 @@ class BadSettings(ValueError):
     """Settings that cannot be used, said in one line per problem, with what to do."""
 
 
-# CAUCUS_* variables that are read elsewhere, not settings; CAUCUS_TEST_* are the test
-# suite's own (the backend, the time scale, the run's marker), set around every hub it starts.
-OTHER_VARIABLES = frozenset({"CAUCUS_CONFIG", "CAUCUS_HOME", "CAUCUS_CLAUDE_CHANNEL"})
+# CAUCUS_TEST_* are the test suite's own (the backend, the time scale, the run's marker), set
+# around every hub it starts.
+OTHER_VARIABLES = READ_ELSEWHERE
 TEST_PREFIX = "CAUCUS_TEST_"
 
 

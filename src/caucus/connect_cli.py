@@ -11,10 +11,9 @@ from typing import Annotated, Any
 
 import typer
 
-from caucus.client import DEFAULT_HUB
 from caucus.connect import ConfigError, Host, Scope, caucus_command, plan, write
+from caucus.defaults import DEFAULT_HUB
 from caucus.files import replace_atomically
-from caucus.mcp.prompts import PROMPTS
 from caucus.service import installed, run, service_file, shown
 
 service_app = typer.Typer(help="Run the hub as a per-user service (systemd, launchd).")
@@ -116,6 +115,8 @@ def claude_plugin(entry: dict[str, Any], hub: str) -> dict[str, str]:
         )
         + "\n",
     }
+    from caucus.mcp.prompts import PROMPTS  # the MCP SDK's types: only when a plugin is made
+
     for name, prompt in PROMPTS.items():
         body = f"---\ndescription: {prompt.description}\n---\n\n{prompt.text}\n"
         files[f"commands/{name}.md"] = body

@@ -6,10 +6,13 @@ import logging
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from caucus.config import Settings
 from caucus.files import create_private
 from caucus.ids import new_token
+
+if TYPE_CHECKING:
+    from caucus.config import Settings
 
 log = logging.getLogger(__name__)
 

@@ -8,20 +8,18 @@ import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
-from caucus.clock import SystemClock
-from caucus.config import Settings, load_settings
 from caucus.credentials import OPERATOR_TOKEN_FILE
 from caucus.errors import CaucusError, StorageError
-from caucus.services.hub import open_engine
-from caucus.services.retention import Retention
-from caucus.storage.migrate import Migration, applied_postgres, applied_sqlite, load_migrations
-from caucus.web.fields import parse_time
-from caucus.web.retention import PurgeResult
+
+if TYPE_CHECKING:  # the storage and the services load when a command runs, not with the CLI
+    from caucus.config import Settings
+    from caucus.storage.migrate import Migration
+    from caucus.web.retention import PurgeResult
 
 db_app = typer.Typer(
     help="The hub's database: its schema version and migrations, and purging what retention "
@@ -52,6 +50,12 @@ def _say(result: PurgeResult) -> str:
 async def _purge_file(
     db: str | None, config: Path | None, before: float | None, dry: bool
 ) -> PurgeResult:
+    from caucus.clock import SystemClock
+    from caucus.config import load_settings
+    from caucus.services.hub import open_engine
+    from caucus.services.retention import Retention
+    from caucus.web.retention import PurgeResult
+
     settings = load_settings(config, db=db)
     engine = open_engine(settings)
     await engine.open()
@@ -64,6 +68,8 @@ async def _purge_file(
 
 def _purge_hub(hub: str, token: str, before: float | None, dry: bool) -> PurgeResult:
     import httpx2
+
+    from caucus.web.retention import PurgeResult
 
     body = {"before": before, "dry_run": dry}
     response = httpx2.post(
@@ -88,6 +94,8 @@ def kept_operator_token(file: Path | None, db: str | None, config: Path | None) 
         return file.expanduser().read_text(encoding="utf-8").strip()
     if os.environ.get("CAUCUS_OPERATOR_TOKEN"):
         return os.environ["CAUCUS_OPERATOR_TOKEN"]
+    from caucus.config import load_settings
+
     kept = load_settings(config, db=db).data_dir() / OPERATOR_TOKEN_FILE
     return kept.read_text(encoding="utf-8").strip()
 
@@ -121,6 +129,8 @@ def purge(
 
     Acknowledged messages, ended tasks, settled offers, and answered or canceled forms go;
     never anything unacknowledged or unended, and never the decision ledger."""
+    from caucus.web.fields import parse_time
+
     try:
         cut = parse_time(before, "before") if before else None
         if hub is not None:
@@ -146,6 +156,9 @@ def purge(
 
 def _schema(db: str | None, config: Path | None) -> tuple[str, str, list[int]]:
     """(the database as shown, its dialect, the migrations it has had)."""
+    from caucus.config import load_settings
+    from caucus.storage.migrate import applied_postgres, applied_sqlite
+
     settings = load_settings(config, db=db)
     if settings.postgres:
         return settings.db_shown(), "postgres", applied_postgres(settings.db)
@@ -174,6 +187,8 @@ class SchemaReport:
 
 
 def _schema_report(shown: str, dialect: str, applied: list[int]) -> SchemaReport:
+    from caucus.storage.migrate import load_migrations
+
     pending = [m for m in load_migrations(dialect) if m.version not in applied]
     return SchemaReport(shown, dialect, applied, pending)
 
@@ -216,6 +231,8 @@ def migrate(
     """Apply the migrations the database still needs, each in its own transaction. Safe to run
     while other hub processes share a PostgreSQL database (they take turns); a SQLite file must
     not be open in a running hub."""
+    from caucus.config import load_settings
+
     settings = load_settings(config, db=db)
     try:
         shown, dialect, before = _schema(db, config)
@@ -239,6 +256,8 @@ def migrate(
 
 
 async def _open_and_close(settings: Settings) -> None:
+    from caucus.services.hub import open_engine
+
     engine = open_engine(settings)  # opening migrates, under the backend's own lock
     await engine.open()
     await engine.close()

@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from caucus.config import load_settings
 from caucus.errors import CaucusError
 
 
@@ -89,6 +88,8 @@ def anchor_command(
 
         anchor_from_config(config, json_output)
         return
+    from caucus.config import load_settings
+
     ledger = path or log or load_settings().ledger_path()
     try:
         if accept_tail:

@@ -11,11 +11,12 @@ from typing import Annotated, Any
 
 import typer
 
-from caucus.client import DEFAULT_HUB, HubClient
+from caucus.defaults import DEFAULT_HUB
 from caucus.errors import CaucusError, HubUnavailable
 
 
 async def _gather(url: str, token: str | None) -> dict[str, Any]:
+    from caucus.client import HubClient
     from caucus.operator_client import OperatorClient
 
     report: dict[str, Any] = {"url": url, "up": False}

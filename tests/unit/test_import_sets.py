@@ -41,3 +41,23 @@ def offenders(modules: set[str], banned: tuple[str, ...]) -> list[str]:
 )
 def test_the_bridge_and_the_watcher_load_nothing_of_the_hub(module: str) -> None:
     assert offenders(loaded_after(f"import {module}"), HUB_SIDE) == []
+
+
+def test_the_command_line_loads_no_command_s_machinery_until_it_runs() -> None:
+    loaded = loaded_after("import caucus.cli")
+    banned = (
+        *HUB_SIDE,
+        "caucus.config",
+        "caucus.client",
+        "caucus.mcp",
+        "mcp",
+        "mcp_types",
+        "httpx2",
+        "uvicorn",
+        "pydantic",
+        "yaml",
+    )
+    # The deliberation commands' own modules declare their options; nothing else of it loads.
+    commands = ("cli_briefing", "cli_intents", "commands")
+    allowed = {"caucus.deliberation", *(f"caucus.deliberation.{m}" for m in commands)}
+    assert offenders(loaded - allowed, banned) == []

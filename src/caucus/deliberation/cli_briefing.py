@@ -14,7 +14,6 @@ from rich.console import Console
 
 from caucus.deliberation.cli_intents import ConfigOption, JsonOption, settings
 from caucus.deliberation.commands import FAILED, USAGE, fail, progress, shown
-from caucus.deliberation.config import CONFIG_NAME, ConfigError, parse
 from caucus.errors import CaucusError
 
 if TYPE_CHECKING:
@@ -32,6 +31,7 @@ def briefing(
     """Deliberate every agenda subject, record each, propose intent updates, write and send
     the briefing."""
     from caucus.deliberation.briefing import Briefing, NotifyError, notify, propose, write
+    from caucus.deliberation.config import ConfigError
     from caucus.deliberation.engine import DeliberationError
     from caucus.deliberation.evidence import EvidenceError
     from caucus.deliberation.intents import IntentStore
@@ -160,6 +160,7 @@ def init(
     json_output: JsonOption = False,
 ) -> None:
     """Write a commented config.yaml and check that its backend answers."""
+    from caucus.deliberation.config import CONFIG_NAME, ConfigError, parse
     from caucus.deliberation.setup import backend_for
     from caucus.runtime.backends.base import BackendError
 

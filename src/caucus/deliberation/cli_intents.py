@@ -6,13 +6,15 @@ import json
 import sys
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from caucus.deliberation.commands import USAGE, fail
-from caucus.deliberation.config import ConfigError, DeliberationConfig, find, load, parse
-from caucus.deliberation.intents import FIELDS, Intent, IntentError, IntentStore
+
+if TYPE_CHECKING:  # the config's parser and the intents' store load when a command runs
+    from caucus.deliberation.config import DeliberationConfig
+    from caucus.deliberation.intents import Intent
 
 intents_app = typer.Typer(help="Standing intents that briefings deliberate against.")
 
@@ -23,6 +25,8 @@ JsonOption = Annotated[bool, typer.Option("--json", help="print as JSON")]
 
 
 def settings(config: Path | None) -> DeliberationConfig:
+    from caucus.deliberation.config import ConfigError, find, load, parse
+
     try:
         if config is not None:
             return load(config)
@@ -53,6 +57,8 @@ def add(
     json_output: JsonOption = False,
 ) -> None:
     """Add an intent."""
+    from caucus.deliberation.intents import Intent, IntentError, IntentStore
+
     store = IntentStore(settings(config).intents)
     try:
         intent = store.add(Intent(name, direction, target, pacing, cadence_days))
@@ -64,6 +70,8 @@ def add(
 @intents_app.command("list")
 def list_intents(config: ConfigOption = None, json_output: JsonOption = False) -> None:
     """List intents, with their state as of today."""
+    from caucus.deliberation.intents import IntentStore
+
     today = date.today()
     found = IntentStore(settings(config).intents).list(today)
     if json_output:
@@ -73,6 +81,8 @@ def list_intents(config: ConfigOption = None, json_output: JsonOption = False) -
 
 
 def _parse_sets(sets: list[str]) -> dict[str, Any]:
+    from caucus.deliberation.intents import FIELDS, IntentError
+
     changes: dict[str, Any] = {}
     for item in sets:
         key, sep, value = item.partition("=")
@@ -92,6 +102,8 @@ def update(
     json_output: JsonOption = False,
 ) -> None:
     """Change fields of an intent."""
+    from caucus.deliberation.intents import IntentError, IntentStore
+
     store = IntentStore(settings(config).intents)
     try:
         intent = store.update(name, _parse_sets(set_), date.today())
@@ -110,6 +122,8 @@ def apply(
     json_output: JsonOption = False,
 ) -> None:
     """Apply a briefing's proposed intent updates, asking for each one."""
+    from caucus.deliberation.intents import IntentError, IntentStore
+
     try:
         proposals = json.loads(briefing.read_text(encoding="utf-8"))["proposals"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -145,6 +159,7 @@ def outcome(
 ) -> None:
     """Record what became of a decision; reflect on every outcome so far and write the lesson
     to the memory notes that later deliberations read."""
+    from caucus.deliberation.intents import IntentStore
     from caucus.deliberation.memory import (
         RESULTS,
         append_note,

@@ -11,9 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from caucus.deliberation.config import ConfigError
-
-if TYPE_CHECKING:  # the model clients load when a command runs, not with the CLI
+if TYPE_CHECKING:  # the model clients and the config's parser load when a command runs
     from caucus.deliberation.engine import Step
     from caucus.deliberation.run import Recorded
 
@@ -88,6 +86,7 @@ def deliberate(
     json_output: Annotated[bool, typer.Option("--json", help="print the record as JSON")] = False,
 ) -> None:
     """Convene a panel of analysts on a model over SUBJECT; the chair's decision is recorded."""
+    from caucus.deliberation.config import ConfigError
     from caucus.deliberation.engine import DeliberationError
     from caucus.deliberation.evidence import EvidenceError
     from caucus.deliberation.run import room_evidence, run_one
