@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import json
-import logging
 import os
 import socket
 import sys
@@ -31,7 +30,6 @@ from caucus.status_cli import status
 # in a fraction of the time the hub, the runtime and the MCP SDK take to import (issue 30).
 if TYPE_CHECKING:
     from caucus.config import Settings
-    from caucus.mcp.bridge import Bridge
 
 T = TypeVar("T")
 
@@ -289,16 +287,9 @@ def bridge(
     ] = None,
 ) -> None:
     """Serve the Caucus tools over stdio (MCP), for a host that starts one per session."""
-    from caucus.mcp.bridge import Bridge
+    from caucus.mcp.bridge import Bridge, run_bridge
 
-    # stdout carries JSON-RPC only: every log line goes to stderr.
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    raise typer.Exit(_run_loop(_bridge(Bridge(hub_url, name=name))))
-
-
-async def _bridge(bridge_: Bridge) -> int:
-    await bridge_.run()
-    return 0
+    raise typer.Exit(run_bridge(Bridge(hub_url, name=name)))
 
 
 @app.command("watch")

@@ -61,3 +61,18 @@ def test_the_command_line_loads_no_command_s_machinery_until_it_runs() -> None:
     commands = ("cli_briefing", "cli_intents", "commands")
     allowed = {"caucus.deliberation", *(f"caucus.deliberation.{m}" for m in commands)}
     assert offenders(loaded - allowed, banned) == []
+
+
+def test_the_bridge_s_front_door_loads_only_the_standard_library() -> None:
+    loaded = loaded_after("import caucus.__main__, caucus.mcp.front, caucus.mcp.listing")
+    ours = {m for m in loaded if m.startswith("caucus")}
+    assert ours == {
+        "caucus",
+        "caucus.__main__",
+        "caucus.defaults",
+        "caucus.mcp",
+        "caucus.mcp.front",
+        "caucus.mcp.listing",
+    }
+    heavy = ("pydantic", "mcp", "mcp_types", "httpx2", "anyio", "typer", "rich", "asyncio")
+    assert offenders(loaded, heavy) == []

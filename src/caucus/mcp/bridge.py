@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import secrets
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,7 @@ from caucus.config import Settings
 from caucus.domain.names import name_from
 from caucus.errors import CaucusError, HubUnavailable
 from caucus.mcp.bridge_inbox import BridgeInbox
+from caucus.mcp.front import REPLAYED_ID, Handover
 from caucus.mcp.identity import IdentityStore
 from caucus.mcp.ports import HubPort
 from caucus.mcp.push import CHANNEL_CAPABILITY, ChannelMode, ChannelPush
@@ -159,7 +162,9 @@ class Bridge:
     async def _inbox_uri(self, _: HubPort) -> str | None:
         return self.inbox.uri()
 
-    async def run(self) -> None:
+    async def run(self, handover: Handover | None = None) -> None:
+        """Serve the host until it closes stdin or stops the bridge; from where the fast front
+        (`mcp/front.py`) left the stream, if it answered first."""
         server = self.tools().server
         loop = asyncio.get_running_loop()
         this = asyncio.current_task()
@@ -177,7 +182,11 @@ class Bridge:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, stop)
         try:
-            async with stdio_server(stdin=await _stdin_lines()) as (read, write):
+            if handover is None:
+                stdin, stdout = await _stdin_lines(), None
+            else:
+                stdin, stdout = await _handed_over(handover)
+            async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):
                 experimental: dict[str, dict[str, Any]] | None = (
                     {CHANNEL_CAPABILITY: {}} if self.push is not None else None
                 )
@@ -233,15 +242,19 @@ class Bridge:
 
 class _Lines:
     """stdin as the async line iterator `stdio_server` reads, on a pipe the event loop
-    watches, so a stop interrupts it (the SDK's own reads it in a worker thread)."""
+    watches, so a stop interrupts it (the SDK's own reads it in a worker thread); `first`, the
+    lines the fast front read and hands on, come before it."""
 
-    def __init__(self, reader: asyncio.StreamReader) -> None:
+    def __init__(self, reader: asyncio.StreamReader, first: list[bytes] | None = None) -> None:
         self._reader = reader
+        self._first = list(first or [])
 
     def __aiter__(self) -> _Lines:
         return self
 
     async def __anext__(self) -> str:
+        if self._first:
+            return self._first.pop(0).decode("utf-8", errors="replace")
         line = await self._reader.readline()
         if not line:
             raise StopAsyncIteration
@@ -262,3 +275,51 @@ async def _stdin_lines() -> Any:
         pipe.close()
         return None
     return _Lines(reader)
+
+
+async def _handed_over(handover: Handover) -> tuple[Any, Any]:
+    """The wire as the fast front leaves it: its descriptors, the lines it read and did not
+    answer (after the replayed `initialize`), and the bytes past its last line."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_LINE)
+    reader.feed_data(handover.rest)
+    pipe = os.fdopen(handover.wire_in, "rb", 0)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
+    stdin = _Lines(reader, [*handover.replay, *handover.pending])
+    return stdin, _Wire(handover.wire_out)
+
+
+class _Wire:
+    """stdout for `stdio_server` after the fast front: the answer to the replayed `initialize`
+    (the front already gave the host its own) is dropped, the rest written in order."""
+
+    def __init__(self, fd: int) -> None:
+        self._file = os.fdopen(fd, "wb", 0)
+        self._dropped = False
+
+    async def write(self, text: str) -> None:
+        if not self._dropped:
+            with contextlib.suppress(ValueError):
+                if json.loads(text).get("id") == REPLAYED_ID:
+                    self._dropped = True
+                    return
+        await asyncio.to_thread(self._file.write, text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        return
+
+
+def run_bridge(bridge: Bridge, handover: Handover | None = None) -> int:
+    """Serve until the host is done: the process's exit status."""
+    # stdout carries JSON-RPC only: every log line goes to stderr.
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+
+    async def serve() -> int:
+        await bridge.run(handover)
+        return 0
+
+    try:
+        import uvloop
+    except ImportError:  # uvloop is optional (not on Windows)
+        return asyncio.run(serve())
+    return uvloop.run(serve())

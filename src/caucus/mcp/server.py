@@ -26,8 +26,9 @@ from caucus import __version__
 from caucus.errors import CaucusError, InvalidRequest, NotFound, describe_validation
 from caucus.mcp import prompts
 from caucus.mcp.hints import TOOL_HINTS
+from caucus.mcp.listing import fill_tools, listing_values
 from caucus.mcp.schema import schema_of
-from caucus.mcp.tools import Call, Catalog, Tool
+from caucus.mcp.tools import Call, Catalog
 from caucus.web.room import Limits
 
 log = logging.getLogger(__name__)
@@ -93,6 +94,7 @@ class ToolServer:
         self._default_name = default_name
         self._sessionless = sessionless
         self._listed: dict[tuple[str, bool, str | None], list[types.Tool]] = {}
+        self._template: list[dict[str, Any]] | None = None
         inbox: dict[str, Any] = {}
         if resources is not None:  # the inbox as a resource a host can subscribe to
             inbox = {
@@ -130,29 +132,37 @@ class ToolServer:
         key = (limits.model_dump_json(), with_handle, default_name)
         found = self._listed.get(key)
         if found is None:
-            values = {**limits.model_dump(), "default_name": default_name or "your client's name"}
-            found = [self._describe(t, values, with_handle) for t in self.catalog.tools.values()]
+            filled = fill_tools(self.template(), listing_values(limits.model_dump(), default_name))
+            if with_handle:
+                for tool in filled:
+                    if self.catalog.tools[tool["name"]].needs_identity:
+                        properties = tool["inputSchema"].setdefault("properties", {})
+                        properties[HANDLE_ARG] = dict(_HANDLE_SCHEMA)
+            found = [types.Tool.model_validate(tool) for tool in filled]
             if len(self._listed) > 64:  # bounded: the default name is client-chosen
                 self._listed.clear()
             self._listed[key] = found
         return found
 
-    @staticmethod
-    def _describe(tool: Tool, values: dict[str, Any], with_handle: bool) -> types.Tool:
-        inputs = _filled(schema_of(tool.args), values)
-        if with_handle and tool.needs_identity:
-            inputs.setdefault("properties", {})[HANDLE_ARG] = dict(_HANDLE_SCHEMA)
-        return types.Tool(
-            name=tool.name,
-            description=tool.description.format_map(values),
-            input_schema=inputs,
-            output_schema=schema_of(tool.result, output=True),
-            annotations=types.ToolAnnotations(
-                read_only_hint=tool.read_only,
-                destructive_hint=tool.destructive,
-                idempotent_hint=tool.idempotent,
-            ),
-        )
+    def template(self) -> list[dict[str, Any]]:
+        """The catalog's tools as the SDK writes them, placeholders unfilled (`mcp/listing.py`):
+        what every listing is filled from, and what the bridge's fast front keeps on disk."""
+        if self._template is None:
+            self._template = [
+                types.Tool(
+                    name=tool.name,
+                    description=tool.description,
+                    input_schema=schema_of(tool.args),
+                    output_schema=schema_of(tool.result, output=True),
+                    annotations=types.ToolAnnotations(
+                        read_only_hint=tool.read_only,
+                        destructive_hint=tool.destructive,
+                        idempotent_hint=tool.idempotent,
+                    ),
+                ).model_dump(by_alias=True, exclude_unset=True, mode="json")
+                for tool in self.catalog.tools.values()
+            ]
+        return self._template
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
         tool = self.catalog.tools.get(name)
@@ -214,19 +224,3 @@ def error_result(exc: CaucusError) -> types.CallToolResult:
         structured_content=json.loads(json.dumps(body, default=str)),
         is_error=True,
     )
-
-
-def _filled(node: Any, values: dict[str, Any]) -> Any:
-    """`node` with every `{limit}` in its descriptions filled in."""
-    if isinstance(node, dict):
-        return {
-            k: (
-                v.format_map(values)
-                if k == "description" and isinstance(v, str)
-                else _filled(v, values)
-            )
-            for k, v in node.items()
-        }
-    if isinstance(node, list):
-        return [_filled(v, values) for v in node]
-    return node

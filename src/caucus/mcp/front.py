@@ -1,0 +1,277 @@
+"""`caucus bridge`'s fast front: a host sees the tools at once, while the MCP SDK loads.
+
+A host waits for `initialize` and `tools/list` before it shows a server's tools (Gemini CLI
+gives up after 5 s; Claude Code starts the model's turn without them). The MCP SDK alone
+takes about half a second to import, several seconds on a loaded machine. So the bridge's
+process starts here, on the standard library: it reads the host's first lines itself and
+answers `initialize`, `tools/list`, `prompts/list`, `resources/list` and `ping` from
+`front.json`, the SDK's own answers recorded from the real bridge (`mcp/front_snapshot.py`;
+a test keeps the file current), while a thread imports the SDK-served bridge and another asks
+the hub for its limits (which fill the tool descriptions, as the SDK-served bridge fills them:
+`mcp/listing.py`). At the first request it does not answer (a `join`, a `tools/call`) or
+anything unusual (another era, a version it has no answer for), it hands the stream over: the
+SDK is given the host's `initialize` again (under an id of its own, its answer dropped) and
+everything since, and serves from there on.
+
+Nothing here may import more than the standard library and caucus's smallest modules: a test
+checks the set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from caucus.defaults import DEFAULT_HUB
+
+SNAPSHOT = Path(__file__).with_name("front.json")
+REPLAYED_ID = "caucus-front:initialize"
+LIMITS_WAIT = 0.25  # seconds tools/list waits for the hub's limits before using the defaults
+LIMITS_TIMEOUT = 2.0  # seconds the hub has to answer at all (then it is asked to start)
+READ_SIZE = 65536
+
+
+@dataclass
+class Handover:
+    """What the SDK-served bridge continues from: lines to replay first (the host's
+    `initialize` under `REPLAYED_ID`, its `initialized`), lines read and not answered, the bytes
+    read past the last whole line, and the wire's own descriptors."""
+
+    wire_in: int
+    wire_out: int
+    replay: list[bytes] = field(default_factory=list)
+    pending: list[bytes] = field(default_factory=list)
+    rest: bytes = b""
+
+
+def parse_args(argv: list[str]) -> tuple[str, str | None] | None:
+    """`--hub URL` and `--name NAME` (either as `--opt=value`), or None for anything else
+    (`--help` among them), which the full command line handles."""
+    hub, name = os.environ.get("CAUCUS_HUB") or DEFAULT_HUB, None
+    args = list(argv)
+    while args:
+        arg = args.pop(0)
+        flag, eq, value = arg.partition("=")
+        if flag not in ("--hub", "--name"):
+            return None
+        if not eq:
+            if not args:
+                return None
+            value = args.pop(0)
+        if flag == "--hub":
+            hub = value
+        else:
+            name = value
+    return hub, name
+
+
+def usable() -> bool:
+    """The front reads a pipe (as every host gives its servers); anything else goes the plain
+    way."""
+    if sys.platform == "win32":
+        return False
+    try:
+        mode = os.fstat(0).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def serve(hub_url: str, name: str | None) -> int:
+    """Run the bridge, answering what the front can before the SDK-served bridge takes over."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C before anything joined: just end
+    wire_in, wire_out = _claim_stdio()
+    warm = _Background(_warm_up)
+    probe = _Probe(hub_url)
+    snapshot = json.loads(SNAPSHOT.read_text("utf-8"))
+    front = _Front(snapshot, probe, wire_out, name)
+    reader = _Lines(wire_in)
+    while True:
+        line = reader.next()
+        if line is None:  # the host left before anything was joined: nothing to say goodbye to
+            return 0
+        if not front.answer(line):
+            break
+    warm.result()
+    from caucus.mcp.bridge import Bridge, run_bridge
+
+    handover = Handover(wire_in, wire_out, front.replay, [*front.pending, line], reader.rest)
+    return run_bridge(Bridge(hub_url, name=name), handover)
+
+
+class _Front:
+    """The requests answered from the snapshot, and what the SDK will need replayed."""
+
+    def __init__(self, snapshot: dict[str, Any], probe: _Probe, out: int, name: str | None):
+        self._snapshot = snapshot
+        self._probe = probe
+        self._out = out
+        self._name = name
+        channel = os.environ.get("CAUCUS_CLAUDE_CHANNEL") == "1"
+        self._flavour = "channel" if channel else "plain"  # as the bridge decides it
+        self._initialized = False
+        self.replay: list[bytes] = []
+        self.pending: list[bytes] = []  # notifications the SDK will get after the replay
+
+    def answer(self, line: bytes) -> bool:
+        """Answer `line` (or keep it for the SDK); False hands the stream over with it."""
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return False
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            return False
+        method, known = message.get("method"), "id" in message
+        if not self._initialized:
+            return known and method == "initialize" and self._initialize(message)
+        if not known:  # a notification: the SDK gets it, in order, once it serves
+            (self.replay if method == "notifications/initialized" else self.pending).append(line)
+            return True
+        params = message.get("params") or {}
+        if not isinstance(params, dict) or params.get("cursor") is not None:
+            return False
+        found: Any
+        if method == "tools/list":
+            found = {"tools": self._tools()}
+        elif method in self._snapshot["lists"]:
+            found = self._snapshot["lists"][method]
+        elif method == "ping":
+            found = {}
+        else:
+            return False
+        self._write({"jsonrpc": "2.0", "id": message["id"], "result": found})
+        return True
+
+    def _initialize(self, message: dict[str, Any]) -> bool:
+        params = message.get("params")
+        version = params.get("protocolVersion") if isinstance(params, dict) else None
+        answers = self._snapshot["initialize"].get(version)
+        if answers is None:  # a version the snapshot has no answer for: the SDK negotiates
+            return False
+        result = answers[self._flavour]
+        self._write({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        replayed = {**message, "id": REPLAYED_ID}
+        self.replay.append(json.dumps(replayed).encode() + b"\n")
+        self._initialized = True
+        return True
+
+    def _tools(self) -> list[dict[str, Any]]:
+        from caucus.mcp.listing import fill_tools, listing_values
+
+        limits = self._probe.limits(LIMITS_WAIT) or self._snapshot["limits"]
+        values = listing_values(limits, self._name or _default_name())
+        return fill_tools(self._snapshot["tools"][self._flavour], values)
+
+    def _write(self, message: dict[str, Any]) -> None:
+        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        while data:
+            data = data[os.write(self._out, data) :]
+
+
+def _default_name() -> str | None:
+    from caucus.domain.names import name_from
+
+    return os.environ.get("CAUCUS_NAME") or name_from(Path.cwd().name)
+
+
+def _claim_stdio() -> tuple[int, int]:
+    """The wire's own descriptors; fd 0 reads nothing and fd 1 writes to stderr from here on,
+    so nothing the process or its children print can corrupt the JSON-RPC stream."""
+    wire_in = os.dup(0)
+    wire_out = os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    return wire_in, wire_out
+
+
+class _Lines:
+    """Whole lines from a descriptor, read with plain blocking reads."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self.rest = b""
+
+    def next(self) -> bytes | None:
+        while b"\n" not in self.rest:
+            chunk = os.read(self._fd, READ_SIZE)
+            if not chunk:
+                return None
+            self.rest += chunk
+        line, _, self.rest = self.rest.partition(b"\n")
+        return line + b"\n" if line.strip() else self.next()
+
+
+class _Background:
+    """A function run in a daemon thread, its exception re-raised where its result is taken."""
+
+    def __init__(self, fn: Any) -> None:
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(fn,), daemon=True)
+        self._thread.start()
+
+    def _run(self, fn: Any) -> None:
+        try:
+            fn()
+        except BaseException as exc:  # handed to the main thread
+            self._error = exc
+
+    def result(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+
+def _warm_up() -> None:
+    """Import the SDK-served bridge while the front answers; say any mistyped setting."""
+    import caucus.mcp.bridge  # noqa: F401
+    from caucus.config import unknown_variables
+
+    for line in unknown_variables():
+        print(f"warning: {line}", file=sys.stderr)
+
+
+class _Probe:
+    """Ask the hub for its limits (the listing's numbers), as the SDK-served bridge would; a
+    hub that does not answer is started, if it is installed as a service, as the bridge's own
+    start does."""
+
+    def __init__(self, hub_url: str) -> None:
+        self._url = hub_url.rstrip("/")
+        self._done = threading.Event()
+        self._limits: dict[str, Any] | None = None
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def limits(self, wait: float) -> dict[str, Any] | None:
+        self._done.wait(wait)
+        return self._limits
+
+    def _run(self) -> None:
+        try:
+            self._limits = self._get("/limits")
+        except (OSError, ValueError):
+            self._done.set()
+            from caucus.service import start_if_installed
+
+            start_if_installed()
+        finally:
+            self._done.set()
+
+    def _get(self, path: str) -> dict[str, Any] | None:
+        import urllib.request
+
+        if not self._url.startswith(("http://", "https://")):
+            raise ValueError(f"not a hub URL: {self._url}")
+        with urllib.request.urlopen(  # noqa: S310 - an http(s) URL, checked above
+            self._url + path, timeout=LIMITS_TIMEOUT
+        ) as answer:
+            found = json.loads(answer.read())
+        return found if isinstance(found, dict) else None

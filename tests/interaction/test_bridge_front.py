@@ -1,0 +1,212 @@
+"""`caucus bridge`'s fast front (issue 30): it answers `initialize`, `tools/list`,
+`prompts/list` and `ping` before the MCP SDK has loaded, with exactly what the SDK-served bridge
+answers (the hub's own limits in the descriptions), then hands the stream over without losing
+or repeating a line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from caucus.client import HubClient
+from caucus.testing import make_hub, serve
+from tests.waiting import within
+
+ROOT = Path(__file__).resolve().parents[2]
+INIT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "clientInfo": {"name": "a-host", "version": "1"},
+}
+# The SDK-served bridge alone, as `caucus bridge` ran before the front.
+PLAIN = "import sys; from caucus.cli import main; sys.argv[0] = 'caucus'; main()"
+
+
+def rpc(number: int, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": number, "method": method, "params": params or {}}
+
+
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+class Host:
+    """A host on the bridge's stdio: writes lines (several at once, as one write) and reads
+    the answers (an answer given twice fails), keeping the notifications apart."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.answers: dict[Any, Any] = {}
+        self.notices: list[Any] = []
+
+    @classmethod
+    async def start(cls, argv: list[str], env: dict[str, str], cwd: Path) -> Host:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            env=env,
+            cwd=str(cwd),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        return cls(proc)
+
+    async def send(self, *sent: Any) -> list[Any]:
+        stdin, stdout = self.proc.stdin, self.proc.stdout
+        assert stdin is not None
+        assert stdout is not None
+        stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in sent))
+        await stdin.drain()
+        wanted = [m["id"] for m in sent if "id" in m]
+
+        async def read() -> None:
+            while not all(n in self.answers for n in wanted):
+                message = json.loads(await stdout.readline())
+                if "id" not in message:
+                    self.notices.append(message)
+                    continue
+                assert message["id"] not in self.answers, f"answered twice: {message}"
+                self.answers[message["id"]] = message
+
+        await within(read(), 60, "the bridge's answers")
+        return [self.answers[n] for n in wanted]
+
+    async def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        await within(self.proc.wait(), 30, "the bridge to end")
+
+
+async def exchange(argv: list[str], env: dict[str, str], cwd: Path, *sent: Any) -> list[Any]:
+    """Write all of `sent` at once, read one answer per request, close."""
+    host = await Host.start(argv, env, cwd)
+    try:
+        return await host.send(*sent)
+    finally:
+        await host.close()
+
+
+def bridge_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CAUCUS_")}
+    env.update(XDG_STATE_HOME=str(tmp_path / "state"), XDG_RUNTIME_DIR=str(tmp_path / "run"))
+    env.update(extra)
+    return env
+
+
+def front(url: str) -> list[str]:
+    return [sys.executable, "-m", "caucus", "bridge", "--hub", url]
+
+
+def plain(url: str) -> list[str]:
+    return [sys.executable, "-c", PLAIN, "bridge", "--hub", url]
+
+
+@pytest.mark.parametrize("channel", ["0", "1"])
+async def test_the_front_answers_what_the_sdk_answers_with_the_hub_s_own_limits(
+    tmp_path: Path, channel: str
+) -> None:
+    asked = [
+        rpc(1, "initialize", INIT),
+        INITIALIZED,
+        rpc(2, "tools/list"),
+        rpc(3, "prompts/list"),
+        rpc(4, "resources/list"),
+        rpc(5, "ping"),
+    ]
+    env = bridge_env(tmp_path, CAUCUS_CLAUDE_CHANNEL=channel, CAUCUS_NAME="front-check")
+    # A hub whose limits are not the defaults: the descriptions must say its numbers.
+    async with make_hub(tmp_path / "hub", max_content_chars=1234) as hub, serve(hub) as url:
+        fast = await exchange(front(url), env, tmp_path, *asked)
+        slow = await exchange(plain(url), env, tmp_path, *asked)
+    assert fast == slow
+    say = next(t for t in fast[1]["result"]["tools"] if t["name"] == "say")
+    assert "1234" in json.dumps(say)
+    join = next(t for t in fast[1]["result"]["tools"] if t["name"] == "join")
+    assert "front-check" in json.dumps(join)  # the default name, filled in
+    names = {t["name"] for t in fast[1]["result"]["tools"]}
+    assert ("confirm_delivery" in names) == (channel == "1")
+
+
+async def test_a_hub_that_is_down_lists_the_default_limits_as_the_sdk_does(tmp_path: Path) -> None:
+    asked = [rpc(1, "initialize", INIT), INITIALIZED, rpc(2, "tools/list")]
+    env = bridge_env(tmp_path)
+    nowhere = "http://127.0.0.1:9"
+    assert await exchange(front(nowhere), env, tmp_path, *asked) == await exchange(
+        plain(nowhere), env, tmp_path, *asked
+    )
+
+
+async def test_everything_at_once_is_answered_once_and_in_order_across_the_handover(
+    tmp_path: Path,
+) -> None:
+    env = bridge_env(tmp_path)
+    async with make_hub(tmp_path / "hub") as hub, serve(hub) as url, HubClient(url) as alice:
+        await alice.register("alice")
+        host = await Host.start(front(url), env, tmp_path)
+        try:
+            first = await host.send(
+                rpc(1, "initialize", INIT),
+                INITIALIZED,
+                rpc(2, "tools/list"),
+                rpc(3, "tools/call", {"name": "join", "arguments": {"name": "bob"}}),
+                rpc(4, "ping"),
+            )
+            said = {"name": "say", "arguments": {"to": "alice", "content": "hi"}}
+            second = await host.send(rpc(5, "tools/call", said), rpc(6, "tools/list"))
+        finally:
+            await host.close()
+        assert first[2]["result"]["structuredContent"]["name"] == "bob"
+        assert host.notices == [
+            {"jsonrpc": "2.0", "method": "notifications/resources/list_changed"}
+        ]
+        assert first[3]["result"] == {}
+        assert second[0]["result"].get("isError") is not True, second[0]
+        assert second[1]["result"] == first[1]["result"]  # the SDK lists what the front did
+        got = await alice.receive(timeout=10)
+        assert [(m.sender, m.content) for m in got.messages] == [("bob", "hi")]
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "1999-01-01"])
+async def test_an_older_or_unknown_version_is_negotiated_as_the_sdk_does(
+    tmp_path: Path, url: str, version: str
+) -> None:
+    asked = [rpc(1, "initialize", {**INIT, "protocolVersion": version}), INITIALIZED]
+    asked.append(rpc(2, "tools/list"))
+    env = bridge_env(tmp_path)
+    fast = await exchange(front(url), env, tmp_path, *asked)
+    assert fast == await exchange(plain(url), env, tmp_path, *asked)
+    assert fast[0]["result"]["protocolVersion"] in ("2025-06-18", "2025-11-25")
+
+
+async def test_a_client_of_the_sessionless_era_is_served_by_the_sdk(
+    tmp_path: Path, url: str
+) -> None:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "modern", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    asked = [rpc(1, "tools/list", {"_meta": meta})]
+    env = bridge_env(tmp_path)
+    fast = await exchange(front(url), env, tmp_path, *asked)
+    assert fast == await exchange(plain(url), env, tmp_path, *asked)
+    assert "say" in {t["name"] for t in fast[0]["result"]["tools"]}
+
+
+def test_the_recorded_answers_are_what_the_code_and_the_sdk_make_now(tmp_path: Path) -> None:
+    env = bridge_env(tmp_path, HOME=str(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-m", "caucus.mcp.front_snapshot", "--check"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
