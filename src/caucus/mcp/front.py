@@ -88,18 +88,20 @@ def serve(hub_url: str, name: str | None) -> int:
     """Run the bridge, answering what the front can before the SDK-served bridge takes over."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C before anything joined: just end
     wire_in, wire_out = _claim_stdio()
-    warm = _Background(_warm_up)
     probe = _Probe(hub_url)
     snapshot = json.loads(SNAPSHOT.read_text("utf-8"))
     front = _Front(snapshot, probe, wire_out, name)
     reader = _Lines(wire_in)
+    warm: _Background | None = None
     while True:
         line = reader.next()
         if line is None:  # the host left before anything was joined: nothing to say goodbye to
             return 0
         if not front.answer(line):
             break
-    warm.result()
+        if warm is None and front.listed:
+            warm = _Background(_warm_up)
+    (warm or _Background(_warm_up)).result()
     from caucus.mcp.bridge import Bridge, run_bridge
 
     handover = Handover(wire_in, wire_out, front.replay, [*front.pending, line], reader.rest)
@@ -117,6 +119,7 @@ class _Front:
         channel = os.environ.get("CAUCUS_CLAUDE_CHANNEL") == "1"
         self._flavour = "channel" if channel else "plain"  # as the bridge decides it
         self._initialized = False
+        self.listed = False  # once the tools are out, the SDK-served bridge starts loading
         self.replay: list[bytes] = []
         self.pending: list[bytes] = []  # notifications the SDK will get after the replay
 
@@ -140,6 +143,7 @@ class _Front:
         found: Any
         if method == "tools/list":
             found = {"tools": self._tools()}
+            self.listed = True
         elif method in self._snapshot["lists"]:
             found = self._snapshot["lists"][method]
         elif method == "ping":
@@ -266,12 +270,35 @@ class _Probe:
             self._done.set()
 
     def _get(self, path: str) -> dict[str, Any] | None:
-        import urllib.request
+        """GET `path` from the hub: over a plain socket for http (urllib alone takes 30 ms to
+        import, on the path to the host's first tools/list), through urllib for https."""
+        from urllib.parse import urlsplit
 
-        if not self._url.startswith(("http://", "https://")):
+        url = urlsplit(self._url + path)
+        if url.scheme == "https":
+            import urllib.request
+
+            with urllib.request.urlopen(  # noqa: S310 - the hub's https URL
+                url.geturl(), timeout=LIMITS_TIMEOUT
+            ) as answer:
+                return _object(answer.read())
+        if url.scheme != "http" or url.hostname is None:
             raise ValueError(f"not a hub URL: {self._url}")
-        with urllib.request.urlopen(  # noqa: S310 - an http(s) URL, checked above
-            self._url + path, timeout=LIMITS_TIMEOUT
-        ) as answer:
-            found = json.loads(answer.read())
-        return found if isinstance(found, dict) else None
+        import socket
+
+        address = (url.hostname, url.port or 80)
+        request = f"GET {url.path} HTTP/1.0\r\nHost: {url.netloc}\r\n\r\n".encode()
+        raw = b""
+        with socket.create_connection(address, LIMITS_TIMEOUT) as conn:
+            conn.sendall(request)
+            while chunk := conn.recv(READ_SIZE):
+                raw += chunk
+        head, _, body = raw.partition(b"\r\n\r\n")
+        if head.split(b" ", 2)[1:2] != [b"200"]:
+            raise ValueError(f"the hub answered {head[:40]!r}")
+        return _object(body)
+
+
+def _object(body: bytes) -> dict[str, Any] | None:
+    found = json.loads(body)
+    return found if isinstance(found, dict) else None
