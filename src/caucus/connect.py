@@ -13,6 +13,7 @@ else in the file, is kept as it was. Paths are absolute, to the `caucus` that ru
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import shutil
@@ -51,6 +52,24 @@ class Plan:
     text: str  # the whole file as it will be written
     existed: bool
     replaced: bool  # an earlier `caucus` entry is replaced
+    previous: dict[str, Any] | None = None  # that earlier entry
+
+    def diff(self) -> str:
+        """What changes in the file, as a unified diff of the `caucus` entry alone: a dry run
+        shows this, never the rest of the file (`~/.claude.json` holds far more than servers,
+        some of it private)."""
+        before = _shown(self.host, self.previous) if self.previous is not None else []
+        after = _shown(self.host, self.entry)
+        where = "[mcp_servers]" if self.host is Host.CODEX else '"mcpServers"'
+        lines = difflib.unified_diff(
+            before,
+            after,
+            fromfile=str(self.path),
+            tofile=f"{self.path} (the caucus entry in {where}; everything else kept)",
+            lineterm="",
+            n=len(before) + len(after),
+        )
+        return "\n".join(lines) + "\n"
 
 
 def caucus_command() -> list[str]:
@@ -104,10 +123,10 @@ def plan(
     entry = entry_for(host, hub, http=http, channel=channel)
     existing = path.read_text(encoding="utf-8") if path.exists() else ""
     if host is Host.CODEX:
-        text, replaced = _merge_toml(existing, entry, path)
+        text, previous = _merge_toml(existing, entry, path)
     else:
-        text, replaced = _merge_json(existing, entry, path)
-    return Plan(host, path, entry, text, bool(existing), replaced)
+        text, previous = _merge_json(existing, entry, path)
+    return Plan(host, path, entry, text, bool(existing), previous is not None, previous)
 
 
 def write(p: Plan) -> None:
@@ -116,7 +135,9 @@ def write(p: Plan) -> None:
     replace_atomically(p.path, p.text.encode("utf-8"), mode=mode)
 
 
-def _merge_json(existing: str, entry: dict[str, Any], path: Path) -> tuple[str, bool]:
+def _merge_json(
+    existing: str, entry: dict[str, Any], path: Path
+) -> tuple[str, dict[str, Any] | None]:
     try:
         data = json.loads(existing) if existing.strip() else {}
     except ValueError as exc:
@@ -126,18 +147,20 @@ def _merge_json(existing: str, entry: dict[str, Any], path: Path) -> tuple[str, 
     servers = data.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise ConfigError(f"{path}: mcpServers is not an object; fix it, then run this again")
-    replaced = ENTRY in servers
+    previous = servers.get(ENTRY)
     servers[ENTRY] = entry
-    return json.dumps(data, indent=2) + "\n", replaced
+    return json.dumps(data, indent=2) + "\n", previous if isinstance(previous, dict) else None
 
 
-def _merge_toml(existing: str, entry: dict[str, Any], path: Path) -> tuple[str, bool]:
+def _merge_toml(
+    existing: str, entry: dict[str, Any], path: Path
+) -> tuple[str, dict[str, Any] | None]:
     """The `[mcp_servers.caucus]` tables replaced or appended; every other line kept."""
     try:
         data = tomllib.loads(existing)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML ({exc}); fix it, then run this again") from exc
-    replaced = ENTRY in (data.get("mcp_servers") or {})
+    previous = (data.get("mcp_servers") or {}).get(ENTRY)
     kept: list[str] = []
     skipping = False
     for line in existing.splitlines():
@@ -150,6 +173,13 @@ def _merge_toml(existing: str, entry: dict[str, Any], path: Path) -> tuple[str, 
         if not skipping:
             kept.append(line)
     body = "\n".join(kept).rstrip()
+    ours = _toml_table(entry)
+    text = (body + "\n\n" if body else "") + "\n".join(ours) + "\n"
+    tomllib.loads(text)  # what is written is TOML a host can read
+    return text, previous if isinstance(previous, dict) else None
+
+
+def _toml_table(entry: dict[str, Any]) -> list[str]:
     ours = [f"[mcp_servers.{ENTRY}]"]
     env = entry.get("env")
     for key, value in entry.items():
@@ -158,9 +188,14 @@ def _merge_toml(existing: str, entry: dict[str, Any], path: Path) -> tuple[str, 
     if env:
         ours += ["", f"[mcp_servers.{ENTRY}.env]"]
         ours += [f"{k} = {_toml_value(v)}" for k, v in env.items()]
-    text = (body + "\n\n" if body else "") + "\n".join(ours) + "\n"
-    tomllib.loads(text)  # what is written is TOML a host can read
-    return text, replaced
+    return ours
+
+
+def _shown(host: Host, entry: dict[str, Any]) -> list[str]:
+    """The entry as it stands in the host's file."""
+    if host is Host.CODEX:
+        return _toml_table(entry)
+    return f'"{ENTRY}": {json.dumps(entry, indent=2)}'.splitlines()
 
 
 def _toml_value(value: Any) -> str:
@@ -168,3 +203,60 @@ def _toml_value(value: Any) -> str:
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     # A JSON string (raw UTF-8, controls escaped) is a valid TOML basic string.
     return json.dumps(str(value), ensure_ascii=False)
+
+
+# --- Gemini CLI's trusted folders ------------------------------------------------------------
+# Gemini CLI runs no MCP server, not even a user-level one, in a folder the user has not
+# trusted; the choices are kept in ~/.gemini/trustedFolders.json as {path: level}.
+TRUST_FOLDER, TRUST_PARENT, DO_NOT_TRUST = "TRUST_FOLDER", "TRUST_PARENT", "DO_NOT_TRUST"
+
+
+def gemini_trust_file(home: Path) -> Path:
+    return home / ".gemini" / "trustedFolders.json"
+
+
+def gemini_trusts(home: Path, folder: Path) -> bool | None:
+    """Whether Gemini CLI trusts `folder`: None when its folder trust is turned off (every
+    folder may then run servers), as its own rules read the file otherwise."""
+    settings = home / ".gemini" / "settings.json"
+    try:
+        data = json.loads(settings.read_text(encoding="utf-8")) if settings.exists() else {}
+        enabled = data.get("security", {}).get("folderTrust", {}).get("enabled", True)
+    except (ValueError, AttributeError):
+        enabled = True
+    if enabled is False:
+        return None
+    rules = _trust_rules(home)
+    here = folder.resolve()
+    if rules.get(str(here)) == DO_NOT_TRUST:
+        return False
+    for path, level in rules.items():
+        effective = Path(path).parent if level == TRUST_PARENT else Path(path)
+        if level in (TRUST_FOLDER, TRUST_PARENT) and here.is_relative_to(effective):
+            return True
+    return False
+
+
+def trust_in_gemini(home: Path, folder: Path) -> Path:
+    """Trust `folder` in Gemini CLI, as its own dialog's "Trust folder" does; every other
+    rule is kept. The file written."""
+    rules = _trust_rules(home)
+    rules[str(folder.resolve())] = TRUST_FOLDER
+    path = gemini_trust_file(home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
+    replace_atomically(path, (json.dumps(rules, indent=2) + "\n").encode("utf-8"), mode=mode)
+    return path
+
+
+def _trust_rules(home: Path) -> dict[str, str]:
+    path = gemini_trust_file(home)
+    if not path.exists():
+        return {}
+    try:
+        rules = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ConfigError(f"{path} is not valid JSON ({exc}); fix it, then run this again") from exc
+    if not isinstance(rules, dict):
+        raise ConfigError(f"{path} does not hold a JSON object; fix it, then run this again")
+    return {str(k): str(v) for k, v in rules.items()}

@@ -11,7 +11,17 @@ from typing import Annotated, Any
 
 import typer
 
-from caucus.connect import ConfigError, Host, Scope, caucus_command, plan, write
+from caucus.connect import (
+    ConfigError,
+    Host,
+    Scope,
+    caucus_command,
+    gemini_trust_file,
+    gemini_trusts,
+    plan,
+    trust_in_gemini,
+    write,
+)
 from caucus.defaults import DEFAULT_HUB
 from caucus.files import replace_atomically
 from caucus.service import installed, run, service_file, shown
@@ -35,21 +45,46 @@ def connect(
         Path | None,
         typer.Option(help="claude: also write a plugin folder here (MCP entry, hook, commands)"),
     ] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="print, write nothing")] = False,
+    trust_folder: Annotated[
+        bool | None,
+        typer.Option(
+            "--trust-folder/--no-trust-folder",
+            help="gemini: trust this folder in Gemini CLI, which runs no MCP server in a folder "
+            "it does not trust (default: ask in a terminal)",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="print the change to the caucus entry, write nothing")
+    ] = False,
     json_output: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
 ) -> None:
     """Write the host's own MCP config for Caucus, merged into what is there."""
     try:
         found = plan(host, scope, hub, http=http, channel=channel)
+        trusted = gemini_trusts(Path.home(), Path.cwd()) if host is Host.GEMINI else None
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(2) from None
+    if trusted is False and trust_folder is None and not (dry_run or json_output):
+        trust_folder = sys.stdin.isatty() and typer.confirm(
+            f"Gemini CLI runs MCP servers only in folders you trust. Trust {Path.cwd()}?",
+            default=True,
+            err=True,
+        )
     plugin_files = claude_plugin(found.entry, hub) if plugin is not None else {}
     if plugin is not None and host is not Host.CLAUDE:
         print("error: --plugin is for claude", file=sys.stderr)
         raise typer.Exit(2)
+    trusting = trusted is False and bool(trust_folder)
     if not dry_run:
         write(found)
+        if trusting:
+            try:
+                trust_in_gemini(Path.home(), Path.cwd())
+            except ConfigError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                raise typer.Exit(2) from None
+            trusted = True
         assert plugin is not None or not plugin_files
         for relative, text in plugin_files.items():
             target = (plugin or Path()) / relative
@@ -63,13 +98,16 @@ def connect(
         "replaced": found.replaced,
         "written": not dry_run,
         "plugin": [str((plugin or Path()) / p) for p in plugin_files] if plugin else None,
+        # gemini: whether Gemini CLI will run the server in this folder (None: it asks no one)
+        "folder_trusted": trusted if host is Host.GEMINI else None,
     }
     if json_output:
         print(json.dumps(report))
         return
     if dry_run:
-        print(f"# would write {found.path}")
-        print(found.text, end="")
+        print(found.diff(), end="")
+        if trusting:
+            print(f"# would trust {Path.cwd()} in {gemini_trust_file(Path.home())}")
         for relative, text in plugin_files.items():
             print(f"# would write {(plugin or Path()) / relative}")
             print(text, end="" if text.endswith("\n") else "\n")
@@ -78,6 +116,14 @@ def connect(
     print(f"{how} {found.path}" + (" (other servers kept)" if found.existed else ""))
     if plugin is not None:
         print(f"wrote the Claude Code plugin in {plugin}")
+    if trusting:
+        print(f"trusted {Path.cwd()} in Gemini CLI ({gemini_trust_file(Path.home())})")
+    elif trusted is False:
+        print(
+            f"Gemini CLI runs no MCP server in {Path.cwd()} until you trust it: run "
+            "`caucus connect gemini --trust-folder` here, or choose 'Trust folder' when "
+            "gemini asks (/permissions changes it later)"
+        )
     print(f"next: {_next_step(host, http)}")
 
 

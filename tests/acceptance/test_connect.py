@@ -123,6 +123,45 @@ def test_dry_run_writes_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / ".gemini").exists()
 
 
+@pytest.mark.parametrize("host", ["claude", "codex"])
+def test_dry_run_shows_only_the_change_to_the_caucus_entry(tmp_path: Path, host: str) -> None:
+    if host == "claude":
+        config = tmp_path / ".claude.json"
+        before = {"mcpServers": {"caucus": {"command": "old"}, "x": {}}, "oauth": "s3cret-t0ken"}
+        config.write_text(json.dumps(before))
+    else:
+        config = tmp_path / ".codex" / "config.toml"
+        config.parent.mkdir()
+        config.write_text('model = "s3cret-t0ken"\n\n[mcp_servers.caucus]\ncommand = "old"\n')
+    kept = config.read_text()
+    done = caucus(tmp_path, "connect", host, "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert config.read_text() == kept
+    assert "s3cret-t0ken" not in done.stdout  # the rest of the user's file is never shown
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"--- {config}"
+    assert any(line.startswith("-") and '"old"' in line for line in lines[2:])
+    assert any(line.startswith("+") and "bridge" in line for line in lines[2:])
+
+
+def test_gemini_trusts_the_folder_only_when_asked(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    trust = tmp_path / ".gemini" / "trustedFolders.json"
+    done = caucus(tmp_path, "connect", "gemini", "--json", cwd=work)
+    assert json.loads(done.stdout)["folder_trusted"] is False
+    assert not trust.exists()  # never without being asked (not a terminal: no question)
+    done = caucus(tmp_path, "connect", "gemini", "--trust-folder", "--json", cwd=work)
+    assert json.loads(done.stdout)["folder_trusted"] is True
+    assert json.loads(trust.read_text()) == {str(work.resolve()): "TRUST_FOLDER"}
+    # Folder trust turned off in Gemini CLI: no folder needs it.
+    settings = tmp_path / ".gemini" / "settings.json"
+    data = json.loads(settings.read_text())
+    settings.write_text(json.dumps({**data, "security": {"folderTrust": {"enabled": False}}}))
+    done = caucus(tmp_path, "connect", "gemini", "--json", cwd=tmp_path)
+    assert json.loads(done.stdout)["folder_trusted"] is None
+
+
 def test_the_claude_plugin_folder_has_its_entry_hook_and_commands(tmp_path: Path) -> None:
     plugin = tmp_path / "caucus-plugin"
     connected(tmp_path, "claude", "--plugin", str(plugin))

@@ -24,10 +24,13 @@ def environment(home: Path) -> dict[str, str]:
     return env
 
 
-def connect(env: dict[str, str], host_name: str, hub: str, *extra: str) -> None:
+def connect(
+    env: dict[str, str], host_name: str, hub: str, *extra: str, cwd: Path | None = None
+) -> str:
     argv = [sys.executable, "-m", "caucus", "connect", host_name, "--hub", hub, *extra]
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False, cwd=cwd)
     assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 async def run(argv: list[str], env: dict[str, str], cwd: Path, *, stream: str = "out") -> str:
@@ -69,19 +72,46 @@ async def test_codex_reads_what_caucus_connect_wrote(tmp_path: Path, url: str) -
     assert "mine" in listed
 
 
+async def gemini_line(gemini: Path, env: dict[str, str], work: Path) -> str:
+    out = await run([str(gemini), "mcp", "list"], env, work, stream="err")
+    return next(x for x in out.splitlines() if "caucus:" in x).rstrip()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("transport", ["bridge", "http"])
 async def test_gemini_cli_connects_to_caucus(tmp_path: Path, url: str, transport: str) -> None:
+    """Within Gemini CLI's 5 s limit, and in a folder `caucus connect` had it trust."""
     gemini = host("gemini")
     home, work = tmp_path / "home", tmp_path / "work"
     (home / ".gemini").mkdir(parents=True)
     work.mkdir()
-    # Gemini CLI runs MCP servers only in folders the user trusts.
-    trusted = {str(work): "TRUST_FOLDER"}
-    (home / ".gemini" / "trustedFolders.json").write_text(json.dumps(trusted))
     env = environment(home)
-    connect(env, "gemini", url, *(["--http"] if transport == "http" else []))
-    out = await run([str(gemini), "mcp", "list"], env, work, stream="err")
-    line = next(x for x in out.splitlines() if "caucus:" in x)
-    assert line.rstrip().endswith("Connected"), out
+    http = ["--http"] if transport == "http" else []
+    said = connect(env, "gemini", url, *http, "--trust-folder", cwd=work)
+    assert f"trusted {work} in Gemini CLI" in said
+    line = await gemini_line(gemini, env, work)
+    assert line.endswith("Connected"), line
     assert ("(http)" in line) == (transport == "http")
+
+
+@pytest.mark.slow
+async def test_an_untrusted_folder_is_named_and_trusting_it_connects(
+    tmp_path: Path, url: str
+) -> None:
+    gemini = host("gemini")
+    home, work = tmp_path / "home", tmp_path / "work"
+    (home / ".gemini").mkdir(parents=True)
+    work.mkdir()
+    other = {"/elsewhere": "DO_NOT_TRUST"}
+    (home / ".gemini" / "trustedFolders.json").write_text(json.dumps(other))
+    env = environment(home)
+    said = connect(env, "gemini", url, "--no-trust-folder", cwd=work)
+    assert "caucus connect gemini --trust-folder" in said  # what to do, exactly
+    assert (await gemini_line(gemini, env, work)).endswith("Disabled")
+    report = json.loads(connect(env, "gemini", url, "--trust-folder", "--json", cwd=work))
+    assert report["folder_trusted"] is True
+    rules = json.loads((home / ".gemini" / "trustedFolders.json").read_text())
+    assert rules == {**other, str(work.resolve()): "TRUST_FOLDER"}  # the user's rules kept
+    assert (await gemini_line(gemini, env, work)).endswith("Connected")
+    again = json.loads(connect(env, "gemini", url, "--json", cwd=work))
+    assert again["folder_trusted"] is True
