@@ -33,8 +33,9 @@ from caucus.defaults import DEFAULT_HUB
 
 SNAPSHOT = Path(__file__).with_name("front.json")
 REPLAYED_ID = "caucus-front:initialize"
-LIMITS_WAIT = 0.25  # seconds tools/list waits for the hub's limits before using the defaults
-LIMITS_TIMEOUT = 2.0  # seconds the hub has to answer at all (then it is asked to start)
+# Seconds the hub has to answer for its limits; tools/list waits for them, as the SDK-served
+# bridge does (a hub that is down refuses at once, and the defaults fill the listing).
+LIMITS_TIMEOUT = 2.0
 READ_SIZE = 65536
 
 
@@ -169,7 +170,7 @@ class _Front:
     def _tools(self) -> list[dict[str, Any]]:
         from caucus.mcp.listing import fill_tools, listing_values
 
-        limits = self._probe.limits(LIMITS_WAIT) or self._snapshot["limits"]
+        limits = self._probe.limits(LIMITS_TIMEOUT) or self._snapshot["limits"]
         values = listing_values(limits, self._name or _default_name())
         return fill_tools(self._snapshot["tools"][self._flavour], values)
 
