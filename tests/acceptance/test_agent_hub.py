@@ -44,13 +44,13 @@ def model(request: dict[str, Any]) -> list[Any]:
     if "prompt:on-start" in said:
         join = Call("channel", {"action": "join", "channel": "#ops"})
         return [Say("NO_REPLY")] if done else [join]
-    if "(kind announce" in said:
+    if "kind announce" in said:
         if done and "claim" in latest_tool:
             return [Say("NO_REPLY")]
         offer = re.search(r"o_[0-9a-f]+", said)
         assert offer is not None, said
         return [Call("offer", {"action": "claim", "offer_id": offer.group(0), "text": "mine"})]
-    if "(kind task" in said:
+    if "kind task" in said:
         return [Say("5")]
     if "status?" in said:
         return [Say("all fine" if me == "ann" else "NO_REPLY")]
