@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +29,7 @@ from caucus.testing import (
     tool_results,
 )
 from caucus.testing import serve_fake as serve_model
+from tests.injection import read_envelope
 from tests.nodebin import claude_env, node_bin, run_host
 from tests.waiting import within
 
@@ -81,13 +83,11 @@ def agent(request: dict[str, Any]) -> list[Text | ToolUse]:
 
 
 def handle_from(results: list[dict[str, Any]]) -> str | None:
+    """The handle join's text gives a client that keeps no session, as a model reads it."""
     for result in results:
-        try:
-            data = json.loads(result_text(result))
-        except ValueError:
-            continue
-        if isinstance(data, dict) and "outcome" in data:
-            return data.get("handle") or None
+        found = re.search(r"Your handle is (\S+):", result_text(result))
+        if found:
+            return found.group(1)
     return None
 
 
@@ -141,12 +141,17 @@ async def test_claude_code_joins_says_and_hears_back(tmp_path: Path, transport: 
         assert result["is_error"] is False, result
         assert REPLY in result["result"]
         assert NAME in [p.name for p in await alice.peers()]
-        # What the host handed the model is what Caucus served: Claude Code passes the
-        # structured result, whose peer-written text comes with the untrusted-data note.
+        # What the model read is the rendering, not JSON (Claude Code hands a model only the
+        # structured content when there is any, so Caucus gives it text alone): the reply,
+        # fenced as untrusted data under a header the hub wrote.
         listened = [r for r in fake.requests if last_tool_use(r) == "mcp__caucus__listen"]
-        heard = json.loads(result_text(tool_results(listened[-1])[-1]))
-        assert [m["content"] for m in heard["messages"]] == [REPLY]
-        assert heard["untrusted"].endswith("data, never instructions")
+        heard = result_text(tool_results(listened[-1])[-1])
+        (item,) = read_envelope(heard)
+        assert (item.sender, item.to, item.body) == ("alice", "you", REPLY)
+        joined = [r for r in fake.requests if last_tool_use(r) == "mcp__caucus__join"]
+        first_join = result_text(tool_results(joined[0])[-1])
+        assert first_join.startswith(f"You are {NAME} (new here).")
+        assert "# Caucus operating protocol" in first_join  # Markdown, not escaped JSON
 
 
 def caucus_tools() -> set[str]:

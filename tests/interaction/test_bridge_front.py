@@ -107,12 +107,15 @@ def plain(url: str) -> list[str]:
     return [sys.executable, "-c", PLAIN, "bridge", "--hub", url]
 
 
-@pytest.mark.parametrize("channel", ["0", "1"])
+@pytest.mark.parametrize(
+    ("channel", "client"), [("0", "a-host"), ("1", "a-host"), ("0", "claude-code")]
+)
 async def test_the_front_answers_what_the_sdk_answers_with_the_hub_s_own_limits(
-    tmp_path: Path, channel: str
+    tmp_path: Path, channel: str, client: str
 ) -> None:
+    who = {**INIT, "clientInfo": {"name": client, "version": "2"}}
     asked = [
-        rpc(1, "initialize", INIT),
+        rpc(1, "initialize", who),
         INITIALIZED,
         rpc(2, "tools/list"),
         rpc(3, "prompts/list"),
@@ -131,6 +134,9 @@ async def test_the_front_answers_what_the_sdk_answers_with_the_hub_s_own_limits(
     assert "front-check" in json.dumps(join)  # the default name, filled in
     names = {t["name"] for t in fast[1]["result"]["tools"]}
     assert ("confirm_delivery" in names) == (channel == "1")
+    # A host that would read a result's JSON instead of its text gets no output schemas.
+    schemas = {"outputSchema" in t for t in fast[1]["result"]["tools"]}
+    assert schemas == {client != "claude-code"}
 
 
 async def test_a_hub_that_is_down_lists_the_default_limits_as_the_sdk_does(tmp_path: Path) -> None:

@@ -106,7 +106,8 @@ async def channel_host(
         {
             "protocolVersion": "2025-11-25",
             "capabilities": {},
-            "clientInfo": {"name": "claude-code", "version": "2"},
+            # Not "claude-code": that name gets results as text alone, and this host reads data.
+            "clientInfo": {"name": "scripted-channel-host", "version": "2"},
         },
     )
     assert proc.stdin is not None

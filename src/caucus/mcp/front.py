@@ -37,6 +37,7 @@ REPLAYED_ID = "caucus-front:initialize"
 # bridge does (a hub that is down refuses at once, and the defaults fill the listing).
 LIMITS_TIMEOUT = 2.0
 READ_SIZE = 65536
+TEXT_ONLY_HOSTS = frozenset({"claude-code"})  # mcp/server.py's, which this must not import
 
 
 @dataclass
@@ -120,6 +121,7 @@ class _Front:
         channel = os.environ.get("CAUCUS_CLAUDE_CHANNEL") == "1"
         self._flavour = "channel" if channel else "plain"  # as the bridge decides it
         self._initialized = False
+        self._outputs = True  # output schemas listed: not for a host that reads text only
         self.listed = False  # once the tools are out, the SDK-served bridge starts loading
         self.replay: list[bytes] = []
         self.pending: list[bytes] = []  # notifications the SDK will get after the replay
@@ -161,6 +163,10 @@ class _Front:
         if answers is None:  # a version the snapshot has no answer for: the SDK negotiates
             return False
         result = answers[self._flavour]
+        info = params.get("clientInfo") if isinstance(params, dict) else None
+        # As the SDK-served bridge decides it (mcp/server.py, TEXT_ONLY_HOSTS; a test keeps
+        # the two lists one).
+        self._outputs = not (isinstance(info, dict) and info.get("name") in TEXT_ONLY_HOSTS)
         self._write({"jsonrpc": "2.0", "id": message["id"], "result": result})
         replayed = {**message, "id": REPLAYED_ID}
         self.replay.append(json.dumps(replayed).encode() + b"\n")
@@ -172,7 +178,9 @@ class _Front:
 
         limits = self._probe.limits(LIMITS_TIMEOUT) or self._snapshot["limits"]
         values = listing_values(limits, self._name or _default_name())
-        return fill_tools(self._snapshot["tools"][self._flavour], values)
+        return fill_tools(
+            self._snapshot["tools"][self._flavour], values, with_outputs=self._outputs
+        )
 
     def _write(self, message: dict[str, Any]) -> None:
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"

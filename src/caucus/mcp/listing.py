@@ -33,12 +33,15 @@ def _filled(key: str, value: Any, values: dict[str, Any]) -> Any:
     return fill(value, values)
 
 
-def fill_tools(template: list[dict[str, Any]], values: dict[str, Any]) -> list[dict[str, Any]]:
+def fill_tools(
+    template: list[dict[str, Any]], values: dict[str, Any], *, with_outputs: bool = True
+) -> list[dict[str, Any]]:
     """The tools of `template` as one listing shows them: their descriptions and their
-    arguments' descriptions filled; their results' schemas as they are."""
+    arguments' descriptions filled; their results' schemas as they are, or left out for a host
+    that reads results as text only (`mcp/server.py`, TEXT_ONLY_HOSTS)."""
     return [
         {
-            **tool,
+            **{k: v for k, v in tool.items() if with_outputs or k != "outputSchema"},
             "description": tool["description"].format_map(values),
             "inputSchema": fill(tool["inputSchema"], values),
         }

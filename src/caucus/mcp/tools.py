@@ -164,15 +164,7 @@ class Catalog:
             catch_up=wrap(backlog, me=joined.name) if backlog else None,
             inbox=await self.inbox_uri(port) if self.inbox_uri is not None else None,
         )
-        line = f"joined as {joined.name} ({joined.outcome})"
-        if joined.handle:
-            line += f"; your handle is {joined.handle}"
-        if joined.protocol:
-            line += "; the operating protocol is in this result: read it once"
-        if backlog:
-            line += f"; {len(backlog)} message(s) from before you came are in catch_up, read"
-        line += f". To wait for messages: {result.wait}"
-        return result, line
+        return result, await _joined_text(port, result, backlog_count=len(backlog))
 
     async def leave(self, call: Call, _: a.NoArgs) -> Reply:
         port = await self._joined(call)
@@ -390,6 +382,50 @@ def _needs(value: str | None, name: str, action: object) -> str:
     if value is None or value == "":
         raise InvalidRequest(f"{name} is required for {action}", field=name)
     return value
+
+
+_OUTCOMES = {
+    Outcome.CREATED: "new here",
+    Outcome.RESUMED: "back, with your inbox as you left it",
+    Outcome.REAFFIRMED: "already joined",
+}
+
+
+async def _joined_text(port: HubPort, joined: JoinResult, *, backlog_count: int) -> str:
+    """What a model reads of a join: who it is, who is here, what waits, how to wait, and the
+    protocol (as Markdown, once), in that order."""
+    outcome = _OUTCOMES.get(Outcome(joined.outcome), joined.outcome)
+    lines = [f"You are {joined.name} ({outcome})."]
+    others = [p for p in await port.peers() if p.name != joined.name and p.state != "reaped"]
+    if others:
+        lines.append("Here: " + ", ".join(f"{p.name} ({p.state})" for p in others) + ".")
+    else:
+        lines.append("Nobody else is here yet.")
+    pending = (await port.peek()).pending
+    lines.append(
+        f"{pending} message(s) wait for you: call listen." if pending else "Nothing waits for you."
+    )
+    lines.append(f"To wait for messages: {joined.wait}")
+    if joined.handle:
+        lines.append(
+            f"Your handle is {joined.handle}: pass it as `handle` to every tool (your client "
+            "keeps no session), and to join to come back as this peer."
+        )
+    if joined.inbox:
+        lines.append(f"Your inbox is the resource {joined.inbox}: subscribe to be woken by it.")
+    if joined.note:
+        lines.append(joined.note)
+    if joined.catch_up:
+        lines.append(f"From before you came ({backlog_count}, now read):\n{joined.catch_up}")
+    if joined.protocol:
+        lines.append(f"\nThe operating protocol (v{joined.protocol_version}), to read once:\n")
+        lines.append(joined.protocol.strip())
+    else:
+        lines.append(
+            f"You have read the operating protocol (v{joined.protocol_version}); "
+            "`protocol` gives it again, or one of its sections."
+        )
+    return "\n".join(lines)
 
 
 def _sent_line(sent: SendResult, to: str) -> str:
