@@ -20,6 +20,15 @@ from caucus.mcp import args as a
 from caucus.mcp.envelope import wrap
 from caucus.mcp.ports import Answer, Convening, HubPort
 from caucus.mcp.push import ChannelPush, ChannelState
+from caucus.mcp.renderings import (
+    decisions_text,
+    forms_text,
+    joined_text,
+    offers_text,
+    protocol_text,
+    sent_line,
+    tasks_text,
+)
 from caucus.mcp.results import (
     DISPLACED_NOTE,
     LISTEN_LOOP,
@@ -32,10 +41,10 @@ from caucus.protocol import PROTOCOL_VERSION
 from caucus.web.deliberations import Convened, PositionInfo
 from caucus.web.fields import Wire
 from caucus.web.forms import DecisionList, FormList
-from caucus.web.messages import Notice, SendResult
+from caucus.web.messages import SendResult
 from caucus.web.peers import Departure, Outcome, PeerList, StatusInfo
 from caucus.web.room import ChannelInfo, ChannelList, FloorInfo, ProtocolText
-from caucus.web.work import OfferInfo, OfferList, TaskInfo, TaskList
+from caucus.web.work import OfferList, TaskList
 
 Reply = tuple[Wire, str]
 
@@ -164,7 +173,7 @@ class Catalog:
             catch_up=wrap(backlog, me=joined.name) if backlog else None,
             inbox=await self.inbox_uri(port) if self.inbox_uri is not None else None,
         )
-        return result, await _joined_text(port, result, backlog_count=len(backlog))
+        return result, await joined_text(port, result, backlog_count=len(backlog))
 
     async def leave(self, call: Call, _: a.NoArgs) -> Reply:
         port = await self._joined(call)
@@ -207,7 +216,7 @@ class Catalog:
     async def say(self, call: Call, x: a.SayArgs) -> Reply:
         port = await self._joined(call)
         sent = await port.say(x.to, x.content, x.thread, x.reply_to)
-        return sent, _sent_line(sent, x.to)
+        return sent, sent_line(sent, x.to)
 
     async def listen(self, call: Call, x: a.ListenArgs) -> Reply:
         port = await self._joined(call)
@@ -238,8 +247,7 @@ class Catalog:
 
     async def protocol(self, call: Call, x: a.ProtocolArgs) -> Reply:
         text = await call.port.protocol(x.section)
-        what = f"section {x.section}" if x.section else "the core text"
-        return text, f"protocol v{text.version}, {what}; sections: {', '.join(text.sections)}."
+        return text, protocol_text(text)
 
     async def announce(self, call: Call, x: a.AnnounceArgs) -> Reply:
         port = await self._joined(call)
@@ -280,7 +288,7 @@ class Catalog:
         act, t = a.TaskAction, x.action
         if t is act.LIST:
             found = await port.list_tasks(x.role.value, x.state.value if x.state else None)
-            return TaskList(tasks=found), f"{len(found)} task(s) {x.role.value}."
+            return TaskList(tasks=found), tasks_text(found, me=port.name, role=x.role.value)
         if t is act.SEND:
             to, text = _needs(x.to, "to", t), _needs(x.text, "text", t)
             task = await port.send_task(to, text, x.subject, None)
@@ -296,14 +304,14 @@ class Catalog:
                 task = await port.fail_task(task_id, _needs(x.text, "text", t))
             else:
                 task = await port.request_input(task_id, _needs(x.text, "text", t))
-        return TaskList(tasks=[task]), _task_line(task)
+        return TaskList(tasks=[task]), tasks_text([task], me=port.name)
 
     async def offer(self, call: Call, x: a.OfferArgs) -> Reply:
         port = await self._joined(call)
         act, o = a.OfferAction, x.action
         if o is act.LIST:
             found = await port.list_offers(x.state.value if x.state else None, x.matching)
-            return OfferList(offers=found), f"{len(found)} offer(s) on the board."
+            return OfferList(offers=found), offers_text(found, me=port.name, listing=True)
         if o is act.POST:
             text = _needs(x.text, "text", o)
             offer = await port.post_offer(text, x.subject, x.skills, None)
@@ -315,14 +323,14 @@ class Catalog:
                 offer = await port.resolve_offer(offer_id, _needs(x.claimant, "claimant", o), False)
             else:
                 offer = await port.resolve_offer(offer_id, None, True)
-        return OfferList(offers=[offer]), _offer_line(offer)
+        return OfferList(offers=[offer]), offers_text([offer], me=port.name)
 
     # --- the operator's forms and the ledger -------------------------------------------------
     async def ask(self, call: Call, x: a.AskArgs) -> Reply:
         port = await self._joined(call)
         if x.title is None and x.fields is None:
             found = await port.forms()
-            return FormList(forms=found), f"{len(found)} form(s) wait for the operator."
+            return FormList(forms=found), forms_text(found, me=port.name)
         title = _needs(x.title, "title", "asking")
         if not x.fields:
             raise InvalidRequest("fields are required for asking (1-20 of them)", field="fields")
@@ -334,7 +342,7 @@ class Catalog:
     async def decisions(self, call: Call, x: a.DecisionsArgs) -> Reply:
         port = await self._joined(call)
         found = await port.decisions(x.limit)
-        return DecisionList(decisions=found), f"{len(found)} decision(s), newest first."
+        return DecisionList(decisions=found), decisions_text(found)
 
     # --- deliberation ----------------------------------------------------------------------
     async def convene(self, call: Call, x: a.ConveneArgs) -> Reply:
@@ -382,69 +390,6 @@ def _needs(value: str | None, name: str, action: object) -> str:
     if value is None or value == "":
         raise InvalidRequest(f"{name} is required for {action}", field=name)
     return value
-
-
-_OUTCOMES = {
-    Outcome.CREATED: "new here",
-    Outcome.RESUMED: "back, with your inbox as you left it",
-    Outcome.REAFFIRMED: "already joined",
-}
-
-
-async def _joined_text(port: HubPort, joined: JoinResult, *, backlog_count: int) -> str:
-    """What a model reads of a join: who it is, who is here, what waits, how to wait, and the
-    protocol (as Markdown, once), in that order."""
-    outcome = _OUTCOMES.get(Outcome(joined.outcome), joined.outcome)
-    lines = [f"You are {joined.name} ({outcome})."]
-    others = [p for p in await port.peers() if p.name != joined.name and p.state != "reaped"]
-    if others:
-        lines.append("Here: " + ", ".join(f"{p.name} ({p.state})" for p in others) + ".")
-    else:
-        lines.append("Nobody else is here yet.")
-    pending = (await port.peek()).pending
-    lines.append(
-        f"{pending} message(s) wait for you: call listen." if pending else "Nothing waits for you."
-    )
-    lines.append(f"To wait for messages: {joined.wait}")
-    if joined.handle:
-        lines.append(
-            f"Your handle is {joined.handle}: pass it as `handle` to every tool (your client "
-            "keeps no session), and to join to come back as this peer."
-        )
-    if joined.inbox:
-        lines.append(f"Your inbox is the resource {joined.inbox}: subscribe to be woken by it.")
-    if joined.note:
-        lines.append(joined.note)
-    if joined.catch_up:
-        lines.append(f"From before you came ({backlog_count}, now read):\n{joined.catch_up}")
-    if joined.protocol:
-        lines.append(f"\nThe operating protocol (v{joined.protocol_version}), to read once:\n")
-        lines.append(joined.protocol.strip())
-    else:
-        lines.append(
-            f"You have read the operating protocol (v{joined.protocol_version}); "
-            "`protocol` gives it again, or one of its sections."
-        )
-    return "\n".join(lines)
-
-
-def _sent_line(sent: SendResult, to: str) -> str:
-    if sent.notice == Notice.NO_RECIPIENTS:
-        return f"sent #{sent.seq} to {to}, but nobody else is there to receive it (no_recipients)."
-    line = f"sent #{sent.seq} to {to}; delivered to {', '.join(sent.delivered_to)}"
-    if sent.missed:
-        line += f" ({', '.join(sent.missed)} away: they get it when they return)"
-    return line + "."
-
-
-def _task_line(t: TaskInfo) -> str:
-    return f"task {t.task_id} from {t.sender} to {t.worker} is {t.state}."
-
-
-def _offer_line(o: OfferInfo) -> str:
-    if o.winner:
-        return f"offer {o.offer_id} went to {o.winner} as task {o.task_id}."
-    return f"offer {o.offer_id} is {o.state} with {len(o.claims)} claim(s)."
 
 
 def _doc(text: str) -> str:
