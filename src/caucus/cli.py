@@ -320,14 +320,23 @@ def watch_command(
             "CODEX_THREAD_ID); rests on undocumented Codex behaviour; also CAUCUS_CODEX_PUSH=1",
         ),
     ] = None,
+    follow_: Annotated[
+        bool,
+        typer.Option(
+            "--follow",
+            help="keep running, printing each message as one line as it comes (for a host "
+            "that turns each line into a turn: Claude Code's Monitor tool)",
+        ),
+    ] = False,
 ) -> None:
-    """Wait for this session's next messages, print them (wrapped as untrusted data), exit.
+    """Wait for this session's next messages, print them (wrapped as untrusted data), exit
+    (with --follow: keep waiting, one line per message).
 
     The first line on stdout says how it ended, and so does the exit status: 0 MESSAGES (the
     batch follows), 1 SESSION EXPIRED, 2 BAD SESSION, 3 HUB UNREACHABLE, 4 STOP, 5 DISPLACED
     (your own listen took over: do not relaunch), 6 TICKET REJECTED.
     """
-    from caucus.mcp.watch import Ending, Session, end, read_session, redeem, watch
+    from caucus.mcp.watch import Ending, Session, end, follow, read_session, redeem, watch
 
     if push is None and os.environ.get("CAUCUS_CODEX_PUSH") == "1":
         push = "codex"
@@ -346,6 +355,8 @@ def watch_command(
                 "waking by printing instead",
                 file=sys.stderr,
             )
+        if follow_:
+            return _run_loop(follow(found, poll=poll, give_up=give_up))
         return _run_loop(watch(found, poll=poll, give_up=give_up))
 
     def bad(detail: str) -> None:

@@ -31,7 +31,7 @@ from caucus.testing import (
 from caucus.testing import serve_fake as serve_model
 from tests.injection import read_envelope
 from tests.nodebin import claude_env, node_bin, run_host
-from tests.waiting import within
+from tests.waiting import eventually, within
 
 NAME = "claude-host"
 GREETING = "hello from claude code"
@@ -191,3 +191,92 @@ async def test_the_caucus_tools_are_on_claude_code_s_first_model_request(
         assert "ToolSearch" in offered
         named = json.dumps(first.get("system", "")) + json.dumps(first["messages"])
         assert {t for t in wanted if t in named} == wanted
+
+
+WATCHED = "ping from alice, are you there?"
+FOLLOW = re.compile(r"start it with the Monitor tool \(description: 'Caucus messages'\): (.+?)\. ")
+
+
+def uses(request: dict[str, Any]) -> list[str]:
+    """Every tool the model called so far in this conversation, oldest first."""
+    return [
+        str(b.get("name"))
+        for m in request.get("messages", [])
+        if m.get("role") == "assistant" and isinstance(m.get("content"), list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_use"
+    ]
+
+
+def newest_user_text(request: dict[str, Any]) -> str:
+    content = request["messages"][-1].get("content")
+    return json.dumps(content) if not isinstance(content, str) else content
+
+
+def watching_agent(request: dict[str, Any]) -> list[Text | ToolUse]:
+    """Join, start the watcher with the Monitor tool as join says, and end the turn; when a
+    message arrives as a Monitor event, answer it with say at once."""
+    names, used = tool_names(request), uses(request)
+    if "ToolSearch" not in names and "mcp__caucus__join" not in names:
+        return [Text("ok")]  # a side request
+    if not used:
+        wanted = "select:mcp__caucus__join,mcp__caucus__say,Monitor"
+        return [ToolUse("ToolSearch", {"query": wanted})]
+    last = used[-1]
+    if last == "ToolSearch":
+        return [ToolUse("mcp__caucus__join", {"name": NAME})]
+    if last == "mcp__caucus__join":
+        found = FOLLOW.search(result_text(tool_results(request)[-1]))
+        assert found, result_text(tool_results(request)[-1])
+        return [ToolUse("Monitor", {"command": found.group(1), "description": "Caucus messages"})]
+    if WATCHED in newest_user_text(request) and last == "Monitor":
+        return [ToolUse("mcp__caucus__say", {"to": "alice", "content": REPLY})]
+    return [Text("waiting")]
+
+
+@pytest.mark.slow
+async def test_a_message_wakes_an_idle_claude_code_with_its_text_and_is_answered_at_once(
+    tmp_path: Path,
+) -> None:
+    """The watcher, started with Claude Code's Monitor tool as join's text says, hands the model
+    each message as it comes: the model answers it with no read (Read, listen) in between."""
+    claude = node_bin("claude")
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    fake = FakeAnthropic(watching_agent)
+    async with (
+        make_hub(tmp_path / "hub") as hub,
+        serve(hub) as hub_url,
+        serve_model(fake) as model_url,
+        HubClient(hub_url) as alice,
+    ):
+        await alice.register("alice")
+        env = claude_env(home, model_url, XDG_RUNTIME_DIR=str(tmp_path / "run"))
+        connect = [sys.executable, "-m", "caucus", "connect", "claude", "--hub", hub_url]
+        done = subprocess.run(connect, env=env, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        allowed = ["--allowedTools", "mcp__caucus", "Monitor", "ToolSearch"]
+        session = asyncio.ensure_future(
+            run_host([str(claude), "-p", "Join caucus and answer what comes.", *allowed], env, work)
+        )
+
+        async def parked() -> bool:
+            return (
+                (await alice.ping(NAME)).listening
+                if NAME in {p.name for p in await alice.peers()}
+                else False
+            )
+
+        await eventually(parked, within=60, what="the watcher, started by Monitor, to park")
+        await alice.send(NAME, WATCHED)
+        answer = await within(alice.receive(timeout=25), 60, "the answer")
+        assert [(m.sender, m.content) for m in answer.messages] == [(NAME, REPLY)]
+        await hub.control.stop_peer(NAME)  # the watcher prints STOP and ends, and so the run
+        code, _, err = await within(session, 120, "claude -p to end")
+        assert code == 0, err
+    woken = next(r for r in fake.requests if WATCHED in newest_user_text(r))
+    assert "<event>" in newest_user_text(woken)  # a Monitor event, carrying the message
+    assert uses(woken)[-1] == "Monitor"  # nothing read since the watcher started
+    said = next(r for r in fake.requests if uses(r)[-1:] == ["mcp__caucus__say"])
+    assert uses(said) == [*uses(woken), "mcp__caucus__say"]  # answered from the event alone

@@ -36,7 +36,7 @@ from caucus.mcp.ports import HubPort
 from caucus.mcp.push import CHANNEL_CAPABILITY, ChannelMode, ChannelPush
 from caucus.mcp.remote import RemotePort
 from caucus.mcp.results import WaitVia, WatchCommand
-from caucus.mcp.server import Context, ToolServer, is_modern
+from caucus.mcp.server import Context, ToolServer, follows_lines, is_modern
 from caucus.mcp.tools import Call, Catalog
 from caucus.mcp.watch import Session, by_session_file, session_dir, write_session
 from caucus.service import start_if_installed
@@ -93,7 +93,7 @@ class Bridge:
     def _default_name(self) -> str | None:
         return self.name or default_name()
 
-    async def watch_for(self, _: Call, port: HubPort) -> WatchCommand | None:
+    async def watch_for(self, call: Call, port: HubPort) -> WatchCommand | None:
         """The watcher, with a watch key in its session file (never the token); nothing to
         run once channel push is live."""
         if port.name is None:
@@ -109,7 +109,7 @@ class Bridge:
             key = await port.mint_watch_key()
             write_session(self.session_file, Session(self.hub_url, port.name, key.key))
             self._watching = port.name
-        return by_session_file(self.session_file)
+        return by_session_file(self.session_file, follow=call.follows)
 
     async def _joined(self, port: HubPort) -> None:
         if self.push is not None and self._connection is not None and port.name is not None:
@@ -149,7 +149,7 @@ class Bridge:
             # method the SDK has no type for (ADR 0011), sent outside any request.
             self._connection = ctx.session._connection
             self._session, self._modern = ctx.session, is_modern(ctx)
-            return Call(self.port, default_name=self._default_name())
+            return Call(self.port, default_name=self._default_name(), follows=follows_lines(ctx))
 
         return ToolServer(
             catalog,

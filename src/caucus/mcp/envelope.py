@@ -198,3 +198,18 @@ def wrap(
         out.append(body.text)
         out.append(f"{END} {token}>>>")
     return "\n".join(out)
+
+
+def one_line(m: Wrappable, *, me: str | None, token: str, now: float | None = None) -> str:
+    """One message as one line, for a host that turns each line a command prints into a turn
+    (Claude Code's Monitor tool): the hub's header, then the content between data markers,
+    its newlines shown as ⏎."""
+    body = clean(m.content)
+    notes = []
+    if body.removed:
+        notes.append(f"{body.removed} invisible character(s) removed")
+    if body.defanged:
+        notes.append("marker look-alikes defanged")
+    head = header(m, me=me, now=time.time() if now is None else now, notes=notes)
+    text = body.text.replace("\n", " ⏎ ")
+    return f"{head} {BEGIN} {token}>>> {text} {END} {token}>>>"

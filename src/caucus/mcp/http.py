@@ -35,7 +35,7 @@ from caucus.mcp.inbox import InboxResources
 from caucus.mcp.local_port import LocalPort
 from caucus.mcp.ports import HubPort
 from caucus.mcp.results import WatchCommand
-from caucus.mcp.server import Context, ToolServer, is_modern
+from caucus.mcp.server import Context, ToolServer, follows_lines, is_modern
 from caucus.mcp.sessions import Sessions
 from caucus.mcp.tools import Call, Catalog
 from caucus.mcp.watch import Session, by_session_file, by_ticket, write_session
@@ -149,6 +149,7 @@ class McpEndpoint:
             agent_key=port.agent_key,
             hub_url=port.hub_url,
             local=_loopback(port.source),
+            follows=follows_lines(ctx),
         )
 
     async def _known(self, key: bytes, fresh: LocalPort) -> LocalPort:
@@ -206,9 +207,9 @@ class McpEndpoint:
             write_session(path, Session(url, port.name, key.key))
             if isinstance(port, LocalPort):
                 port.watch_file = path
-            return by_session_file(path)
+            return by_session_file(path, follow=call.follows)
         ticket = await port.mint_watch_ticket()
-        return by_ticket(ticket.command, self.hub.settings.watch_ticket_ttl)
+        return by_ticket(ticket.command, self.hub.settings.watch_ticket_ttl, follow=call.follows)
 
     def _session_file(self, name: str) -> Path:
         """One per peer, beside the hub's database (as private as it is), or in the hub's data

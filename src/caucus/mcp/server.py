@@ -44,6 +44,9 @@ control 'stop', 'interrupt' or 'reset', obey it."""
 # no output schema and results as text alone, so what their model reads is the rendering, not
 # the JSON (ADR 0022). Every other client gets both.
 TEXT_ONLY_HOSTS = frozenset({"claude-code"})
+# Hosts with a tool that turns each line a background command prints into a turn (Claude
+# Code's Monitor): their watcher follows, one line per message, and no read follows a wake.
+FOLLOWING_HOSTS = frozenset({"claude-code"})
 _CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 
 HANDLE_ARG = "handle"
@@ -249,11 +252,21 @@ def error_result(exc: CaucusError, *, text_only: bool = False) -> types.CallTool
     )
 
 
-def reads_text_only(ctx: Context) -> bool:
-    """Whether the calling host hands its model only structured content (TEXT_ONLY_HOSTS)."""
+def host_name(ctx: Context) -> str | None:
+    """The calling host's `clientInfo.name`, from its initialize or its request's envelope."""
     params = ctx.session.client_params
     name = params.client_info.name if params is not None else None
     if name is None and ctx.meta is not None:  # 2026-07-28: the request's envelope says
         info = ctx.meta.get(_CLIENT_INFO_KEY)
         name = info.get("name") if isinstance(info, dict) else None
-    return name in TEXT_ONLY_HOSTS
+    return name if isinstance(name, str) else None
+
+
+def reads_text_only(ctx: Context) -> bool:
+    """Whether the calling host hands its model only structured content (TEXT_ONLY_HOSTS)."""
+    return host_name(ctx) in TEXT_ONLY_HOSTS
+
+
+def follows_lines(ctx: Context) -> bool:
+    """Whether the calling host turns a background command's lines into turns."""
+    return host_name(ctx) in FOLLOWING_HOSTS

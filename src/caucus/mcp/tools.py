@@ -58,6 +58,9 @@ class Call:
     agent_key: str | None = None
     hub_url: str | None = None  # the hub as this caller reaches it
     local: bool = True  # the caller is on the hub's machine (a loopback address)
+    # The host turns each line a background command prints into a turn (Claude Code's Monitor
+    # tool): the watcher it is given keeps running and prints one line per message.
+    follows: bool = False
 
 
 @dataclass(frozen=True, slots=True)
