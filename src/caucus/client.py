@@ -341,9 +341,9 @@ class HubClient(BaseClient):
     async def channels(self) -> list[ChannelInfo]:
         return (await self._get(ChannelList, "/channels")).channels
 
-    async def announce(self, payload: str, *, subject: str | None = None) -> SendResult:
+    async def announce(self, content: str, *, subject: str | None = None) -> SendResult:
         """News for every peer (capped per sender; peers joining within 24 h catch up)."""
-        body: dict[str, Any] = {"payload": payload}
+        body: dict[str, Any] = {"content": content}
         if subject is not None:
             body["subject"] = subject
         return await self._post(SendResult, "/announce", body)
@@ -357,9 +357,9 @@ class HubClient(BaseClient):
         await self._post(Reported, "/activity", body)
 
     async def send_task(
-        self, to: str, payload: str, *, subject: str | None = None, thread: str | None = None
+        self, to: str, content: str, *, subject: str | None = None, thread: str | None = None
     ) -> TaskInfo:
-        body: dict[str, Any] = {"to": to, "payload": payload}
+        body: dict[str, Any] = {"to": to, "content": content}
         if subject is not None:
             body["subject"] = subject
         if thread is not None:
@@ -464,13 +464,13 @@ class HubClient(BaseClient):
     # --- the job board -----------------------------------------------------------------------
     async def post_offer(
         self,
-        payload: str,
+        content: str,
         *,
         subject: str | None = None,
         required_skills: list[str | dict[str, Any]] | None = None,
         ttl_seconds: float | None = None,
     ) -> OfferInfo:
-        body: dict[str, Any] = {"payload": payload}
+        body: dict[str, Any] = {"content": content}
         for key, value in (
             ("subject", subject),
             ("required_skills", required_skills),

@@ -117,7 +117,7 @@ async def test_two_native_agents_answer_where_it_came_from_work_a_task_and_claim
         async with Client(f"{url}/mcp") as client:
             mcp = Session(client)
             await mcp.call("join", name="mcp-agent")
-            sent = await mcp.call("task", action="send", to="bob-bot", text="add 2 and 3")
+            sent = await mcp.call("task", action="send", to="bob-bot", content="add 2 and 3")
             task_id = sent["tasks"][0]["task_id"]
             result = None
             async with asyncio.timeout(scaled(30)):

@@ -134,7 +134,7 @@ async def test_every_task_and_offer_is_listed_for_the_operator(
     headers = {"Authorization": f"Bearer {live_hub.operator.token}"}
     async with httpx2.AsyncClient(base_url=url, headers=headers) as http:
         tasks = (await http.get("/operator/tasks")).json()["tasks"]
-        assert {t["payload"] for t in tasks} == {"review PR 12", "and mine"}
+        assert {t["content"] for t in tasks} == {"review PR 12", "and mine"}
         pending = (await http.get("/operator/tasks", params={"status": "pending"})).json()
         assert task.task_id in {t["task_id"] for t in pending["tasks"]}
         assert (await http.get("/operator/tasks", params={"status": "later"})).status_code == 422

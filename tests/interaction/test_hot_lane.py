@@ -62,7 +62,7 @@ async def test_a_task_round_trip_never_leaves_the_lane(
 ) -> None:
     http, elsewhere, tokens = lane
     alice, bob = auth(tokens["alice"]), auth(tokens["bob"])
-    sent = await http.post("/tasks", json={"to": "bob", "payload": "count"}, headers=alice)
+    sent = await http.post("/tasks", json={"to": "bob", "content": "count"}, headers=alice)
     assert sent.status_code == 200, sent.text
     task_id = sent.json()["task_id"]
     assert sent.json()["state"] == "pending"
@@ -75,7 +75,7 @@ async def test_a_task_round_trip_never_leaves_the_lane(
     await http.get("/receive?timeout=1", headers=bob)
     done = await http.post(f"/tasks/{task_id}/reply", json={"result": "412"}, headers=bob)
     assert (done.json()["state"], done.json()["result"]) == ("completed", "412")
-    other = (await http.post("/tasks", json={"to": "bob", "payload": "x"}, headers=alice)).json()
+    other = (await http.post("/tasks", json={"to": "bob", "content": "x"}, headers=alice)).json()
     canceled = await http.post(f"/tasks/{other['task_id']}/cancel", headers=alice)
     assert canceled.json()["state"] == "canceled"
     third = (await http.post("/tasks", json={"to": "bob", "payload": "y"}, headers=alice)).json()

@@ -91,7 +91,7 @@ async def test_lists_carry_their_items_and_fence_what_agents_wrote(
         assert "< < <end caucus-data" in received
         done = text_of(
             await client.call_tool(
-                "task", {"action": "reply", "task_id": task.task_id, "text": "5"}
+                "task", {"action": "reply", "task_id": task.task_id, "result": "5"}
             )
         )
         assert f"task {task.task_id} ann → you: completed" in done

@@ -67,19 +67,19 @@ async def test_task_round_trips_over_mcp(url: str) -> None:
     ):
         await call(alice, "join", name="alice")
         await call(bob, "join", name="bob")
-        (sent,) = (await call(alice, "task", action="send", to="bob", text="lint the repo"))[
+        (sent,) = (await call(alice, "task", action="send", to="bob", content="lint the repo"))[
             "tasks"
         ]
         task_id = sent["task_id"]
         assert (sent["state"], sent["a2a_state"]) == ("pending", "submitted")
         assert await kinds(bob) == ["task"]
-        asked = await call(bob, "task", action="ask", task_id=task_id, text="strict mode?")
+        asked = await call(bob, "task", action="ask", task_id=task_id, question="strict mode?")
         assert asked["tasks"][0]["state"] == "input_required"
         assert await kinds(alice) == ["input_request"]
-        answered = await call(alice, "task", action="reply", task_id=task_id, text="yes")
+        answered = await call(alice, "task", action="reply", task_id=task_id, result="yes")
         assert answered["tasks"][0]["state"] == "pending"
         assert await kinds(bob) == ["task"]
-        done = await call(bob, "task", action="reply", task_id=task_id, text="clean")
+        done = await call(bob, "task", action="reply", task_id=task_id, result="clean")
         assert (done["tasks"][0]["state"], done["tasks"][0]["result"]) == ("completed", "clean")
         assert await kinds(alice) == ["result"]
         assert (await fail(alice, "task", action="cancel", task_id=task_id))[0] == "conflict"
@@ -129,11 +129,11 @@ async def test_the_job_board_over_mcp(url: str) -> None:
     ):
         await call(poster, "join", name="poster")
         await call(ann, "join", name="ann")
-        posted = await call(poster, "offer", action="post", text="review the RFC", subject="rfc")
+        posted = await call(poster, "offer", action="post", content="review the RFC", subject="rfc")
         offer_id = posted["offers"][0]["offer_id"]
         listed = await call(ann, "offer", action="list")
         assert [o["offer_id"] for o in listed["offers"]] == [offer_id]
-        claimed = await call(ann, "offer", action="claim", offer_id=offer_id, text="I know it")
+        claimed = await call(ann, "offer", action="claim", offer_id=offer_id, note="I know it")
         assert [(c["claimant"], c["note"]) for c in claimed["offers"][0]["claims"]] == [
             ("ann", "I know it")
         ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from pydantic.config import JsonDict
 
 from caucus.domain.floors import FloorAction
@@ -25,6 +25,15 @@ SUBJECT: JsonDict = {"maxLength": 120}
 
 class _In(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def _content(description: str) -> Any:
+    """Words a party writes for others: `content`, on every surface (ADR 0023). `payload`, the
+    name some routes used before, is still read, for one release (deprecated)."""
+    return Field(
+        description=f"{description} (`payload` is read too: deprecated)",
+        validation_alias=AliasChoices("content", "payload"),
+    )
 
 
 def body_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -137,7 +146,7 @@ class RateRequest(_In):
 
 class TaskRequest(_In):
     to: str = Field(description="the worker: one peer, by name", json_schema_extra=NAME)
-    payload: str = Field(description="what to do")
+    content: str = _content("what to do")
     subject: str | None = Field(
         None, description="a short title, at most 120 characters", json_schema_extra=SUBJECT
     )
@@ -157,14 +166,14 @@ class TaskQuestionRequest(_In):
 
 
 class AgentAnnounceRequest(_In):
-    payload: str = Field(description="the news, at most 4 KB")
+    content: str = _content("the news, at most 4 KB")
     subject: str | None = Field(
         None, description="at most 120 characters", json_schema_extra=SUBJECT
     )
 
 
 class OfferRequest(_In):
-    payload: str = Field(description="the work, at most 4 KB (it is announced)")
+    content: str = _content("the work, at most 4 KB (it is announced)")
     subject: str | None = Field(
         None, description="at most 120 characters", json_schema_extra=SUBJECT
     )

@@ -79,7 +79,7 @@ class ChannelArgs(Args):
 
 
 class AnnounceArgs(Args):
-    payload: str = Field(description="at most {announce_bytes} bytes")
+    content: str = Field(description="at most {announce_bytes} bytes")
     subject: str | None = Field(None, description="at most {announce_subject_chars} characters")
 
 
@@ -111,7 +111,10 @@ class TaskArgs(Args):
     )
     task_id: str | None = Field(None, description="not for send, list")
     to: str | None = Field(None, description="send: the worker")
-    text: str | None = Field(None, description="send: the work; reply, fail, ask: your words")
+    content: str | None = Field(None, description="send: the work")
+    result: str | None = Field(None, description="reply: your result, or the answer you were asked")
+    error: str | None = Field(None, description="fail: why")
+    question: str | None = Field(None, description="ask: what you need to know")
     subject: str | None = Field(None, description="send: a short title")
     role: TaskRole = Field(TaskRole.RECEIVED, description="list")
     state: TaskState | None = Field(None, description="list: only these")
@@ -128,9 +131,8 @@ class OfferAction(StrEnum):
 class OfferArgs(Args):
     action: OfferAction = Field(description="select (poster): that claimant gets a task")
     offer_id: str | None = Field(None, description="not for post, list")
-    text: str | None = Field(
-        None, description="post: the work, at most {announce_bytes} bytes; claim: why you"
-    )
+    content: str | None = Field(None, description="post: the work, at most {announce_bytes} bytes")
+    note: str | None = Field(None, description="claim: why you")
     subject: str | None = Field(None, description="post: a short title")
     skills: list[str] | None = Field(None, description="post: skills a claimant needs")
     claimant: str | None = Field(None, description="select")

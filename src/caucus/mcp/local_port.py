@@ -231,10 +231,10 @@ class LocalPort:
         )
 
     async def send_task(
-        self, to: str, payload: str, subject: str | None, thread: str | None
+        self, to: str, content: str, subject: str | None, thread: str | None
     ) -> TaskInfo:
         task = await self.hub.tasks.send(
-            await self._me(), to=to, payload=payload, subject=subject, thread=thread
+            await self._me(), to=to, payload=content, subject=subject, thread=thread
         )
         return TaskInfo.of(task)
 
@@ -258,18 +258,18 @@ class LocalPort:
     async def cancel_task(self, task_id: str) -> TaskInfo:
         return TaskInfo.of(await self.hub.tasks.cancel(await self._me(), task_id))
 
-    async def announce(self, payload: str, subject: str | None) -> SendResult:
-        receipt = await self.hub.announcements.announce(await self._me(), payload, subject=subject)
+    async def announce(self, content: str, subject: str | None) -> SendResult:
+        receipt = await self.hub.announcements.announce(await self._me(), content, subject=subject)
         return SendResult.of(receipt)
 
     async def floor(self, action: str, scope: str, reason: str | None) -> FloorInfo:
         return FloorInfo.of(await self.hub.floors.act(await self._me(), action, scope, reason))
 
     async def post_offer(
-        self, payload: str, subject: str | None, skills: list[str] | None, ttl: float | None
+        self, content: str, subject: str | None, skills: list[str] | None, ttl: float | None
     ) -> OfferInfo:
         offer = await self.hub.offers.post(
-            await self._me(), payload, subject=subject, required_skills=skills, ttl_seconds=ttl
+            await self._me(), content, subject=subject, required_skills=skills, ttl_seconds=ttl
         )
         return OfferInfo.of(offer)
 

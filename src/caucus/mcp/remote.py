@@ -158,9 +158,9 @@ class RemotePort:
         return await self.client.protocol(name)
 
     async def send_task(
-        self, to: str, payload: str, subject: str | None, thread: str | None
+        self, to: str, content: str, subject: str | None, thread: str | None
     ) -> TaskInfo:
-        return await self.client.send_task(to, payload, subject=subject, thread=thread)
+        return await self.client.send_task(to, content, subject=subject, thread=thread)
 
     async def task_status(self, task_id: str) -> TaskInfo:
         return await self.client.task_status(task_id)
@@ -180,18 +180,18 @@ class RemotePort:
     async def cancel_task(self, task_id: str) -> TaskInfo:
         return await self.client.cancel_task(task_id)
 
-    async def announce(self, payload: str, subject: str | None) -> SendResult:
-        return await self.client.announce(payload, subject=subject)
+    async def announce(self, content: str, subject: str | None) -> SendResult:
+        return await self.client.announce(content, subject=subject)
 
     async def floor(self, action: str, scope: str, reason: str | None) -> FloorInfo:
         return await self.client.floor(action, scope, reason)
 
     async def post_offer(
-        self, payload: str, subject: str | None, skills: list[str] | None, ttl: float | None
+        self, content: str, subject: str | None, skills: list[str] | None, ttl: float | None
     ) -> OfferInfo:
         wanted: list[str | dict[str, Any]] | None = list(skills) if skills is not None else None
         return await self.client.post_offer(
-            payload, subject=subject, required_skills=wanted, ttl_seconds=ttl
+            content, subject=subject, required_skills=wanted, ttl_seconds=ttl
         )
 
     async def claim_offer(self, offer_id: str, note: str | None) -> OfferInfo:

@@ -139,7 +139,7 @@ def tasks_text(tasks: Sequence[TaskInfo], *, me: str | None, role: str | None = 
         if t.subject:
             header += f", subject {_quoted(t.subject)}"
         words = [
-            ("work", t.payload),
+            ("work", t.content),
             ("question", t.question),
             ("answer", t.answer),
             ("result", t.result),
@@ -167,7 +167,7 @@ def offers_text(offers: Sequence[OfferInfo], *, me: str | None, listing: bool = 
             header += f", needs {', '.join(skills)}"
         if o.subject:
             header += f", subject {_quoted(o.subject)}"
-        fence.item(header, [("work", o.payload)])
+        fence.item(header, [("work", o.content)])
     return fence.text()
 
 

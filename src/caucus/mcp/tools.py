@@ -254,7 +254,7 @@ class Catalog:
 
     async def announce(self, call: Call, x: a.AnnounceArgs) -> Reply:
         port = await self._joined(call)
-        sent = await port.announce(x.payload, x.subject)
+        sent = await port.announce(x.content, x.subject)
         return sent, f"announced as #{sent.seq} to {len(sent.delivered_to)} peer(s)."
 
     # --- channels and the floor -------------------------------------------------------------
@@ -293,8 +293,8 @@ class Catalog:
             found = await port.list_tasks(x.role.value, x.state.value if x.state else None)
             return TaskList(tasks=found), tasks_text(found, me=port.name, role=x.role.value)
         if t is act.SEND:
-            to, text = _needs(x.to, "to", t), _needs(x.text, "text", t)
-            task = await port.send_task(to, text, x.subject, None)
+            to, content = _needs(x.to, "to", t), _needs(x.content, "content", t)
+            task = await port.send_task(to, content, x.subject, None)
         else:
             task_id = _needs(x.task_id, "task_id", t)
             if t is act.STATUS:
@@ -302,11 +302,11 @@ class Catalog:
             elif t is act.CANCEL:
                 task = await port.cancel_task(task_id)
             elif t is act.REPLY:
-                task = await port.reply_task(task_id, _needs(x.text, "text", t))
+                task = await port.reply_task(task_id, _needs(x.result, "result", t))
             elif t is act.FAIL:
-                task = await port.fail_task(task_id, _needs(x.text, "text", t))
+                task = await port.fail_task(task_id, _needs(x.error, "error", t))
             else:
-                task = await port.request_input(task_id, _needs(x.text, "text", t))
+                task = await port.request_input(task_id, _needs(x.question, "question", t))
         return TaskList(tasks=[task]), tasks_text([task], me=port.name)
 
     async def offer(self, call: Call, x: a.OfferArgs) -> Reply:
@@ -316,12 +316,12 @@ class Catalog:
             found = await port.list_offers(x.state.value if x.state else None, x.matching)
             return OfferList(offers=found), offers_text(found, me=port.name, listing=True)
         if o is act.POST:
-            text = _needs(x.text, "text", o)
-            offer = await port.post_offer(text, x.subject, x.skills, None)
+            content = _needs(x.content, "content", o)
+            offer = await port.post_offer(content, x.subject, x.skills, None)
         else:
             offer_id = _needs(x.offer_id, "offer_id", o)
             if o is act.CLAIM:
-                offer = await port.claim_offer(offer_id, x.text)
+                offer = await port.claim_offer(offer_id, x.note)
             elif o is act.SELECT:
                 offer = await port.resolve_offer(offer_id, _needs(x.claimant, "claimant", o), False)
             else:

@@ -10,7 +10,7 @@ from importlib import resources
 
 from caucus.errors import Hint, NotFound
 
-PROTOCOL_VERSION = 6
+PROTOCOL_VERSION = 7  # 7: one vocabulary (content, result, error, question, note: ADR 0023)
 CORE_LIMIT = 3600  # characters: the ceiling the protocol core must stay under (~900 tokens)
 
 

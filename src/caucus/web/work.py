@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from caucus.domain.offers import ClaimState, Offer, OfferState
 from caucus.domain.tasks import A2AState, Task, TaskState
@@ -22,7 +22,9 @@ class TaskInfo(Wire):
     sender: str
     worker: str
     subject: str | None
-    payload: str
+    # The work, in the words every surface uses for what a party writes (ADR 0023); read
+    # from a hub that still says `payload`.
+    content: str = Field(validation_alias=AliasChoices("content", "payload"))
     thread: str
     state: str = closed(TaskState)
     a2a_state: str = closed(A2AState, "the A2A task state it corresponds to")
@@ -42,7 +44,7 @@ class TaskInfo(Wire):
             sender=t.sender,
             worker=t.worker,
             subject=t.subject,
-            payload=t.payload,
+            content=t.payload,
             thread=t.thread,
             state=t.state.value,
             a2a_state=t.state.a2a,
@@ -81,7 +83,7 @@ class OfferInfo(Wire):
     offer_id: str
     poster: str
     subject: str | None
-    payload: str
+    content: str = Field(validation_alias=AliasChoices("content", "payload"))
     required_skills: list[Skill]
     state: str = closed(OfferState)
     created_at: float
@@ -97,7 +99,7 @@ class OfferInfo(Wire):
             offer_id=o.id,
             poster=o.poster,
             subject=o.subject,
-            payload=o.payload,
+            content=o.payload,
             required_skills=[Skill.model_construct(**s) for s in o.required_skills],
             state=o.state,
             created_at=o.created_at,

@@ -127,5 +127,5 @@ async def peek(
     openapi_extra=access(Access.AGENT),
 )
 async def announce(body: AgentAnnounceRequest, request: Request, peer: PeerDep) -> SendResult:
-    receipt = await hub_of(request).announcements.announce(peer, body.payload, subject=body.subject)
+    receipt = await hub_of(request).announcements.announce(peer, body.content, subject=body.subject)
     return SendResult.of(receipt)

@@ -38,7 +38,7 @@ async def post_offer(body: OfferRequest, request: Request, peer: PeerDep) -> Off
         skills = [s if isinstance(s, str) else s.data() for s in body.required_skills]
     offer = await hub_of(request).offers.post(
         peer,
-        body.payload,
+        body.content,
         subject=body.subject,
         required_skills=skills,
         ttl_seconds=body.ttl_seconds,

@@ -76,7 +76,7 @@ function Task({ t }) {
       ${" "}<strong>${t.subject || short(t.task_id)}</strong>
       <span class="muted">${` ${t.sender} → ${t.worker} · ${clock(t.updated_at)}`}</span>
     </div>
-    <${Clip} text=${t.payload} />
+    <${Clip} text=${t.content} />
     ${t.question && html`<div data-question><em>asked:</em> ${t.question}${t.answer ? html` — <em>answered:</em> ${t.answer}` : ""}</div>`}
     ${outcome != null &&
     html`<div class=${t.error ? "error" : "result"} data-result>
@@ -114,7 +114,7 @@ export function Work({ state }) {
           (o) => html`<li class="card" key=${o.offer_id} data-offer=${o.offer_id}>
             <div><strong>${o.subject || o.offer_id}</strong> <span class="badge">${o.state}</span></div>
             <div class="muted">posted by ${o.poster}${o.winner ? `, assigned to ${o.winner}` : ""}</div>
-            <${Clip} text=${o.payload} />
+            <${Clip} text=${o.content} />
             ${o.required_skills.length > 0 &&
             html`<div class="muted">needs ${o.required_skills.map((s) => s.name || s.id).join(", ")}</div>`}
             ${o.claims.length === 0
