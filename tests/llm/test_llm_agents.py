@@ -108,12 +108,12 @@ async def test_two_agents_on_a_real_model_exchange_a_message_and_a_forced_call_i
         answered = forced_say(await next_event(bob, "NewThreadMessage", 300))
         bob_turn = time.monotonic() - started
         heard = [e["text"] for e in bob.events if e["event"] == "NoticeReceived"]
-        assert any("ann-bot → you" in t and asked["content"] in t for t in heard), heard
+        assert any("from ann-bot to you" in t and asked["content"] in t for t in heard), heard
         assert answered["to"] == "ann-bot", answered
 
         # bob's words reached ann through the hub in turn.
         await next_event(ann, "NoticeReceived", 300)
-        assert "bob-bot → you" in ann.events[-1]["text"]
+        assert "from bob-bot to you" in ann.events[-1]["text"]
         assert answered["content"] in ann.events[-1]["text"]
         print(
             f"llm tier: ann's forced call {ann_turn:.1f} s, bob's {bob_turn:.1f} s",

@@ -40,8 +40,8 @@ async def test_own_messages_are_filtered_and_mentions_are_whole_words() -> None:
         irc._heard(line)
     first, second = irc._queue.get_nowait(), irc._queue.get_nowait()
     assert "hey bot, look" in first.text  # type: ignore[union-attr]
-    assert "alice → #room" in first.text  # type: ignore[union-attr]
-    assert "alice → you" in second.text  # type: ignore[union-attr]
+    assert "from alice to #room" in first.text  # type: ignore[union-attr]
+    assert "from alice to you" in second.text  # type: ignore[union-attr]
 
 
 def test_answers_wrap_at_400_bytes_on_words_and_drop_blank_lines() -> None:

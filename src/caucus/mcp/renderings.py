@@ -134,7 +134,7 @@ def tasks_text(tasks: Sequence[TaskInfo], *, me: str | None, role: str | None = 
     fence = _Fence(title)
     now = time.time()
     for t in tasks:
-        header = f"task {t.task_id} {_who(t.sender, me)} → {_who(t.worker, me)}: {t.state}"
+        header = f"task {t.task_id} from {_who(t.sender, me)} to {_who(t.worker, me)}: {t.state}"
         header += f", updated {ago(max(0.0, now - t.updated_at))}"
         if t.subject:
             header += f", subject {_quoted(t.subject)}"
