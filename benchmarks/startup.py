@@ -5,7 +5,7 @@ A host waits for `caucus bridge` before it shows Caucus's tools (Gemini CLI give
 cache dropped first, when this runs as root; otherwise the first run), the median of the warm
 starts after it, and both as ratios to `python -c pass` measured the same way in the same run:
 
-- `python -c pass` (the baseline), and `caucus --version`
+- `python -c pass` (the baseline), `caucus --version` and `caucus --help`
 - `caucus bridge` until it has answered `initialize` and `tools/list`
 - `caucus watch` until it has printed a message that was waiting for it, and exited
 - `caucus hub` until `GET /protocol` answers
@@ -59,6 +59,10 @@ def python_pass() -> None:
 
 def version() -> None:
     subprocess.run([*CAUCUS, "--version"], check=True, capture_output=True)
+
+
+def help_text() -> None:
+    subprocess.run([*CAUCUS, "--help"], check=True, capture_output=True)
 
 
 def bridge(hub: str, env: dict[str, str]) -> Callable[[], None]:
@@ -159,6 +163,7 @@ async def main(runs: int) -> None:
         cases = [
             ("python -c pass", python_pass),
             ("caucus --version", version),
+            ("caucus --help", help_text),
             ("caucus bridge -> tools/list", bridge(url, env)),
             ("caucus watch -> a message", watch(session, send, env)),
             ("caucus hub -> /protocol", hub(folder, env)),
