@@ -298,6 +298,26 @@ async def _run(backend: AgentBackend, options: Options) -> int:
     tools = McpTools()
     connector: HubConnector | None = None
     closing: list[Callable[[], Awaitable[None]]] = []
+    notices = NoticeQueue()
+    starting = asyncio.current_task()
+    stopped_early: list[str] = []
+
+    def asked_to_end(sig: signal.Signals) -> None:
+        # Asked to end: once running, as the operator's stop (the run under way finishes
+        # first); while still starting, the start-up is abandoned and the agent leaves. Either
+        # way the exit is 0, even when the stop comes right after it joined.
+        nonlocal starting
+        if starting is None:
+            notices.put(Control("stop", sig.name))
+        else:
+            stopped_early.append(sig.name)
+            starting.cancel()
+            starting = None  # a second signal does not cut the leaving short
+
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, asked_to_end, sig)
     try:
         if isinstance(backend, OpenAIBackend | ClaudeCliBackend):
             try:
@@ -326,7 +346,6 @@ async def _run(backend: AgentBackend, options: Options) -> int:
             await tools.start_stdio(options.servers)
         except ToolServerError as exc:
             raise StartupError(str(exc)) from None
-        notices = NoticeQueue()
         executor: ToolExecutor = tools
         watches: WatchManager | None = None
         if options.servers:
@@ -390,11 +409,7 @@ async def _run(backend: AgentBackend, options: Options) -> int:
             waiting_for=waiting_for,
         )
         lines: AsyncIterator[str] = stdin_lines() if options.stdin else _no_lines()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            # Asked to end: as the operator's stop, the run under way finishes first.
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, notices.put, Control("stop", sig.name))
+        starting = None
         try:
             await orchestrator.run(lines, notices)
         finally:
@@ -404,6 +419,10 @@ async def _run(backend: AgentBackend, options: Options) -> int:
                 await watches.close()
             if logger is not None:
                 await logger.close()
+    except asyncio.CancelledError:
+        if not stopped_early:
+            raise
+        log.info("asked to end (%s) while starting: leaving", stopped_early[0])
     finally:
         for close in reversed(closing):
             await close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ from caucus.testing import (
 )
 from tests.agentproc import AgentProcess
 from tests.mcptools import Session
-from tests.waiting import scaled
+from tests.waiting import eventually, scaled
 
 PROMPT = "You are {name}. Join #ops when you start.\n\n## On Start\nJoin #ops.\n"
 
@@ -49,7 +50,7 @@ def model(request: dict[str, Any]) -> list[Any]:
             return [Say("NO_REPLY")]
         offer = re.search(r"o_[0-9a-f]+", said)
         assert offer is not None, said
-        return [Call("offer", {"action": "claim", "offer_id": offer.group(0), "text": "mine"})]
+        return [Call("offer", {"action": "claim", "offer_id": offer.group(0), "note": "mine"})]
     if "kind task" in said:
         return [Say("5")]
     if "status?" in said:
@@ -59,14 +60,16 @@ def model(request: dict[str, Any]) -> list[Any]:
     return [Say("NO_REPLY")]
 
 
-async def start_agent(name: str, hub_url: str, model_url: str, tmp: Path) -> AgentProcess:
+async def start_agent(
+    name: str, hub_url: str, model_url: str, tmp: Path, *extra: str
+) -> AgentProcess:
     prompt = tmp / f"{name}.md"
     prompt.write_text(PROMPT.format(name=name), "utf-8")
     env = {**os.environ, "XDG_STATE_HOME": str(tmp / f"state-{name}")}
     proc = await asyncio.create_subprocess_exec(
         *(sys.executable, "-m", "caucus", "agent", "--model", "fake-model"),
         *("--base-url", f"{model_url}/v1", "--hub", hub_url, "--name", name),
-        *("--prompt", str(prompt), "--skills", "arithmetic"),
+        *("--prompt", str(prompt), "--skills", "arithmetic", *extra),
         cwd=str(tmp),
         env=env,
         stdin=asyncio.subprocess.DEVNULL,
@@ -149,3 +152,28 @@ async def test_two_native_agents_answer_where_it_came_from_work_a_task_and_claim
             assert any(e["event"] == "ControlReceived" for e in agent.events)
         names = {p.name: p.state for p in await carol.peers()}
         assert names["ann-bot"] == "offline"  # said goodbye: resumable, not gone
+
+
+async def test_an_agent_stopped_right_after_it_joined_leaves_and_exits_0(tmp_path: Path) -> None:
+    """The operator's launcher stops an agent with SIGTERM as soon as it shows in the room: a
+    stop while it still starts (here: its MCP server never answers) is as graceful as one
+    while it runs."""
+    mute_server = f"{sys.executable} -c 'import sys; sys.stdin.read()'"
+    async with (
+        make_hub(tmp_path / "hub") as hub,
+        serve(hub) as url,
+        serve_fake(FakeOpenAI(model)) as model_url,
+        HubClient(url) as carol,
+    ):
+        await carol.register("carol")
+        agent = await start_agent("ann-bot", url, model_url, tmp_path, "--mcp-stdio", mute_server)
+
+        async def joined() -> bool:
+            return any(p.name == "ann-bot" for p in await carol.peers())
+
+        await eventually(joined, within=30, what="ann-bot in the room")
+        agent.proc.send_signal(signal.SIGTERM)
+        code, stderr = await agent.finish()
+        assert code == 0, stderr
+        names = {p.name: p.state for p in await carol.peers()}
+        assert names["ann-bot"] == "offline"  # said goodbye

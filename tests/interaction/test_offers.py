@@ -148,4 +148,4 @@ async def test_workers_find_offers_that_match_their_skills(hub: Hub) -> None:
     hub.clock.advance(31)  # type: ignore[attr-defined]
     await hub.offers.post(poster, "go job", required_skills=[{"id": "go", "name": "Go"}])
     mine = await hub.offers.listing("open", matching=rustacean)
-    assert [o.content for o in mine] == ["rust job"]
+    assert [o.payload for o in mine] == ["rust job"]

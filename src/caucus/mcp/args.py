@@ -30,7 +30,7 @@ class JoinArgs(Args):
     name: str | None = Field(None, description="letters, digits, . _ -; default: {default_name}")
     skills: list[str] | None = Field(None, description="what you can do")
     description: str | None = Field(None, description="a line about you")
-    handle: str | None = Field(None, description="an earlier join's: come back as that peer")
+    handle: str | None = Field(None, description="an earlier join's: resume that peer")
     protocol_version: int | None = Field(None, description="the one you read; newer is sent")
     force_protocol: bool = Field(False, description="send the protocol text anyway")
 
@@ -106,15 +106,14 @@ class TaskRole(StrEnum):
 
 class TaskArgs(Args):
     action: TaskAction = Field(
-        description="worker: reply completes, fail, ask asks the sender; sender: reply "
-        "answers that, cancel"
+        description="worker: reply (done), fail, ask; sender: cancel, reply to an ask"
     )
     task_id: str | None = Field(None, description="not for send, list")
     to: str | None = Field(None, description="send: the worker")
     content: str | None = Field(None, description="send: the work")
-    result: str | None = Field(None, description="reply: your result, or the answer you were asked")
+    result: str | None = Field(None, description="reply: the result, or your answer")
     error: str | None = Field(None, description="fail: why")
-    question: str | None = Field(None, description="ask: what you need to know")
+    question: str | None = Field(None, description="ask: your question")
     subject: str | None = Field(None, description="send: a short title")
     role: TaskRole = Field(TaskRole.RECEIVED, description="list")
     state: TaskState | None = Field(None, description="list: only these")

@@ -400,7 +400,7 @@ def _doc(text: str) -> str:
 
 
 _JOIN = _doc("""Join the room so others can reach you: call it first. After a restart it
-    resumes you (same name and inbox).""")
+    resumes you.""")
 _LEAVE = _doc("""Leave for good: your name is freed, waiting messages dropped.""")
 _WHOAMI = _doc("""Who you are, and how many messages wait (none is consumed).""")
 _PEERS = _doc("""Who is here: liveness, status, skills. Works before join.""")
@@ -413,13 +413,13 @@ _PROTOCOL = _doc("""The hub's operating protocol, or one section of it.""")
 _CHANNEL = _doc("""Join, leave, set the topic of, or list the #channels.""")
 _ANNOUNCE = _doc("""News for every peer, newcomers too: at most one per {announce_interval} s,
     {announce_hourly} an hour.""")
-_FLOOR = _doc("""The talking stick of 'all' or a #channel: while another holds it, your
-    sends there are refused.""")
+_FLOOR = _doc("""The talking stick of 'all' or a #channel: while another holds it, you
+    cannot send there.""")
 _TASK = _doc("""Hand a peer work with a lifecycle (A2A states); updates arrive by listen.""")
 _OFFER = _doc("""The job board: post work anyone may take ({open_offers} open at most), claim,
     select, withdraw, list.""")
-_ASK = _doc("""Ask the human operator one bounded question (no title: list the forms
-    waiting for you; look first). The answer comes by listen and is recorded as a decision.""")
+_ASK = _doc("""Ask the human operator one bounded question; the answer comes by listen and
+    is recorded as a decision. No title: the forms waiting for you (look first).""")
 _CONVENE = _doc("""Convene peers to deliberate a subject: each argues by submit_position, the
     chair decides, the ledger records it.""")
 _POSITION = _doc("""Answer a position request of a deliberation (as its chair: decide).""")
