@@ -64,9 +64,10 @@ async def measure(url: str, folder: Path, host: str, show: bool) -> dict[str, in
 
 
 async def main(show: bool) -> None:
-    folder = Path(tempfile.mkdtemp(prefix="caucus-readable-"))
-    async with make_hub(folder / "hub") as hub, serve(hub) as url:
-        rows = {host: await measure(url, folder, host, show) for host in HOSTS}
+    with tempfile.TemporaryDirectory(prefix="caucus-readable-") as where:
+        folder = Path(where)
+        async with make_hub(folder / "hub") as hub, serve(hub) as url:
+            rows = {host: await measure(url, folder, host, show) for host in HOSTS}
     print(f"{'characters a model reads':28} {'text host':>10} {'Claude Code':>12}")
     for what in rows["text"]:
         print(f"{what:28} {rows['text'][what]:>10} {rows['structured'][what]:>12}")

@@ -145,7 +145,11 @@ def measure(start: Callable[[], None], runs: int) -> tuple[float, float]:
 
 
 async def main(runs: int) -> None:
-    folder = Path(tempfile.mkdtemp(prefix="caucus-startup-"))
+    with tempfile.TemporaryDirectory(prefix="caucus-startup-") as where:
+        await measure_all(Path(where), runs)
+
+
+async def measure_all(folder: Path, runs: int) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CAUCUS_")}
     env.update(XDG_STATE_HOME=str(folder / "state"), XDG_RUNTIME_DIR=str(folder / "run"))
     async with make_hub(folder / "hub") as live, serve(live) as url, HubClient(url) as alice:

@@ -7,6 +7,7 @@ unacknowledged is lost, across restarts."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,6 +74,7 @@ class InboxMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         self._run(self.hub.stop())
         self.loop.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
     def _peer(self, name: str) -> Any:
         return self._run(self.hub.registry.authenticate(self.tokens[name]))

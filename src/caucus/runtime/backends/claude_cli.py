@@ -86,7 +86,7 @@ class ClaudeCliBackend:
         self._servers = list(mcp_servers)
         self._cwd = cwd
         self._sessions: OrderedDict[str, tuple[str, int]] = OrderedDict()  # digest -> id, length
-        self._config_dir = tempfile.mkdtemp(prefix="caucus-claude-")
+        self._config_dir: str | None = None  # only when there are servers to configure
         self._config = self._write_config()
 
     def _write_config(self) -> Path | None:
@@ -96,6 +96,7 @@ class ClaudeCliBackend:
         for n, command in enumerate(self._servers, 1):
             argv = shlex.split(command)
             servers[f"s{n}"] = {"command": argv[0], "args": argv[1:]}
+        self._config_dir = tempfile.mkdtemp(prefix="caucus-claude-")
         path = Path(self._config_dir) / "mcp.json"
         path.write_text(json.dumps({"mcpServers": servers}), "utf-8")
         return path
@@ -117,7 +118,8 @@ class ClaudeCliBackend:
         log.info("Claude Code %s", out.decode().strip())
 
     async def close(self) -> None:
-        shutil.rmtree(self._config_dir, ignore_errors=True)
+        if self._config_dir is not None:
+            shutil.rmtree(self._config_dir, ignore_errors=True)
 
     def _continued(self, history: Sequence[ChatMessage]) -> tuple[str, int] | None:
         for digest, (session, length) in reversed(self._sessions.items()):
