@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the runtime loads when an agent runs, not with every `caucu
     from caucus.runtime.backends.base import AgentBackend
     from caucus.runtime.onstart import Prompt
     from caucus.runtime.session.logger import SessionLogger
+    from caucus.runtime.tools.approval import Policy
 
 log = logging.getLogger("caucus.agent")
 
@@ -91,10 +92,32 @@ def agent(
         typer.Option(
             "--approve",
             metavar="TOOL",
-            help="with --hub: this tool runs only once the operator approves the exact call "
-            "(repeatable; tools marked destructive always do)",
+            help="this tool runs only once the operator approves the exact call, even if its "
+            "server marks it read-only (repeatable; every tool not marked read-only does)",
         ),
     ] = None,
+    allow: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow",
+            metavar="TOOL",
+            help="this tool runs unasked, whatever its server says of it (repeatable)",
+        ),
+    ] = None,
+    approve_all: Annotated[
+        bool,
+        typer.Option(
+            "--approve-all", help="every tool of the MCP servers waits, read-only ones too"
+        ),
+    ] = False,
+    unattended: Annotated[
+        bool,
+        typer.Option(
+            "--unattended",
+            help="without --hub: run the tools that would wait for an approval unasked "
+            "(otherwise they are refused: nobody is there to approve)",
+        ),
+    ] = False,
     approve_timeout: Annotated[
         float, typer.Option(min=1, help="with --hub: seconds to wait for an approval")
     ] = 600.0,
@@ -174,8 +197,12 @@ def agent(
             raise _fail("--irc needs at least one channel: -c '#name'", 2)
     elif channel or mention_only or nick:
         raise _fail("--channel, --mention-only and --nick go with --irc", 2)
-    if approve and not hub:
-        raise _fail("--approve needs --hub: the operator approves through the hub", 2)
+    if unattended and hub:
+        raise _fail(
+            "--unattended is for an agent without --hub: with a hub, the operator approves", 2
+        )
+    from caucus.runtime.tools.approval import Policy
+
     if backend is BackendName.OPENAI and not model:
         raise _fail("--backend openai needs --model: the model's name on the server", 2)
     chosen: AgentBackend
@@ -214,7 +241,8 @@ def agent(
         agent_key=os.environ.get(agent_key_env) or None,
         loop_limit=loop_limit,
         watch_state=watch_state,
-        approve=frozenset(approve or ()),
+        policy=Policy(frozenset(approve or ()), frozenset(allow or ()), approve_all),
+        unattended=unattended,
         approve_timeout=approve_timeout,
         code_mode=code_mode,
         irc=irc_at,
@@ -269,7 +297,8 @@ class Options:
     agent_key: str | None
     loop_limit: int
     watch_state: Path | None
-    approve: frozenset[str]
+    policy: Policy
+    unattended: bool
     approve_timeout: float
     code_mode: bool
     irc: tuple[str, int] | None
@@ -289,7 +318,7 @@ async def _run(backend: AgentBackend, options: Options) -> int:
     from caucus.runtime.ids import MemoryKV, RandomIds
     from caucus.runtime.orchestrator import Control, Notice, NoticeQueue, Orchestrator
     from caucus.runtime.stdio import EventWriter, stdin_lines
-    from caucus.runtime.tools.approval import ApprovalTools
+    from caucus.runtime.tools.approval import ApprovalTools, Approver, NobodyToAsk, Unattended
     from caucus.runtime.tools.codemode import CodeModeTools
     from caucus.runtime.tools.executor import ToolExecutor
     from caucus.runtime.tools.mcp_servers import McpTools, ToolServerError
@@ -357,8 +386,17 @@ async def _run(backend: AgentBackend, options: Options) -> int:
             await watches.follow_inboxes()  # a server joined already offers its inbox
         if connector is not None:
             notices.pump(connector.notices())
-            # Mutating calls wait for the operator's approval of that exact call.
-            executor = ApprovalTools(executor, connector, approve=options.approve)
+        # Calls that may change things wait for the operator's approval of that exact call.
+        approver: Approver = (
+            connector
+            if connector is not None
+            else Unattended()
+            if options.unattended
+            else NobodyToAsk()
+        )
+        gate = ApprovalTools(executor, approver, policy=options.policy)
+        executor = gate
+        _say_policy(*await gate.split(), asked=connector is not None, options=options)
         irc_link: IrcConnector | None = None
         if options.irc is not None:
             irc_link = IrcConnector(
@@ -431,6 +469,25 @@ async def _run(backend: AgentBackend, options: Options) -> int:
             await connector.close()
         await backend.close()
     return 0
+
+
+def _say_policy(unasked: list[str], gated: list[str], *, asked: bool, options: Options) -> None:
+    """At start, on stderr: which tools run unasked, and what happens to the others."""
+    if unasked:
+        log.info("runs unasked: %s", ", ".join(unasked))
+    if not gated:
+        return
+    names = ", ".join(gated)
+    if asked:
+        log.info("asks the operator before each call of: %s", names)
+    elif options.unattended:
+        log.warning("--unattended: runs unasked what would wait for an approval: %s", names)
+    else:
+        log.warning(
+            "refuses (no hub, so no operator to approve; --allow TOOL or --unattended to run "
+            "them): %s",
+            names,
+        )
 
 
 async def _no_lines() -> AsyncIterator[str]:

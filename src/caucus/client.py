@@ -399,12 +399,21 @@ class HubClient(BaseClient):
 
     # --- operator forms and decisions ---------------------------------------------------------
     async def ask_operator(
-        self, title: str, fields: list[dict[str, Any]], *, to: str = "all"
+        self,
+        title: str,
+        fields: list[dict[str, Any]],
+        *,
+        to: str = "all",
+        call: dict[str, Any] | None = None,
     ) -> FormInfo:
         """Ask the operator; the answer arrives as a `form_answer` item, to `to` and to you.
         Each field is `{key, label?, type: radio|checkbox|text|textarea, options?, required?,
-        allow_other?}`."""
-        return await self._post(FormInfo, "/forms", {"title": title, "fields": fields, "to": to})
+        allow_other?}`. `call` (`{tool, arguments, files, annotations}`) is a tool call the
+        form asks to approve; it must then offer `approve sha256:<its digest>`."""
+        body: dict[str, Any] = {"title": title, "fields": fields, "to": to}
+        if call is not None:
+            body["call"] = call
+        return await self._post(FormInfo, "/forms", body)
 
     async def forms(self) -> list[FormInfo]:
         """Pending forms of your audiences: look before you ask."""

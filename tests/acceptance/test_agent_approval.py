@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from caucus.client import HubClient
+from caucus.domain.approvals import ToolCallSubject, approve_option
 from caucus.operator_client import OperatorClient
-from caucus.runtime.tools.approval import approve_option, call_digest, file_hashes
+from caucus.runtime.tools.binding import bind
 from caucus.testing import Call, FakeOpenAI, Say, last_user, make_hub, serve, serve_fake
 from caucus.web.forms import FormInfo
 from tests.agentproc import AgentProcess
@@ -97,9 +98,13 @@ async def test_a_destructive_call_runs_only_on_the_operators_approval_of_that_ca
         await carol.send("editor", "please write a.txt new-a")
         form = await pending_form(operator, seen)
         args = {"path": "a.txt", "content": "new-a"}
-        digest = call_digest("write_file", args, file_hashes(args, work))
+        hints = {"destructiveHint": True, "readOnlyHint": False}
+        digest = ToolCallSubject("write_file", args, bind(args, work), hints).digest()
         (field,) = form.fields
         assert field.options == [approve_option(digest), "deny"]
+        assert form.call is not None  # the whole call, as the operator approves it
+        assert (form.call.sha256, form.call.arguments) == (digest, args)
+        assert form.call.files == {str(work / "a.txt"): bind(args, work)[str(work / "a.txt")]}
         assert form.asker == "editor"
         assert form.to == "#approve-editor"
         # While the call waits on the operator, the agent's run state says which tool runs.
@@ -136,7 +141,7 @@ async def test_a_destructive_call_runs_only_on_the_operators_approval_of_that_ca
         form = await pending_form(operator, seen)
         (work / "c.txt").write_text("changed meanwhile", "utf-8")
         await operator.answer_form(form.form_id, {"decision": form.fields[0].options[0]})
-        assert "the file changed" in await reply_to(carol)
+        assert "a file changed while the approval was pending" in await reply_to(carol)
         assert (work / "c.txt").read_text("utf-8") == "changed meanwhile"
 
         await operator.stop()

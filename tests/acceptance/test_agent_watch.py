@@ -49,6 +49,7 @@ async def test_watches_run_turns_drop_unchanged_and_survive_a_restart(tmp_path: 
     async with serve_fake(FakeOpenAI(model)) as url:
         flags = ("--model", "m", "--base-url", f"{url}/v1", "--prompt", str(prompt))
         watch = ("--mcp-stdio", str(everything), "--watch-state", str(state))
+        watch += ("--allow", "toggle-subscriber-updates")  # no hub to approve it: allowed
         agent = await start(*flags, *watch, cwd=tmp_path)
         first = await agent.until("ThreadRunComplete")
         assert first["reply"] == "watching"

@@ -83,7 +83,7 @@ async def test_a_form_settles_once_even_when_two_settle_at_once(db: Engine) -> N
     assert found[0].answer == ({"go": "yes"} if won[0] else None)
 
 
-async def test_answers_wait_for_the_ledger_until_marked(db: Engine) -> None:
+async def test_settled_forms_wait_for_the_ledger_until_marked(db: Engine) -> None:
     alice = await peer(db, "alice")
     first, second = await stored(db, alice, "one"), await stored(db, alice, "two")
     canceled = await stored(db, alice, "x")
@@ -91,9 +91,10 @@ async def test_answers_wait_for_the_ledger_until_marked(db: Engine) -> None:
     await settle(db, second.id, FormState.ANSWERED)
     await settle(db, canceled.id, FormState.CANCELED)
     unrecorded = await db.read(lambda r: r.forms.unrecorded())
-    assert [f.id for f in unrecorded] == [first.id, second.id]
+    assert [f.id for f in unrecorded] == [first.id, second.id, canceled.id]  # canceled: too
     await db.write(lambda r: r.forms.mark_recorded({first.id: "a" * 64}))
-    assert [f.id for f in await db.read(lambda r: r.forms.unrecorded())] == [second.id]
+    left = await db.read(lambda r: r.forms.unrecorded())
+    assert [f.id for f in left] == [second.id, canceled.id]
     recorded = await db.read(lambda r: r.forms.get(first.id))
     assert recorded is not None
     assert recorded.decision_hash == "a" * 64

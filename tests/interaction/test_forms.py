@@ -11,6 +11,7 @@ import httpx2
 import pytest
 
 from caucus.client import HubClient, InboundMessage
+from caucus.domain.approvals import MAX_CALL_TEXT, ToolCallSubject, approve_option
 from caucus.errors import CapOpenForms, Conflict, Forbidden, InvalidRequest
 from caucus.ledger.commands import verify
 from caucus.operator_client import OperatorClient
@@ -97,6 +98,7 @@ async def test_ask_list_answer_over_http_reaches_everyone_and_is_recorded(
     assert decision.hash == digest
     assert decision.subject == "Which database for v2?"
     assert decision.decision == "Database: postgres; Environments: dev, prod; Notes: go"
+    assert decision.model_extra is not None
     assert decision.model_extra["caucus"]["form_id"] == form.form_id
     assert (await operator.decisions())[0].hash == digest
     outcome = verify(live_hub.decisions.path)
@@ -263,8 +265,15 @@ async def test_the_operator_cancels_and_the_asker_is_told(
     with pytest.raises(Conflict):
         await operator.cancel_form(form.form_id)
     assert await alice.forms() == []
+    # Declining to answer is a decision too: on the ledger, and in /decisions, as canceled.
+    assert canceled.decision_hash is not None
     assert await live_hub.db.read(lambda r: r.forms.unrecorded()) == []
-    assert await operator.decisions() == []  # a canceled form decides nothing
+    for reader in (operator, alice):
+        (record,) = await reader.decisions()
+        assert record.subject == "Which database?"
+        assert record.decision == "canceled: decided in the meeting"
+        assert record.positions[0]["stance"] == "canceled"
+        assert record.hash == canceled.decision_hash
 
 
 async def test_racing_answers_have_one_winner(
@@ -335,3 +344,52 @@ async def test_pending_forms_survive_a_restart(tmp_path: Path) -> None:
         assert (pending.id, pending.fields) == (form.id, form.fields)
         answered = await hub.forms.answer(form.id, {"db": "sqlite"})
         assert answered.answer == {"db": "sqlite"}
+
+
+def approval(arguments: dict[str, Any], option_for: ToolCallSubject | None = None) -> Any:
+    subject = ToolCallSubject("shell", arguments, {}, {"destructiveHint": True})
+    digest = (option_for or subject).digest()
+    field = {"key": "decision", "type": "radio", "options": [approve_option(digest), "deny"]}
+    return subject, [field]
+
+
+async def test_a_form_carrying_a_call_must_offer_to_approve_exactly_that_call(
+    connect: ClientFactory, operator: OperatorClient, live_hub: Hub
+) -> None:
+    agent = await connect("agent")
+    subject, fields = approval({"command": "ls"})
+    form = await agent.ask_operator("agent asks to run shell", fields, call=subject.record())
+    assert form.call is not None
+    assert (form.call.sha256, form.call.canonical) == (subject.digest(), subject.canonical())
+
+    # Another call's digest, or none at all, or two approve options: refused, nothing stored.
+    other = ToolCallSubject("shell", {"command": "ls -la"})
+    for fields in (
+        approval({"command": "rm -rf ~/"}, option_for=other)[1],
+        [{"key": "decision", "type": "radio", "options": ["yes", "deny"]}],
+        [
+            {
+                "key": "decision",
+                "type": "radio",
+                "options": [approve_option(subject.digest()), approve_option(other.digest())],
+            }
+        ],
+    ):
+        with pytest.raises(InvalidRequest, match="exactly one approve option"):
+            await agent.ask_operator("sneaky", fields, call={"tool": "shell", "arguments": {}})
+    # A call too long to be shown whole is not put to the operator at all.
+    big, fields = approval({"content": "x" * (MAX_CALL_TEXT + 1)})
+    with pytest.raises(InvalidRequest, match="whole"):
+        await agent.ask_operator("agent asks to run shell", fields, call=big.record())
+    assert [f.form_id for f in await operator.forms()] == [form.form_id]
+
+    answered = await operator.answer_form(
+        form.form_id, {"decision": approve_option(subject.digest())}
+    )
+    (record,) = await operator.decisions()
+    assert record.hash == answered.decision_hash
+    assert record.model_extra is not None
+    assert record.model_extra["caucus"]["call"] == {
+        "canonical": subject.canonical(),
+        "sha256": subject.digest(),
+    }

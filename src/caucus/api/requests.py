@@ -232,6 +232,22 @@ class AskRequest(_In):
         description="who gets the answer: 'all' or a #channel you are in",
         json_schema_extra=TARGET,
     )
+    call: ToolCallIn | None = Field(
+        None,
+        description="a tool call this form asks to approve: the operator reads it whole, and "
+        "the form must offer `approve sha256:<digest of its canonical text>`",
+    )
+
+
+class ToolCallIn(_In):
+    tool: str = Field(description="the tool's name")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="every argument")
+    files: dict[str, str] = Field(
+        default_factory=dict, description="each path the arguments name, and what it held"
+    )
+    annotations: dict[str, Any] = Field(
+        default_factory=dict, description="what the tool's annotations say, as its server gave them"
+    )
 
 
 class AnswerRequest(_In):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from caucus.domain.forms import Form, answer_lines
+from caucus.domain.forms import Form, FormState, answer_lines
 from caucus.domain.messages import SystemSender
 from caucus.domain.names import BROADCAST
 
@@ -62,9 +62,33 @@ def iso_utc(ts: float) -> str:
 
 
 def form_decision(form: Form) -> dict[str, Any]:
-    """The ledger record of an answered form: the operator's answer is the decision."""
-    lines = answer_lines(form)
-    verdict = "; ".join(lines) if lines else "answered with no field filled in"
+    """The ledger record of a settled form: the operator's answer is the decision, and a
+    cancellation is one too (the operator declined to answer). An approval's record carries
+    the call's canonical text, the very text its approve option's digest covers."""
+    canceled = form.state is FormState.CANCELED
+    if canceled:
+        stance = "canceled"
+        summary = f"canceled the form {form.asker} asked"
+        verdict = f"canceled: {form.reason}" if form.reason else "canceled"
+    else:
+        lines = answer_lines(form)
+        stance = "answered"
+        summary = f"answered the form {form.asker} asked"
+        verdict = "; ".join(lines) if lines else "answered with no field filled in"
+    extra: dict[str, Any] = {
+        "kind": "form",
+        "form_id": form.id,
+        "asker": form.asker,
+        "audience": form.audience,
+        "asked_at": iso_utc(form.created_at),
+        "state": form.state.value,
+        "fields": [f.record() for f in form.fields],
+        "answers": form.answer or {},
+    }
+    if canceled:
+        extra["reason"] = form.reason
+    if form.call is not None:
+        extra["call"] = {"canonical": form.call.canonical(), "sha256": form.call.digest()}
     return {
         "schema_version": SCHEMA_VERSION,
         "timestamp": iso_utc(form.updated_at),
@@ -72,8 +96,8 @@ def form_decision(form: Form) -> dict[str, Any]:
         "positions": [
             {
                 "agent": SystemSender.OPERATOR.value,
-                "stance": "answered",
-                "summary": f"answered the form {form.asker} asked",
+                "stance": stance,
+                "summary": summary,
                 "confidence": 1.0,
             }
         ],
@@ -81,15 +105,7 @@ def form_decision(form: Form) -> dict[str, Any]:
         "dissent": [],
         "confidence": 1.0,
         "evidence": [{"source": "caucus-form", "ref": form.id}],
-        "caucus": {
-            "kind": "form",
-            "form_id": form.id,
-            "asker": form.asker,
-            "audience": form.audience,
-            "asked_at": iso_utc(form.created_at),
-            "fields": [f.record() for f in form.fields],
-            "answers": form.answer or {},
-        },
+        "caucus": extra,
     }
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from caucus.domain.approvals import ToolCallSubject
 from caucus.errors import Conflict, InvalidRequest
 
 
@@ -78,6 +79,7 @@ class Form:
     answer: dict[str, Answer] | None = None
     reason: str | None = None  # why the operator canceled it
     decision_hash: str | None = None  # the ledger record of the answer, once written
+    call: ToolCallSubject | None = None  # the tool call an approval form is about
 
 
 @dataclass(frozen=True, slots=True)

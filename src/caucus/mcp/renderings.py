@@ -178,7 +178,10 @@ def forms_text(forms: Sequence[FormInfo], *, me: str | None) -> str:
     for f in forms:
         header = f"form {f.form_id} by {_who(f.asker, me)} to {f.to}: {f.state}"
         header += f", fields {', '.join(field.key for field in f.fields)}"
-        fence.item(header, [("question", f.title)])
+        words = [("question", f.title)]
+        if f.call is not None:  # an approval: the whole call, as the operator approves it
+            words.append((f"call (sha256 {f.call.sha256[:12]})", f.call.canonical))
+        fence.item(header, words)
     return fence.text()
 
 

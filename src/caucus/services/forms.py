@@ -8,6 +8,8 @@ the audience and to the asker (a direct copy if the audience message would miss 
 priority lane; a cancellation goes to the asker. Then the answer is recorded in the decision
 ledger (`record`, the hub's `DecisionLog`), so the answered form comes back with the record's
 hash; if the ledger refuses, the answer stands, delivered, and is recorded once it is restored.
+A cancellation is recorded the same way. A form asking to approve a tool call carries the call
+(`domain/approvals.py`): what the operator reads is what the approval is bound to.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from caucus.clock import Clock
+from caucus.domain.approvals import check_bound, parse_call
 from caucus.domain.caps import check_pending_forms
 from caucus.domain.events import FormAsked, FormSettled
 from caucus.domain.forms import (
@@ -63,11 +66,18 @@ class Forms:
         self._ids = MessageIds()
 
     # --- agents -------------------------------------------------------------------------------
-    async def ask(self, peer: Peer, title: str, fields: Any, to: str = BROADCAST) -> Form:
+    async def ask(
+        self, peer: Peer, title: str, fields: Any, to: str = BROADCAST, call: Any = None
+    ) -> Form:
         """Put a form to the operator. Returns the pending form (the earlier one, if this asker
-        already has the same form pending)."""
+        already has the same form pending). A form that asks to approve a tool call carries
+        the call, and offers to approve exactly its digest."""
         title = check_title(title)
         parsed = parse_fields(fields)
+        subject = None
+        if call is not None:
+            subject = parse_call(call)
+            check_bound(subject, [o for f in parsed for o in f.options])
         audience = self._audience(to)
         now = self._clock.now()
         form = Form(
@@ -79,6 +89,7 @@ class Forms:
             state=FormState.PENDING,
             created_at=now,
             updated_at=now,
+            call=subject,
         )
         cap = self._max_pending
 
@@ -139,9 +150,14 @@ class Forms:
         return await self.get(form_id)
 
     async def cancel(self, form_id: str, reason: str | None = None) -> Form:
+        """Decline to answer; the cancellation is recorded on the ledger like an answer."""
         if reason is not None and len(reason) > MAX_REASON:
             raise InvalidRequest(f"reason is at most {MAX_REASON} characters", field="reason")
-        return await self._settle(form_id, FormState.CANCELED, None, reason)
+        canceled = await self._settle(form_id, FormState.CANCELED, None, reason)
+        if self._record is None:
+            return canceled
+        await self._record()
+        return await self.get(form_id)
 
     async def _settle(
         self, form_id: str, state: FormState, answer: dict[str, Any] | None, reason: str | None

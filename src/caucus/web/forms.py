@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
+from caucus.domain.approvals import ToolCallSubject
 from caucus.domain.decisions import Decision, LedgerStatus
 from caucus.domain.forms import FieldType, Form, FormField, FormState
 from caucus.web.fields import Wire, closed
@@ -31,6 +32,29 @@ class FormFieldInfo(Wire):
         )
 
 
+class ToolCallInfo(Wire):
+    """The tool call an approval form is about, whole: its canonical text is what the approve
+    option's digest covers and what the ledger records."""
+
+    tool: str
+    arguments: dict[str, Any]
+    files: dict[str, str] = Field(description="each path the arguments name, and what it held")
+    annotations: dict[str, Any] = Field(description="the tool's hints, as its server gave them")
+    canonical: str = Field(description="the call as the operator approves it")
+    sha256: str = Field(description="the digest of the canonical text")
+
+    @classmethod
+    def of(cls, call: ToolCallSubject) -> ToolCallInfo:
+        return cls.model_construct(
+            tool=call.tool,
+            arguments=dict(call.arguments),
+            files=dict(call.files),
+            annotations=dict(call.annotations),
+            canonical=call.canonical(),
+            sha256=call.digest(),
+        )
+
+
 class FormInfo(Wire):
     form_id: str
     asker: str
@@ -43,6 +67,7 @@ class FormInfo(Wire):
     answer: dict[str, str | list[str]] | None
     reason: str | None = Field(description="why the operator canceled it")
     decision_hash: str | None = Field(description="its answer's ledger record, once written")
+    call: ToolCallInfo | None = Field(None, description="the tool call it asks to approve")
 
     @classmethod
     def of(cls, form: Form) -> FormInfo:
@@ -58,6 +83,7 @@ class FormInfo(Wire):
             answer=form.answer,
             reason=form.reason,
             decision_hash=form.decision_hash,
+            call=ToolCallInfo.of(form.call) if form.call is not None else None,
         )
 
 

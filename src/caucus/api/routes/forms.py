@@ -36,7 +36,8 @@ Limit = Annotated[int, Query(ge=1, le=200, description="how many, newest first (
 )
 async def ask(body: AskRequest, request: Request, peer: PeerDep) -> FormInfo:
     fields = [f.model_dump(exclude_none=True) for f in body.fields]
-    return FormInfo.of(await hub_of(request).forms.ask(peer, body.title, fields, body.to))
+    call = body.call.model_dump() if body.call is not None else None
+    return FormInfo.of(await hub_of(request).forms.ask(peer, body.title, fields, body.to, call))
 
 
 @router.get(

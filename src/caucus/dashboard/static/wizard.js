@@ -3,6 +3,7 @@
 // of every answer before anything is sent.
 
 import { route } from "./api.js";
+import { CallCard } from "./callcard.js";
 import { clock } from "./format.js";
 import { html, useEffect, useRef, useState } from "./ui.js";
 
@@ -25,6 +26,7 @@ export function Forms({ api, state, observer, notify }) {
               asked by ${f.asker} for ${f.to} at ${clock(f.created_at)} · ${f.fields.length}
               ${f.fields.length === 1 ? " question" : " questions"}
             </div>
+            ${f.call && html`<${CallCard} call=${f.call} />`}
             <div class="row">
               <button type="button" class="primary" disabled=${observer} onClick=${() => setOpen(f.form_id)}>
                 Answer
@@ -156,6 +158,7 @@ function Wizard({ api, form, notify, onClose }) {
           </div>
           <progress max=${fields.length} value=${step}></progress>
         </header>
+        ${form.call && html`<${CallCard} call=${form.call} />`}
         ${recap
           ? html`<${Recap} fields=${fields} answers=${answers} />`
           : html`<form class="field-card" onSubmit=${next} data-field=${fields[step].key}>

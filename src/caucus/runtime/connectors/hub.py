@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import logging
 import time
 from collections import deque
@@ -31,6 +30,7 @@ from mcp import Client
 
 from caucus.client import HubClient
 from caucus.config import Settings
+from caucus.domain.approvals import ToolCallSubject, approve_option
 from caucus.errors import (
     CaucusError,
     Forbidden,
@@ -47,7 +47,7 @@ from caucus.mcp.tools import Call, Catalog
 from caucus.protocol import PROTOCOL_VERSION
 from caucus.runtime.connectors.routing import Routes
 from caucus.runtime.orchestrator import Control, Notice
-from caucus.runtime.tools.approval import DENY, FIELD, Pending, Verdict, approve_option
+from caucus.runtime.tools.approval import DENY, FIELD, Pending, Verdict
 from caucus.web.messages import InboundMessage
 from caucus.web.room import Limits
 
@@ -232,23 +232,25 @@ class HubConnector:
         return Notice(key, wrap([m], me=self.name))
 
     # --- approvals ---------------------------------------------------------------------------
-    async def approve(self, name: str, arguments: dict[str, Any], digest: str) -> Verdict:
-        """Ask the operator, with a one-time form, to approve this exact call (the approve
-        option carries its digest); the verdict once the operator has answered, or a denial
-        after `approve_timeout` seconds."""
+    async def approve(self, subject: ToolCallSubject) -> Verdict:
+        """Ask the operator, with a one-time form carrying the whole call, to approve exactly
+        that call (the approve option carries its digest, which the hub checks against the
+        call it shows); the verdict once the operator has answered, or a denial after
+        `approve_timeout` seconds."""
         channel = await self._approval_channel()
-        option = approve_option(digest)
-        shown = json.dumps(arguments, ensure_ascii=False)
-        shown = shown if len(shown) <= 150 else shown[:149] + "…"
+        option = approve_option(subject.digest())
         field = {
             "key": FIELD,
-            "label": f"Run {name} {shown}?"[:200],
+            "label": f"Run {subject.tool} exactly as shown?"[:200],
             "type": "radio",
             "options": [option, DENY],
             "required": True,
         }
         form = await self.client.ask_operator(
-            f"{self.name} asks to run {name}"[:200], [field], to=channel
+            f"{self.name} asks to run {subject.tool}"[:200],
+            [field],
+            to=channel,
+            call=subject.record(),
         )
         pending = self._approvals.get(form.form_id) or Pending(form.form_id, option)
         self._approvals[form.form_id] = pending
@@ -258,6 +260,13 @@ class HubConnector:
             return Verdict(False, f"no answer within {self._approve_timeout:g} s")
         finally:
             self._approvals.pop(form.form_id, None)
+
+    async def report(self, subject: ToolCallSubject, changed: list[str]) -> None:
+        """After an approved call: what its bound files hold now, where the operator saw the
+        form (the agent's approvals channel)."""
+        channel = await self._approval_channel()
+        lines = "\n".join(f"- {line}" for line in changed)
+        await self.client.send(channel, f"{subject.tool} ran; the files it named changed:\n{lines}")
 
     async def _approval_channel(self) -> str:
         """This agent's own channel for its approval forms: their answers reach it alone."""

@@ -6,11 +6,14 @@ for the session logs."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from caucus.runtime.chat import ToolCall
+
+ROOM = "caucus"  # the source of the room's own tools (the hub's catalog)
+RUNTIME = "runtime"  # the source of the runtime's own tools (resources, watches)
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +24,8 @@ class ToolSpec:
     destructive: bool = False  # the server marks it destructiveHint
     output: dict[str, Any] | None = None  # its output schema, when the server gives one
     read_only: bool = False  # the server marks it readOnlyHint
+    source: str = ""  # where it comes from: ROOM, RUNTIME, or an MCP server's command
+    annotations: Mapping[str, Any] = field(default_factory=dict)  # its hints, as given
 
     def wire(self) -> dict[str, Any]:
         """As `/v1/chat/completions` takes a tool."""

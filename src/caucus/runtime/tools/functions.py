@@ -28,12 +28,16 @@ class FunctionTools:
         description: str = "",
         parameters: dict[str, Any] | None = None,
         destructive: bool = False,
+        read_only: bool = False,
     ) -> None:
+        hints = {"readOnlyHint": read_only, "destructiveHint": destructive}
         spec = ToolSpec(
             name,
             description or (inspect.getdoc(function) or name),
             parameters or {"type": "object"},
             destructive,
+            read_only=read_only,
+            annotations=hints,
         )
         self._tools[name] = (spec, function)
 

@@ -36,7 +36,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from caucus.runtime.tools.executor import ToolResult, ToolSpec
+from caucus.runtime.tools.executor import ROOM, ToolResult, ToolSpec
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +46,13 @@ CALL_TIMEOUT = 300.0
 
 class ToolServerError(Exception):
     """A tool server that would not start; the message names it and says why."""
+
+
+def _is_room(client: Client) -> bool:
+    """A Caucus hub's own catalog (the `caucus bridge`, or /mcp): its tools act in the room,
+    where the operator oversees them, so they are not put to the operator one by one."""
+    info = client.server_info
+    return info is not None and info.name == ROOM
 
 
 class McpTools:
@@ -151,6 +158,12 @@ class McpTools:
                         continue
                     routes[tool.name] = client
                     hints = tool.annotations
+                    source = ROOM if _is_room(client) else command
+                    given = (
+                        hints.model_dump(by_alias=True, exclude_none=True)
+                        if hints is not None
+                        else {}
+                    )
                     specs.append(
                         ToolSpec(
                             tool.name,
@@ -159,6 +172,8 @@ class McpTools:
                             bool(hints is not None and hints.destructive_hint),
                             dict(tool.output_schema) if tool.output_schema else None,
                             bool(hints is not None and hints.read_only_hint),
+                            source=source,
+                            annotations=given,
                         )
                     )
                 cursor = listed.next_cursor

@@ -29,7 +29,7 @@ from typing import Any
 
 from caucus.files import replace_atomically
 from caucus.runtime.orchestrator import Notice
-from caucus.runtime.tools.executor import ToolResult, ToolSpec
+from caucus.runtime.tools.executor import RUNTIME, ToolResult, ToolSpec
 from caucus.runtime.tools.mcp_servers import McpTools
 
 log = logging.getLogger(__name__)
@@ -46,11 +46,15 @@ BUILTINS = [
         "list_resources",
         "The resources the MCP servers offer (uri, name, type, server).",
         {"type": "object", "properties": {}},
+        read_only=True,
+        source=RUNTIME,
     ),
     ToolSpec(
         "read_resource",
         "Read a resource by URI.",
         {"type": "object", "properties": _URI, "required": ["uri"]},
+        read_only=True,
+        source=RUNTIME,
     ),
     ToolSpec(
         "watch_resource",
@@ -70,13 +74,21 @@ BUILTINS = [
             },
             "required": ["uri"],
         },
+        source=RUNTIME,
     ),
     ToolSpec(
         "unwatch_resource",
         "Stop watching a resource.",
         {"type": "object", "properties": _URI, "required": ["uri"]},
+        source=RUNTIME,
     ),
-    ToolSpec("list_watches", "The resources being watched.", {"type": "object", "properties": {}}),
+    ToolSpec(
+        "list_watches",
+        "The resources being watched.",
+        {"type": "object", "properties": {}},
+        read_only=True,
+        source=RUNTIME,
+    ),
 ]
 BUILTIN_NAMES = frozenset(t.name for t in BUILTINS)
 

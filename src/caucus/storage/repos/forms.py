@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from caucus.domain.approvals import ToolCallSubject
 from caucus.domain.forms import Form, FormField, FormState
 from caucus.storage.engine import Row, Tx
 from caucus.storage.rows import stored_json
@@ -12,6 +13,13 @@ from caucus.storage.rows import stored_json
 
 def fields_json(fields: list[FormField]) -> str:
     return json.dumps([f.record() for f in fields], sort_keys=True, separators=(",", ":"))
+
+
+def _call(stored: str | None) -> ToolCallSubject | None:
+    if stored is None:
+        return None
+    raw = stored_json(stored)
+    return ToolCallSubject(raw["tool"], raw["arguments"], raw["files"], raw["annotations"])
 
 
 def _form(row: Row) -> Form:
@@ -38,6 +46,7 @@ def _form(row: Row) -> Form:
         answer=stored_json(answer) if answer is not None else None,
         reason=row["reason"],
         decision_hash=row["decision_hash"],
+        call=_call(row["tool_call"]),
     )
 
 
@@ -57,6 +66,7 @@ class Forms:
                 "fields": fields_json(form.fields),
                 "created_at": form.created_at,
                 "updated_at": form.updated_at,
+                "tool_call": json.dumps(form.call.record()) if form.call is not None else None,
             },
         )
 
@@ -111,7 +121,7 @@ class Forms:
         return self._tx.run("form_settle", params) == 1
 
     def unrecorded(self, limit: int = 100) -> list[Form]:
-        """Answered forms whose ledger record is not written yet, oldest first."""
+        """Settled forms whose ledger record is not written yet, oldest first."""
         return [_form(r) for r in self._tx.all("forms_unrecorded", {"limit": limit})]
 
     def mark_recorded(self, hashes: dict[str, str]) -> None:

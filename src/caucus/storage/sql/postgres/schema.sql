@@ -179,12 +179,13 @@ CREATE TABLE forms (
     updated_at    DOUBLE PRECISION NOT NULL,
     answer        TEXT,
     reason        TEXT,
-    decision_hash TEXT
+    decision_hash TEXT,
+    tool_call     TEXT
 );
 CREATE INDEX forms_asker ON forms (asker_id, state);
 CREATE INDEX forms_pending ON forms (created_at) WHERE state = 'pending';
 CREATE INDEX forms_unrecorded ON forms (updated_at)
-    WHERE state = 'answered' AND decision_hash IS NULL;
+    WHERE state IN ('answered', 'canceled') AND decision_hash IS NULL;
 
 CREATE TABLE mcp_handles (
     handle_hash BYTEA            PRIMARY KEY,

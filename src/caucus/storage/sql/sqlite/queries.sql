@@ -468,8 +468,13 @@ UPDATE offer_claims SET state = 'rejected' WHERE offer_id = :offer_id AND claima
 -- === operator forms and the ledger's intents =======================================
 
 -- name: form_insert
-INSERT INTO forms (id, asker_id, asker, audience, title, fields, state, created_at, updated_at)
-VALUES (:id, :asker_id, :asker, :audience, :title, :fields, 'pending', :created_at, :updated_at);
+INSERT INTO forms (
+    id, asker_id, asker, audience, title, fields, state, created_at, updated_at, tool_call
+)
+VALUES (
+    :id, :asker_id, :asker, :audience, :title, :fields, 'pending', :created_at, :updated_at,
+    :tool_call
+);
 
 -- name: form_by_id
 SELECT * FROM forms WHERE id = :id;
@@ -496,7 +501,8 @@ UPDATE forms SET state = :state, answer = :answer, reason = :reason, updated_at 
 WHERE id = :id AND state = 'pending';
 
 -- name: forms_unrecorded
-SELECT * FROM forms WHERE state = 'answered' AND decision_hash IS NULL ORDER BY updated_at, id
+SELECT * FROM forms WHERE state IN ('answered', 'canceled') AND decision_hash IS NULL
+ORDER BY updated_at, id
 LIMIT :limit;
 
 -- name: form_mark_recorded
@@ -530,8 +536,8 @@ SELECT id FROM offers WHERE state IN ('completed', 'withdrawn', 'expired')
 AND updated_at < :before ORDER BY updated_at LIMIT :limit;
 
 -- name: purgeable_forms
-SELECT id FROM forms WHERE (state = 'canceled' OR (state = 'answered'
-AND decision_hash IS NOT NULL)) AND updated_at < :before ORDER BY updated_at LIMIT :limit;
+SELECT id FROM forms WHERE state IN ('answered', 'canceled') AND decision_hash IS NOT NULL
+AND updated_at < :before ORDER BY updated_at LIMIT :limit;
 
 -- name: message_delete
 DELETE FROM messages WHERE seq = :id;

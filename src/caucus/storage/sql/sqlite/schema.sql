@@ -54,14 +54,16 @@ CREATE TABLE forms (
     updated_at    REAL    NOT NULL,
     answer        TEXT,              -- JSON object of field key to answer
     reason        TEXT,
-    decision_hash TEXT
+    decision_hash TEXT,
+    tool_call     TEXT               -- JSON {tool, arguments, files, annotations}: an approval's call
 ) WITHOUT ROWID;
 
 CREATE INDEX forms_asker ON forms (asker_id, state);
 
 CREATE INDEX forms_pending ON forms (created_at) WHERE state = 'pending';
 
-CREATE INDEX forms_unrecorded ON forms (updated_at) WHERE state = 'answered' AND decision_hash IS NULL;
+CREATE INDEX forms_unrecorded ON forms (updated_at)
+    WHERE state IN ('answered', 'canceled') AND decision_hash IS NULL;
 
 CREATE TABLE idempotency (
     sender_id  INTEGER NOT NULL,
