@@ -3,11 +3,8 @@ one NDJSON event per line on stdout (logs go to stderr as NDJSON too)."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import os
-import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -251,6 +248,8 @@ def agent(
         mention_only=mention_only,
         stdin=not no_stdin,
     )
+    import asyncio  # here: `caucus --help` and `--version` never load the event loop
+
     try:
         code = asyncio.run(_run(chosen, options))
     except StartupError as exc:
@@ -309,6 +308,10 @@ class Options:
 
 
 async def _run(backend: AgentBackend, options: Options) -> int:
+    import asyncio
+    import contextlib
+    import signal
+
     from caucus.runtime.agent import AgentRuntime
     from caucus.runtime.backends.base import BackendError
     from caucus.runtime.backends.claude_cli import ClaudeCliBackend

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from dataclasses import dataclass
@@ -137,6 +136,8 @@ def purge(
             token = kept_operator_token(operator_token_file, db, config)
             result = _purge_hub(hub, token, cut, dry_run)
         else:
+            import asyncio  # lazily: `caucus --help` never loads it
+
             result = asyncio.run(_purge_file(db, config, cut, dry_run))
     except StorageError as exc:
         err.print(f"[bold red]error:[/] {exc.detail}")
@@ -236,6 +237,8 @@ def migrate(
     settings = load_settings(config, db=db)
     try:
         shown, dialect, before = _schema(db, config)
+        import asyncio  # lazily: `caucus --help` never loads it
+
         asyncio.run(_open_and_close(settings))
         after = _schema(db, config)[2]
     except CaucusError as exc:

@@ -3,7 +3,6 @@ in (when this machine holds the operator's token)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from pathlib import Path
@@ -66,6 +65,8 @@ def status(
         token = kept_operator_token(operator_token_file, None, None)
     except (OSError, ValueError):
         token = os.environ.get("CAUCUS_OPERATOR_TOKEN")
+    import asyncio  # lazily: `caucus --help` never loads it
+
     report = asyncio.run(_gather(hub.rstrip("/"), token))
     if json_output:
         print(json.dumps(report))

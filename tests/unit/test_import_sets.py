@@ -56,6 +56,7 @@ def test_the_command_line_loads_no_command_s_machinery_until_it_runs() -> None:
         "uvicorn",
         "pydantic",
         "yaml",
+        "asyncio",  # and with it ssl: only a command that runs a loop loads it
     )
     # The deliberation commands' own modules declare their options; nothing else of it loads.
     commands = ("cli_briefing", "cli_intents", "commands")

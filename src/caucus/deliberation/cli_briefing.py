@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from datetime import date
@@ -66,6 +65,8 @@ def briefing(
             return Briefing(today, decided, proposals, dropped)
 
     try:
+        import asyncio  # lazily: `caucus --help` never loads it
+
         done = asyncio.run(go())
     except ConfigError as exc:
         raise fail(str(exc), USAGE) from None
@@ -183,6 +184,8 @@ def init(
             return f"{chosen.describe} answered ({len(reply)} characters)"
 
     try:
+        import asyncio  # lazily: `caucus --help` never loads it
+
         said, ok = asyncio.run(check()), True
     except (BackendError, ConfigError, OSError) as exc:
         said, ok = f"the backend did not answer: {exc}", False

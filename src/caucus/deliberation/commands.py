@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from datetime import date
@@ -113,6 +112,8 @@ def deliberate(
             )
 
     try:
+        import asyncio  # lazily: `caucus --help` never loads it
+
         done = asyncio.run(go())
     except ConfigError as exc:
         raise fail(str(exc), USAGE) from None
