@@ -129,6 +129,11 @@ async def test_the_activity_view_shows_every_tool_call_live(
     await expect(rows.nth(0)).to_contain_text("not_found")
     await expect(rows.nth(0)).to_contain_text("nobody-here")
     await expect(rows.nth(2)).to_contain_text("join")
+    await expect(rows.nth(2).locator("[data-witness=observed]")).to_be_visible()
+    invented = await connect("mallory")
+    await invented.report_tool_call("shell", ok=True, error=None, detail=None, ms=1.0)
+    await expect(rows).to_have_count(4)
+    await expect(rows.nth(0).locator("[data-witness=self-reported]")).to_have_text("self-reported")
     await page.get_by_label("failed only").check()
     await expect(rows).to_have_count(1)
     await page.get_by_label("failed only").uncheck()
@@ -138,4 +143,4 @@ async def test_the_activity_view_shows_every_tool_call_live(
     # A reload reads what happened before it from the hub.
     await page.reload()
     await page.get_by_role("tab", name="Activity").click()
-    await expect(rows).to_have_count(3)
+    await expect(rows).to_have_count(4)

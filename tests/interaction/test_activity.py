@@ -41,10 +41,10 @@ async def test_tool_calls_on_mcp_and_through_a_bridge_reach_the_activity_view(
         code, _ = await fail(alice, "say", to="nobody-here", content="hello?")
         assert code == "not_found"
     calls = await calls_of(operator, "alice", 3)
-    assert [(c.tool, c.ok, c.error, c.via) for c in calls] == [
-        ("say", False, "not_found", "mcp"),
-        ("say", True, None, "mcp"),
-        ("join", True, None, "mcp"),
+    assert [(c.tool, c.ok, c.error, c.via, c.witness) for c in calls] == [
+        ("say", False, "not_found", "mcp", "observed"),
+        ("say", True, None, "mcp", "observed"),
+        ("join", True, None, "mcp", "observed"),
     ]
     assert calls[0].detail is not None
     assert "nobody-here" in calls[0].detail
@@ -55,7 +55,7 @@ async def test_tool_calls_on_mcp_and_through_a_bridge_reach_the_activity_view(
         await call(bea, "say", to="carol", content="from the bridge")
         code, _ = await fail(bea, "offer", action="claim", offer_id="o_missing")
     calls = await calls_of(operator, "bea", 3)
-    assert {c.via for c in calls} == {"bridge"}
+    assert {(c.via, c.witness) for c in calls} == {("bridge", "self-reported")}
     assert [c.tool for c in calls] == ["offer", "say", "join"]
     assert calls[0].error == code
 
@@ -71,7 +71,8 @@ async def test_reports_are_an_agents_own_and_bounded(
     dan = await connect("dan")
     await dan.report_tool_call("send", ok=True, error=None, detail=None, ms=1.5)
     (only,) = await operator.activity(caller="dan")
-    assert (only.tool, only.via, only.ms) == ("send", "bridge", 1.5)
+    # An agent's report is its word, and says so: it never reads as a call the hub saw.
+    assert (only.tool, only.via, only.ms, only.witness) == ("send", "bridge", 1.5, "self-reported")
     for bad in ({"tool": "Send!"}, {"ms": -1.0}, {"error": "x" * 80}):
         args = {"tool": "send", "ok": False, "error": "not_found", "detail": None, "ms": 1.0}
         args.update(bad)

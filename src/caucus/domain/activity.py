@@ -11,6 +11,13 @@ class Via(StrEnum):
     BRIDGE = "bridge"  # a stdio bridge or a native agent, which report their calls
 
 
+class Witness(StrEnum):
+    """Who vouches for a call: the hub ran it (its /mcp), or the caller says it did."""
+
+    OBSERVED = "observed"
+    SELF_REPORTED = "self-reported"
+
+
 @dataclass(frozen=True, slots=True)
 class ToolCallRecord:
     ts: float
@@ -21,3 +28,8 @@ class ToolCallRecord:
     detail: str | None  # what the error said
     ms: float
     via: Via
+
+    @property
+    def witness(self) -> Witness:
+        # Only a call the hub ran itself is observed; POST /activity is the caller's word.
+        return Witness.OBSERVED if self.via is Via.MCP else Witness.SELF_REPORTED

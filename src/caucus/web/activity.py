@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from caucus.domain.activity import ToolCallRecord, Via
+from caucus.domain.activity import ToolCallRecord, Via, Witness
 from caucus.web.fields import Wire, closed
 
 
@@ -17,6 +17,11 @@ class ToolCallInfo(Wire):
     detail: str | None = Field(description="what the error said")
     ms: float = Field(description="how long the call took, in milliseconds")
     via: str = closed(Via, "mcp: the hub's /mcp; bridge: a stdio bridge or native agent")
+    witness: str = closed(
+        Witness,
+        "observed: the hub ran it (its /mcp); self-reported: the caller says it ran it "
+        "(POST /activity), and the hub cannot check that",
+    )
 
     @classmethod
     def of(cls, call: ToolCallRecord) -> ToolCallInfo:
@@ -29,6 +34,7 @@ class ToolCallInfo(Wire):
             detail=call.detail,
             ms=call.ms,
             via=call.via.value,
+            witness=call.witness.value,
         )
 
 

@@ -189,7 +189,10 @@ export function ActivityView({ state }) {
             (c, i) => html`<tr key=${`${c.ts}-${i}`} data-call=${c.tool} data-ok=${c.ok ? "yes" : "no"}>
               <td class="muted">${clock(c.ts)}</td>
               <td><span class=${c.caller ? `sender ${colourOf(c.caller)}` : "muted"}>${c.caller || "(not joined)"}</span></td>
-              <td class="mono">${c.tool}${c.via === "bridge" ? html` <span class="muted" title="reported by a stdio bridge or native agent">↗</span>` : ""}</td>
+              <td class="mono">${c.tool}${c.witness === "self-reported"
+                ? html` <span class="badge warn" data-witness="self-reported"
+                    title="the caller says it ran this (a stdio bridge or native agent); the hub did not see it">self-reported</span>`
+                : html` <span class="badge" data-witness="observed" title="the hub ran this call itself (/mcp)">observed</span>`}</td>
               <td>${c.ok
                 ? html`<span class="badge good">ok</span>`
                 : html`<span class="badge bad" title=${c.detail || ""}>${c.error}</span>
