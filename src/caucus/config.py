@@ -261,10 +261,28 @@ class Settings(BaseSettings):
             return str(self.db_path())
         return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", self.db)
 
-    def ledger_path(self) -> Path:
-        return (
-            Path(self.ledger).expanduser() if self.ledger else self.data_dir() / "decisions.jsonl"
-        )
+    @property
+    def ledger_keyed_by_room(self) -> bool:
+        """A PostgreSQL hub given no ledger and no files directory keeps its ledger under the
+        room's own identity (`rooms/<room id>/` in the user data directory): two rooms on two
+        databases never append to one chain."""
+        return self.postgres and not self.ledger and not self.files_dir
+
+    def ledger_path(self, room_id: str | None = None) -> Path:
+        """The decision ledger: `ledger` if given; else decisions.jsonl beside the SQLite file
+        or in `files_dir`; else (PostgreSQL) under the room's identity, which the database
+        holds (`room_id`)."""
+        if self.ledger:
+            return Path(self.ledger).expanduser()
+        if not self.ledger_keyed_by_room:
+            return self.data_dir() / "decisions.jsonl"
+        if room_id is None:
+            raise BadSettings(
+                "this PostgreSQL hub keeps its ledger under the room's identity: pass the "
+                "ledger's path (the hub's GET /operator/ledger shows it: rooms/<room id>/"
+                "decisions.jsonl in the user data directory), or set CAUCUS_LEDGER"
+            )
+        return user_data_dir() / "rooms" / room_id / "decisions.jsonl"
 
     def data_dir(self) -> Path:
         """Where the hub keeps its own files (the operator token, the ledger): beside the

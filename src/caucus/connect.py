@@ -24,7 +24,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from caucus.files import replace_atomically
+from caucus.files import private_dir, replace_atomically
 
 ENTRY = "caucus"
 
@@ -130,7 +130,7 @@ def plan(
 
 
 def write(p: Plan) -> None:
-    p.path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(p.path.parent)
     mode = p.path.stat().st_mode & 0o777 if p.path.exists() else 0o600
     replace_atomically(p.path, p.text.encode("utf-8"), mode=mode)
 
@@ -243,7 +243,7 @@ def trust_in_gemini(home: Path, folder: Path) -> Path:
     rules = _trust_rules(home)
     rules[str(folder.resolve())] = TRUST_FOLDER
     path = gemini_trust_file(home)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
     replace_atomically(path, (json.dumps(rules, indent=2) + "\n").encode("utf-8"), mode=mode)
     return path

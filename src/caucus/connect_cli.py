@@ -23,7 +23,7 @@ from caucus.connect import (
     write,
 )
 from caucus.defaults import DEFAULT_HUB
-from caucus.files import replace_atomically
+from caucus.files import private_dir, replace_atomically
 from caucus.service import installed, run, service_file, shown
 
 service_app = typer.Typer(help="Run the hub as a per-user service (systemd, launchd).")
@@ -88,7 +88,7 @@ def connect(
         assert plugin is not None or not plugin_files
         for relative, text in plugin_files.items():
             target = (plugin or Path()) / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(target.parent)
             replace_atomically(target, text.encode("utf-8"), mode=0o644)
     report = {
         "host": host.value,
@@ -186,7 +186,7 @@ def service_install(
         "done": not dry_run,
     }
     if not dry_run:
-        found.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(found.path.parent)
         replace_atomically(found.path, found.text.encode("utf-8"), mode=0o644)
         _run_all(found.install)
     if json_output:

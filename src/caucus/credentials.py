@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from caucus.files import create_private
+from caucus.files import create_private, private_dir
 from caucus.ids import new_token
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ def operator_token(settings: Settings) -> OperatorToken:
     if settings.operator_token:
         return OperatorToken(settings.operator_token, None, False)
     folder = settings.data_dir()
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(folder)
     path = folder / OPERATOR_TOKEN_FILE
     token = new_token(OPERATOR_PREFIX)
     try:

@@ -26,14 +26,29 @@ def open_private(path: Path, mode: str = "ab") -> IO[Any]:
     return os.fdopen(os.open(path, flags, PRIVATE), mode)
 
 
+def private_dir(path: Path) -> Path:
+    """Create `path` and every missing folder above it 0700 (`mkdir(parents=True)` gives the
+    parents the umask's mode, 0755 as a rule)."""
+    missing: list[Path] = []
+    here = path
+    while not here.exists():
+        missing.append(here)
+        if here.parent == here:
+            break
+        here = here.parent
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)
+    return path
+
+
 def make_private(path: Path, *, directory: bool = False) -> None:
     """Create `path` (a file, or with `directory` a folder) private if it is missing, and
     take group and other access away if an older version left it open."""
     if directory:
-        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(path)
         wanted = 0o700
     else:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(path.parent)
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT, PRIVATE))
         wanted = PRIVATE
     current = path.stat().st_mode & 0o777

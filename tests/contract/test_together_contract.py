@@ -161,7 +161,7 @@ async def test_concurrent_units_each_get_their_own_outcome(db: Engine) -> None:
         *(db.write(u) for u in units), db.write(taken_name), return_exceptions=True
     )
     sent = outcomes[:8]
-    assert all(isinstance(o, AppendOutcome) for o in sent)
+    assert all(isinstance(o, AppendOutcome) for o in sent), sent
     assert isinstance(outcomes[8], NotFound)
     assert isinstance(outcomes[-1], NameInUse)
     claimed = [o for o in outcomes[9:12] if isinstance(o, ClaimResult)]

@@ -25,7 +25,7 @@ from typing import Any
 from caucus.clock import Clock
 from caucus.domain.events import Event, MessageRouted
 from caucus.domain.messages import Message
-from caucus.files import open_private, tighten
+from caucus.files import open_private, private_dir, tighten
 from caucus.services.notifier import Notifier
 from caucus.storage.engine import Engine
 from caucus.storage.repos import Repos
@@ -68,7 +68,7 @@ class TranscriptWriter:
         self.repairs = 0  # torn lines found at start
 
     async def start(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         tighten(self.path)  # an older hub made it world-readable
         found = await asyncio.to_thread(self._recover)
         if found is None:

@@ -28,6 +28,7 @@ from caucus.deliberation.fencing import DATA_NOTE, fence
 from caucus.deliberation.intents import Intent, IntentError, changed
 from caucus.deliberation.run import Recorded
 from caucus.deliberation.setup import Backend
+from caucus.files import private_dir
 
 
 @dataclass(slots=True)
@@ -168,7 +169,7 @@ async def propose(
 
 
 def write(briefing: Briefing, directory: Path) -> tuple[Path, Path]:
-    directory.mkdir(parents=True, exist_ok=True)
+    private_dir(directory)
     md, js = directory / "briefing.md", directory / "briefing.json"
     md.write_text(briefing.markdown(), "utf-8")
     js.write_text(json.dumps(briefing.wire(), indent=2, ensure_ascii=False) + "\n", "utf-8")

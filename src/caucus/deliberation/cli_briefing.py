@@ -14,6 +14,7 @@ from rich.console import Console
 from caucus.deliberation.cli_intents import ConfigOption, JsonOption, settings
 from caucus.deliberation.commands import FAILED, USAGE, fail, progress, shown
 from caucus.errors import CaucusError
+from caucus.files import private_dir
 
 if TYPE_CHECKING:
     from caucus.deliberation.briefing import Briefing
@@ -175,7 +176,7 @@ def init(
         cfg = parse(yaml.safe_load(text), origin="the new config").resolved(directory)
     except ConfigError as exc:
         raise fail(str(exc), USAGE) from None
-    directory.mkdir(parents=True, exist_ok=True)
+    private_dir(directory)
     path.write_text(text, "utf-8")
 
     async def check() -> str:

@@ -17,7 +17,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from caucus.files import make_private
+from caucus.files import make_private, private_dir
 
 STATUSES = ("open", "paused", "done")
 FIELDS = ("direction", "target", "pacing", "cadence_days", "last_acted", "status", "paused_until")
@@ -135,7 +135,7 @@ class IntentStore:
 
     @contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         fresh = not self.path.exists()
         db = sqlite3.connect(self.path)
         try:

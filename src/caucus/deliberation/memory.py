@@ -22,6 +22,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from caucus.files import private_dir
+
 RESULTS = {"held": 1.0, "failed": 0.0, "mixed": 0.5}
 MIN_WEIGHT = 0.1
 NOTES_READ = 3
@@ -82,7 +84,7 @@ def lesson(found: list[Score]) -> str:
 
 
 def append_note(path: Path, day: date, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     existing = (
         path.read_text(encoding="utf-8") if path.exists() else "# What past decisions taught\n"
     )

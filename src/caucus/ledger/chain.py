@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from caucus.errors import LedgerIntegrityError
-from caucus.files import open_private, replace_atomically
+from caucus.files import open_private, private_dir, replace_atomically
 from caucus.ledger.canonical import GENESIS, line
 from caucus.ledger.records import DecisionRecord, seal_checked
 from caucus.ledger.verify import Report, head_path, read_checkpoint, verify_chain
@@ -60,7 +60,7 @@ def _unlock(handle: IO[Any]) -> None:
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
     lock = path.with_name(path.name + ".lock")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     with open_private(lock, "a") as handle:
         _lock(handle)
         try:

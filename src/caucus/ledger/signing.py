@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from caucus.errors import InvalidRequest
-from caucus.files import create_private, open_private
+from caucus.files import create_private, open_private, private_dir
 from caucus.ledger.verify import Break
 
 
@@ -48,7 +48,7 @@ def load_or_create_key(key_file: Path, ledger: Path) -> tuple[Ed25519PrivateKey,
             raise InvalidRequest(f"{key_file} is not an Ed25519 private key")
         return key, False
     key = Ed25519PrivateKey.generate()
-    key_file.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(key_file.parent)
     pem = key.private_bytes(
         serialization.Encoding.PEM,
         serialization.PrivateFormat.PKCS8,

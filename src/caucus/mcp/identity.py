@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO
 
 from caucus.config import user_state_dir
-from caucus.files import replace_atomically, try_lock
+from caucus.files import private_dir, replace_atomically, try_lock
 
 
 class IdentityStore:
@@ -49,7 +49,7 @@ class IdentityStore:
 
     def keep(self, name: str, token: str) -> None:
         self._lock(name)
-        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(self.directory)
         body = json.dumps({"hub": self.hub_url, "name": name, "token": token})
         replace_atomically(self.path_for(name), body.encode("utf-8"), mode=0o600)
 
@@ -65,7 +65,7 @@ class IdentityStore:
     def _lock(self, name: str) -> bool:
         if name in self._locks:
             return True
-        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(self.directory)
         lock_path = self.path_for(name).with_suffix(".lock")
         descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         handle = os.fdopen(descriptor, "r+", encoding="utf-8")

@@ -28,7 +28,7 @@ from typing import TextIO
 from caucus.client import HubClient, InboundMessage
 from caucus.domain.messages import ControlAction, MessageKind
 from caucus.errors import HubUnavailable, TicketRejected, Unauthorized
-from caucus.files import replace_atomically
+from caucus.files import private_dir, replace_atomically
 from caucus.mcp.envelope import one_line, wrap
 from caucus.mcp.results import WaitVia, WatchCommand
 
@@ -123,7 +123,7 @@ class Session:
 
 def write_session(path: Path, session: Session) -> None:
     """Write the session file with mode 0600 (created that way: never readable by others)."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(path.parent)
     data = {"hub": session.hub, "name": session.name, "key": session.key}
     replace_atomically(path, json.dumps(data).encode("utf-8"), mode=0o600)
 

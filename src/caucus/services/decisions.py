@@ -66,6 +66,12 @@ class DecisionLog:
         self._task: asyncio.Task[int] | None = None
         self.last_error: str | None = None
 
+    def move_to(self, path: Path) -> None:
+        """Keep the ledger at `path` instead (before `start`: a room-keyed ledger, whose path
+        the database knows)."""
+        self.path = path
+        self._ledger = Ledger(path, self._intents)
+
     async def start(self) -> None:
         """Record, in the background, what an earlier run answered but did not record."""
         self._intents.loop = asyncio.get_running_loop()

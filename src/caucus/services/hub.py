@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from caucus.clock import Clock, SystemClock
-from caucus.config import Settings
+from caucus.config import Settings, user_data_dir
 from caucus.credentials import operator_token
 from caucus.domain.control import Rate, Room, RoomMode
 from caucus.services.activity import Activity
@@ -24,6 +24,7 @@ from caucus.services.delivery import DeliveryService
 from caucus.services.floors import FLOORS_SIGNAL, Floors
 from caucus.services.forms import Forms
 from caucus.services.launcher import Launcher
+from caucus.services.ledger_home import room_ledger
 from caucus.services.notifier import Notifier
 from caucus.services.offers import OfferService
 from caucus.services.principals import Principals
@@ -103,7 +104,14 @@ class Hub:
             self.db, self.delivery, self.announcements, self.tasks, self.clock, settings
         )
         self.floors = Floors(self.db, self.notifier, self.delivery, self.clock, settings)
-        self.decisions = DecisionLog(self.db, self.notifier, self.clock, settings.ledger_path())
+        # A room-keyed ledger (PostgreSQL, no path given) is found at start: the database
+        # holds the room's identity. Until then, where it would be in the user data directory.
+        ledger = (
+            user_data_dir() / "decisions.jsonl"
+            if settings.ledger_keyed_by_room
+            else settings.ledger_path()
+        )
+        self.decisions = DecisionLog(self.db, self.notifier, self.clock, ledger)
         self.retention = Retention(self.db, self.clock, settings)
         self.forms = Forms(
             self.db,
@@ -159,6 +167,8 @@ class Hub:
 
     async def start(self) -> None:
         await self.db.open()
+        if self.settings.ledger_keyed_by_room:
+            self.decisions.move_to(await room_ledger(self.settings, self.db))
         await self.control.load()
         await self.decisions.start()
         for part in self._parts:

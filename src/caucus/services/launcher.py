@@ -27,6 +27,7 @@ from caucus.config import Settings, exposed
 from caucus.domain.events import Event, MessageRouted, PeerJoined
 from caucus.domain.names import check_peer_name
 from caucus.errors import Conflict, InvalidRequest, LauncherDisabled, NotFound
+from caucus.files import private_dir
 from caucus.services.notifier import Notifier
 from caucus.web.launcher import AgentOutput, Backend, LaunchedAgent, OutputLine, Stream
 
@@ -193,7 +194,7 @@ class Launcher:
 
     def _prompt_file(self, text: str) -> Path:
         folder = self._settings.data_dir() / "agents"
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(folder)
         fd, name = tempfile.mkstemp(prefix="prompt-", suffix=".md", dir=folder)
         with os.fdopen(fd, "w", encoding="utf-8") as out:  # mkstemp makes it 0600
             out.write(text)

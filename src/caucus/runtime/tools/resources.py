@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from caucus.files import replace_atomically
+from caucus.files import private_dir, replace_atomically
 from caucus.runtime.orchestrator import Notice
 from caucus.runtime.tools.executor import RUNTIME, ToolResult, ToolSpec
 from caucus.runtime.tools.mcp_servers import McpTools
@@ -238,7 +238,7 @@ class WatchManager:
             return
         body = {"watches": [asdict(w) for w in self.watches.values() if not w.inbox]}
         try:
-            self._state.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self._state.parent)
             replace_atomically(self._state, json.dumps(body).encode("utf-8"), mode=0o600)
         except OSError as exc:
             log.error("the watch state %s could not be written: %s", self._state, exc)

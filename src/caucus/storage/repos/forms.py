@@ -124,6 +124,11 @@ class Forms:
         """Settled forms whose ledger record is not written yet, oldest first."""
         return [_form(r) for r in self._tx.all("forms_unrecorded", {"limit": limit})]
 
+    def latest_recorded(self) -> str | None:
+        """The ledger hash of the form recorded last, if any was."""
+        row = self._tx.one("form_recorded_latest")
+        return str(row["decision_hash"]) if row is not None else None
+
     def mark_recorded(self, hashes: dict[str, str]) -> None:
         """Note the ledger record (its hash) each form's answer became."""
         self._tx.many("form_mark_recorded", [{"id": f, "hash": h} for f, h in hashes.items()])

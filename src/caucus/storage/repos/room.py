@@ -23,5 +23,10 @@ class RoomState:
         row = self._tx.one("room_state_for_update", {"key": key})
         return stored_json(row["value"]) if row is not None else default
 
+    def identity(self, fresh: str) -> str:
+        """The room's identity, which it keeps for life: the first process to ask stores
+        `fresh`, every later one reads what was stored."""
+        return str(self.locked("room_id", fresh))
+
     def set(self, key: str, value: Any) -> None:
         self._tx.run("room_state_set", {"key": key, "value": json.dumps(value)})

@@ -586,6 +586,10 @@ SELECT * FROM forms WHERE state IN ('answered', 'canceled') AND decision_hash IS
 ORDER BY updated_at, id
 LIMIT :limit;
 
+-- name: form_recorded_latest
+SELECT decision_hash FROM forms WHERE decision_hash IS NOT NULL
+ORDER BY updated_at DESC, id DESC LIMIT 1;
+
 -- name: form_mark_recorded
 UPDATE forms SET decision_hash = :hash WHERE id = :id AND decision_hash IS NULL;
 
