@@ -13,7 +13,7 @@ from caucus.web.launcher import AgentOutput, LaunchedAgent, LaunchedList
 from caucus.web.messages import SendResult
 from caucus.web.peers import PeerInfo
 from caucus.web.retention import PurgeResult
-from caucus.web.room import ClosedChannel, FloorInfo, RoomState
+from caucus.web.room import ClosedChannel, FloorInfo, ReopenedChannel, RoomState
 from caucus.web.work import OfferInfo, OfferList
 
 
@@ -168,6 +168,13 @@ class OperatorClient(BaseClient):
     async def close_channel(self, channel: str) -> list[str]:
         found = await self._post(ClosedChannel, f"/operator/channels/{channel.lstrip('#')}/close")
         return found.members
+
+    async def reopen_channel(self, channel: str) -> bool:
+        """Open a closed channel again; False if it was open."""
+        found = await self._post(
+            ReopenedChannel, f"/operator/channels/{channel.lstrip('#')}/reopen"
+        )
+        return found.reopened
 
 
 def _reason(reason: str | None) -> dict[str, Any]:

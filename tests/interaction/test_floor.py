@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from caucus.errors import FloorHeld, Forbidden
+from caucus.client import HubClient
+from caucus.errors import ChannelClosed, FloorHeld, Forbidden, NotFound
 from caucus.operator_client import OperatorClient
 from caucus.services.hub import Hub
 from tests.conftest import ClientFactory, eventually
@@ -149,3 +150,60 @@ async def test_a_reaped_holder_passes_the_floor(hub, clock) -> None:  # type: ig
     await hub.registry.authenticate(bob.token)  # bob is still around, alice is not
     await hub.maintain()
     assert (await hub.floors.act(bob.peer, "status", "all")).holder == "bob"
+
+
+async def test_a_gone_holders_floor_passes_with_a_sentence_that_reads_right(
+    connect: ClientFactory,
+) -> None:
+    alice, bob, carol = await connect("alice"), await connect("bob"), await connect("carol")
+    await alice.floor("take", "all")
+    await bob.floor("raise", "all")
+    await alice.leave()
+
+    async def told() -> list[str]:
+        return [m.content for m in (await carol.receive(timeout=1)).messages if m.kind == "system"]
+
+    heard: list[str] = []
+
+    async def passed() -> bool:
+        heard.extend(await told())
+        return "bob has the floor in all (alice is gone)" in heard
+
+    await eventually(passed, what=f"the sentence of the floor passing (heard {heard})")
+    await bob.floor("pass", "all")
+    await eventually(
+        lambda: _heard(carol, heard, "the floor in all is free (bob passed it)"),
+        what="the floor freed",
+    )
+
+
+async def _heard(client: HubClient, heard: list[str], sentence: str) -> bool:
+    heard.extend(m.content for m in (await client.receive(timeout=1)).messages)
+    return sentence in heard
+
+
+async def test_closing_a_channel_frees_its_floor_and_hands_and_the_operator_reopens_it(
+    connect: ClientFactory, operator: OperatorClient, live_hub: Hub
+) -> None:
+    alice, bob = await connect("alice"), await connect("bob")
+    for peer in (alice, bob):
+        await peer.join_channel("#auth")
+    await alice.floor("take", "#auth", "migrating")
+    await bob.floor("raise", "#auth")
+    assert await operator.close_channel("#auth") == ["alice", "bob"]
+
+    async def freed() -> bool:
+        return all(f.scope != "#auth" for f in live_hub.floors.status())
+
+    await eventually(freed, what="the closed channel's floor to go")
+    with pytest.raises(ChannelClosed):
+        await bob.join_channel("#auth")
+
+    assert await operator.reopen_channel("#auth") is True
+    assert await operator.reopen_channel("#auth") is False  # open already
+    await bob.join_channel("#auth")
+    floor = await bob.floor("take", "#auth")  # a reopened channel's floor starts free
+    assert (floor.holder, floor.hands) == ("bob", [])
+    await bob.send("#auth", "back")
+    with pytest.raises(NotFound):
+        await operator.reopen_channel("#never")

@@ -21,6 +21,7 @@ from caucus.domain.events import (
     ChannelClosed,
     ChannelJoined,
     ChannelLeft,
+    ChannelReopened,
     DecisionRecorded,
     DeliberationChanged,
     Event,
@@ -120,6 +121,8 @@ def _describe(event: Event) -> tuple[str, dict[str, Any]] | None:
             }
         case ChannelClosed():
             return "channel", {"change": "closed", "channel": event.channel}
+        case ChannelReopened():
+            return "channel", {"change": "reopened", "channel": event.channel}
         case ModeChanged():
             return "mode", {"mode": event.mode, "reason": event.reason}
         case RateChanged():
@@ -152,6 +155,7 @@ _SHOWN = (
     ChannelLeft,
     TopicChanged,
     ChannelClosed,
+    ChannelReopened,
     ModeChanged,
     RateChanged,
     FormAsked,

@@ -96,6 +96,11 @@ class ChannelClosed(Event):
 
 
 @dataclass(slots=True)
+class ChannelReopened(Event):
+    channel: str
+
+
+@dataclass(slots=True)
 class RateChanged(Event):
     capacity: float
     refill: float

@@ -57,32 +57,45 @@ class FloorBook:
     def mark(self, floor: Floor) -> None:
         self.changed.append(floor.copy())
 
-    def give(self, floor: Floor, name: str, now: float, reason: str | None, how: str) -> None:
+    def give(self, floor: Floor, name: str, now: float, reason: str | None, said: str) -> None:
+        """`name` holds the floor now; `said` is the sentence that tells the room."""
         floor.holder, floor.since, floor.reason = name, now, reason
         if name in floor.hands:
             floor.hands.remove(name)
-        self.notices.append((floor.copy(), f"{name} {how} the floor in {floor.scope}"))
+        self.notices.append((floor.copy(), said))
 
-    def advance(self, floor: Floor, now: float, how: str) -> None:
-        """To the first raised hand, or free."""
+    def advance(self, floor: Floor, now: float, why: str) -> None:
+        """To the first raised hand, or free; `why` says what became of the holder ("ann
+        passed it", "ann is gone")."""
         if floor.hands:
-            self.give(floor, floor.hands.pop(0), now, None, f"has the floor ({how})")
+            name = floor.hands.pop(0)
+            self.give(floor, name, now, None, f"{name} has the floor in {floor.scope} ({why})")
         else:
-            self.release(floor, how)
+            self.release(floor, why)
 
-    def release(self, floor: Floor, how: str) -> None:
-        holder = floor.holder
+    def release(self, floor: Floor, why: str) -> None:
         floor.holder = floor.since = floor.reason = None
-        self.notices.append((floor.copy(), f"the floor in {floor.scope} is free ({holder} {how})"))
+        self.notices.append((floor.copy(), f"the floor in {floor.scope} is free ({why})"))
 
-    def clear_all(self, how: str) -> None:
+    def clear_all(self, why: str) -> None:
         for floor in self.floors.values():
             busy = floor.holder is not None or bool(floor.hands)
             floor.hands.clear()
             if floor.holder is not None:
-                self.release(floor, how)
+                self.release(floor, why)
             if busy:
                 self.mark(floor)
+
+    def close(self, scope: str) -> None:
+        """A closed channel has no floor: its holder and its raised hands go, and a reopened
+        channel starts with a free floor."""
+        floor = self.floors.pop(scope, None)
+        if floor is None or (floor.holder is None and not floor.hands):
+            return
+        # No sentence in the channel: it is closed, and its members were told so.
+        floor.hands.clear()
+        floor.holder = floor.since = floor.reason = None
+        self.mark(floor)
 
     def gone(self, name: str, scopes: list[str] | None, now: float) -> None:
         """`name` can no longer use a floor (in `scopes`, or anywhere): its hands go down
@@ -94,7 +107,7 @@ class FloorBook:
             if name in floor.hands:
                 floor.hands.remove(name)
             if floor.holder == name:
-                self.advance(floor, now, "gone")
+                self.advance(floor, now, f"{name} is gone")
             if involved:
                 self.mark(floor)
 

@@ -13,7 +13,7 @@ from caucus.clock import Clock
 from caucus.config import Settings
 from caucus.domain.channels import MAX_TOPIC
 from caucus.domain.control import Rate, Room, RoomMode
-from caucus.domain.events import ChannelClosed, ModeChanged, RateChanged
+from caucus.domain.events import ChannelClosed, ChannelReopened, ModeChanged, RateChanged
 from caucus.domain.messages import (
     ControlAction,
     Lane,
@@ -256,6 +256,15 @@ class Control:
         await self._close(name)
         self._notifier.emit(ChannelClosed(self._clock.now(), name))
         return members
+
+    async def reopen_channel(self, channel: str) -> bool:
+        """Open a closed channel again: joins and sends are taken from now on (its former
+        members join again themselves; its floor starts free). False if it was open."""
+        name = check_channel_name(channel)
+        reopened = await self._db.write(lambda r: r.channels.reopen(name))
+        if reopened:
+            self._notifier.emit(ChannelReopened(self._clock.now(), name))
+        return bool(reopened)
 
     async def set_rate(self, capacity: float, refill: float) -> Room:
         rate = Rate(capacity, refill).check()

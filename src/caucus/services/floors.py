@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from caucus.clock import Clock
 from caucus.config import Settings
 from caucus.domain.events import (
+    ChannelClosed,
     ChannelLeft,
     Event,
     FloorChanged,
@@ -109,7 +110,7 @@ class Floors:
             floor = book.get(name)
             if action in ("take", "raise"):
                 if floor.holder is None:
-                    book.give(floor, me, now, reason, "took")
+                    book.give(floor, me, now, reason, f"{me} took the floor in {name}")
                 elif floor.holder != me and me not in floor.hands:
                     if len(floor.hands) >= cap:
                         raise CapHands(
@@ -126,9 +127,9 @@ class Floors:
                 if floor.holder != me:
                     raise Forbidden(f"you do not hold the floor in {name}")
                 if action == "pass":
-                    book.advance(floor, now, "passed")
+                    book.advance(floor, now, f"{me} passed it")
                 else:
-                    book.release(floor, "dropped")
+                    book.release(floor, f"{me} dropped it")
             book.mark(floor)
             return floor.copy()
 
@@ -196,7 +197,12 @@ class Floors:
     def _on_event(self, event: Event) -> None:
         now = self._clock.now()
         if isinstance(event, ModeChanged) and event.mode == "stopped":
-            self._react(lambda b: b.clear_all("cleared: the room stopped"))
+            self._react(lambda b: b.clear_all("the room stopped"))
+            return
+        if isinstance(event, ChannelClosed):
+            closed = event.channel
+            if closed in self._book.floors:
+                self._react(lambda b: b.close(closed))
             return
         if isinstance(event, PeerLeft | PeerReaped | PeerOffline):
             name, scopes = event.name, None

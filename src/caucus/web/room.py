@@ -67,6 +67,11 @@ class ClosedChannel(Wire):
     members: list[str] = Field(description="who was in it")
 
 
+class ReopenedChannel(Wire):
+    channel: str
+    reopened: bool = Field(description="false: it was open already")
+
+
 class FloorInfo(Wire):
     scope: str = Field(description="'all' or '#channel'")
     holder: str | None

@@ -21,7 +21,7 @@ from caucus.web.fields import parse_time
 from caucus.web.messages import SendResult
 from caucus.web.peers import PeerInfo
 from caucus.web.retention import PurgeResult
-from caucus.web.room import ClosedChannel, RoomState
+from caucus.web.room import ClosedChannel, ReopenedChannel, RoomState
 
 router = APIRouter(prefix="/operator", tags=["operator"])
 
@@ -206,6 +206,17 @@ async def ping(name: str, request: Request, _: ViewerDep) -> PeerInfo:
 async def close_channel(channel: str, request: Request, _: OperatorDep) -> ClosedChannel:
     members = await hub_of(request).control.close_channel(channel)
     return ClosedChannel(channel="#" + channel.lstrip("#"), members=members)
+
+
+@router.post(
+    "/channels/{channel}/reopen",
+    summary="Open a closed channel again: joins and sends are taken; its floor starts free",
+    responses={**_ERRORS, 404: {"model": ErrorBody, "description": "no such channel"}},
+    openapi_extra=_OPERATOR,
+)
+async def reopen_channel(channel: str, request: Request, _: OperatorDep) -> ReopenedChannel:
+    reopened = await hub_of(request).control.reopen_channel(channel)
+    return ReopenedChannel(channel="#" + channel.lstrip("#"), reopened=reopened)
 
 
 @router.post(

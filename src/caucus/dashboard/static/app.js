@@ -186,6 +186,7 @@ function Console({ api, role, onSignOut }) {
       kick: () => route`/operator/peers/${name}/kick`,
       clearFloor: () => route`/operator/floors/${String(name).replace(/^#/, "")}/clear`,
       closeChannel: () => route`/operator/channels/${String(name).replace(/^#/, "")}/close`,
+      reopenChannel: () => route`/operator/channels/${String(name).replace(/^#/, "")}/reopen`,
     };
     try {
       if (action === "ping") {

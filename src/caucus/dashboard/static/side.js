@@ -32,10 +32,13 @@ export function Channels({ state, observer, act }) {
             <div><strong>${c.name}</strong> ${c.closed && html`<span class="badge">closed</span>`}</div>
             ${c.topic && html`<div class="topic">${c.topic} <span class="muted">(${c.topic_by})</span></div>`}
             <div class="muted">${c.members.length ? c.members.join(", ") : "no members"}</div>
-            ${!c.closed &&
-            html`<button type="button" disabled=${observer} onClick=${() => act("closeChannel", c.name)}>
-              Close channel
-            </button>`}
+            ${c.closed
+              ? html`<button type="button" disabled=${observer} onClick=${() => act("reopenChannel", c.name)}>
+                  Reopen channel
+                </button>`
+              : html`<button type="button" disabled=${observer} onClick=${() => act("closeChannel", c.name)}>
+                  Close channel
+                </button>`}
           </li>`,
         )}
       </ul>

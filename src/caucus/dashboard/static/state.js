@@ -140,6 +140,9 @@ function channelEvent(state, data) {
     case "closed":
       channels[name] = { ...channel, closed: true, members: [] };
       break;
+    case "reopened":
+      channels[name] = { ...channel, closed: false };
+      break;
     default:
       return state;
   }

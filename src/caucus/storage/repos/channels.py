@@ -64,6 +64,13 @@ class Channels:
         self._tx.run("channel_close", {"name": name, "now": now})
         return members
 
+    def reopen(self, name: str) -> bool:
+        """Open a closed channel again (empty: its members left when it closed). False if it
+        was open. NotFound for an unknown channel."""
+        if self.closed(name) is None:
+            raise NotFound(f"there is no channel {name}", channel=name)
+        return self._tx.run("channel_reopen", {"name": name}) == 1
+
     def set_topic(self, name: str, topic: str, by: str, now: float) -> None:
         self._tx.run("channel_set_topic", {"name": name, "topic": topic, "by": by, "now": now})
 

@@ -368,6 +368,9 @@ SELECT * FROM channels ORDER BY name;
 -- name: channel_close
 UPDATE channels SET closed_at = COALESCE(closed_at, :now) WHERE name = :name;
 
+-- name: channel_reopen
+UPDATE channels SET closed_at = NULL WHERE name = :name AND closed_at IS NOT NULL;
+
 -- name: channel_set_topic
 UPDATE channels SET topic = :topic, topic_by = :by, topic_at = :now WHERE name = :name;
 
