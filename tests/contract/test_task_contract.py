@@ -172,7 +172,7 @@ async def test_silent_claims_and_stale_tasks_are_found_for_the_sweep(db: Engine)
     await receive(db, bob)  # in progress since NOW
     stale = await new_task(db, alice, "bob", ttl=10)
     found = await db.read(lambda r: r.tasks.silent(NOW + 50))
-    assert [t.id for t in found] == [silent.id]
+    assert [(s.task.id, s.worker_id) for s in found] == [(silent.id, bob.id)]
     assert [t.id for t in await db.read(lambda r: r.tasks.stale(NOW + 100))] == [stale.id]
     assert await db.write(lambda r: r.tasks.requeue(silent.id, NOW + 100))
     assert not await db.write(lambda r: r.tasks.requeue(silent.id, NOW + 101))  # once
@@ -254,3 +254,27 @@ async def test_the_sweep_requeues_a_silent_claim_and_expires_the_stale(room: Hub
     assert gone.history[-1].detail == "its time to live ran out"
     told = [d.message.kind for d in (await room.delivery.receive(alice, wait=0)).deliveries]
     assert "failure" in told
+
+
+async def test_a_silent_claim_of_a_worker_who_is_gone_goes_back_to_the_sender(
+    room: Hub,
+) -> None:
+    """Requeued to a reaped worker, a task would wait on nobody: it fails back to the sender,
+    who can hand it to someone who is here. A worker still here gets it again."""
+    alice, bob = await join(room, "alice"), await join(room, "bob")
+    carol = await join(room, "carol")
+    to_bob = await room.tasks.send(alice, to="bob", payload="slow")
+    to_carol = await room.tasks.send(alice, to="carol", payload="slower")
+    for worker in (bob, carol):
+        got = await room.delivery.receive(worker, wait=0)  # taken: in progress
+        await room.delivery.ack(worker, through=got.deliveries[-1].message.seq)
+    await room.registry.offline(bob)  # bob's session ended: reaped at once
+    room.clock.advance(room.settings.task_visibility_timeout + 1)  # type: ignore[attr-defined]
+    await room.tasks.sweep()
+
+    failed = await room.tasks.status(alice, to_bob.id)
+    assert (failed.state, failed.error) == (TaskState.FAILED, "failed: the worker bob is gone")
+    assert failed.history[-1].detail == "the worker is gone"
+    told = [d.message for d in (await room.delivery.receive(alice, wait=0)).deliveries]
+    assert [(m.kind, m.content) for m in told] == [("failure", "failed: the worker bob is gone")]
+    assert (await room.tasks.status(alice, to_carol.id)).state is TaskState.PENDING

@@ -281,7 +281,8 @@ class TaskService:
 
     # --- the hub --------------------------------------------------------------------------
     async def sweep(self) -> None:
-        """Requeue tasks whose worker went silent; expire unclaimed and parked ones."""
+        """Requeue tasks whose worker went silent but is still here, fail back to the sender
+        those whose worker is gone (reaped or ended); expire unclaimed and parked ones."""
 
         def requeue(t: Task) -> NewMessage:
             return self._item(
@@ -301,15 +302,36 @@ class TaskService:
         silent_before = now - self._settings.task_visibility_timeout
         react = self.on_moved
 
+        def gone(t: Task) -> NewMessage:
+            return self._item(
+                t, MessageKind.FAILURE, sender=None, to=t.sender, content=t.error or ""
+            )
+
         def sweep(r: Repos) -> list[AppendOutcome]:
             told: list[AppendOutcome | None] = []
-            for task in r.tasks.silent(silent_before):
+            for stored in r.tasks.silent(silent_before):
+                task = stored.task
+                if not r.peers.active(stored.worker_id):
+                    # Reaped or ended: requeued, the task would wait on a worker who is not
+                    # there. It goes back to the sender, who can hand it to someone who is.
+                    error = f"failed: the worker {task.worker} is gone"
+                    moved = r.tasks.move(
+                        task.id, TaskState.IN_PROGRESS, TaskState.FAILED, now, error=error
+                    )
+                    if moved:
+                        r.tasks.event(
+                            task.id, now, TaskState.FAILED, SystemSender.HUB, "the worker is gone"
+                        )
+                        for reaction in react:
+                            reaction(r, task, TaskState.FAILED, now)
+                        task.state, task.error = TaskState.FAILED, error
+                        told.append(r.inbox.to_peer(gone(task), task.sender))
+                    continue
                 if r.tasks.requeue(task.id, now):
                     r.tasks.event(
                         task.id, now, TaskState.PENDING, SystemSender.HUB, "the worker went silent"
                     )
                     task.state = TaskState.PENDING
-                    # A worker that left for good gets nothing: the task waits for its TTL.
                     told.append(r.inbox.to_peer(requeue(task), task.worker))
             for task in r.tasks.stale(now):
                 if r.tasks.move(task.id, task.state, TaskState.EXPIRED, now):

@@ -87,6 +87,10 @@ class Peers:
         """Active or away (reaped), not ended."""
         return self._tx.one("peer_present", {"id": peer_id}) is not None
 
+    def active(self, peer_id: int) -> bool:
+        """Here now (not reaped, not ended)."""
+        return self._tx.one("peer_active", {"id": peer_id}) is not None
+
     def recipient(self, name: str) -> Holder | None:
         """The peer a direct message to `name` reaches (cached where the backend allows)."""
         cache = self._recipients

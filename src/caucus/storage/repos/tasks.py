@@ -202,9 +202,10 @@ class Tasks:
         params = {"state": state.value if state else None, "limit": limit}
         return [self.with_history(_task(r)) for r in self._tx.all("tasks_all", params)]
 
-    def silent(self, silent_before: float) -> list[Task]:
-        """Claimed tasks not moved since before `silent_before`."""
-        return [_task(r) for r in self._tx.all("tasks_silent", {"silent_before": silent_before})]
+    def silent(self, silent_before: float) -> list[StoredTask]:
+        """Claimed tasks not moved since before `silent_before`, with their parties' ids."""
+        rows = self._tx.all("tasks_silent", {"silent_before": silent_before})
+        return [StoredTask(_task(r), r["sender_id"], r["worker_id"]) for r in rows]
 
     def stale(self, now: float) -> list[Task]:
         """Pending and parked tasks past their time to live."""

@@ -97,6 +97,9 @@ UPDATE peers SET state = :state, ended_at = :now WHERE id = :id;
 -- name: peer_present
 SELECT 1 FROM peers WHERE id = :id AND state IN ('active', 'reaped');
 
+-- name: peer_active
+SELECT 1 FROM peers WHERE id = :id AND state = 'active';
+
 -- name: handle_insert
 INSERT INTO mcp_handles (handle_hash, peer_id, created_at) VALUES (:hash, :peer_id, :now);
 
