@@ -265,6 +265,17 @@ class LocalPort:
     async def floor(self, action: str, scope: str, reason: str | None) -> FloorInfo:
         return FloorInfo.of(await self.hub.floors.act(await self._me(), action, scope, reason))
 
+    async def floor_now(self, scope: str) -> FloorInfo:
+        await self._room()
+        return FloorInfo.of(await self.hub.floors.look(scope))
+
+    async def _me_if_joined(self) -> Peer | None:
+        """The reads that work before join: as this peer once joined, else as the room."""
+        if self._token is not None or self._handle is not None:
+            return await self._me()
+        await self._room()
+        return None
+
     async def post_offer(
         self, content: str, subject: str | None, skills: list[str] | None, ttl: float | None
     ) -> OfferInfo:
@@ -291,10 +302,10 @@ class LocalPort:
         return FormInfo.of(await self.hub.forms.ask(await self._me(), title, fields, to))
 
     async def forms(self) -> list[FormInfo]:
-        return [FormInfo.of(f) for f in await self.hub.forms.visible(await self._me())]
+        return [FormInfo.of(f) for f in await self.hub.forms.visible(await self._me_if_joined())]
 
     async def decisions(self, limit: int) -> list[DecisionRecord]:
-        found = await self.hub.decisions.visible(await self._me(), limit)
+        found = await self.hub.decisions.visible(await self._me_if_joined(), limit)
         return [DecisionRecord.of(d) for d in found]
 
     async def convene(self, convening: Convening) -> DeliberationInfo:

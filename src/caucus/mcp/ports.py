@@ -160,6 +160,10 @@ class HubPort(Protocol):
 
     async def floor(self, action: str, scope: str, reason: str | None) -> FloorInfo: ...
 
+    async def floor_now(self, scope: str) -> FloorInfo:
+        """One scope's floor, read before joining too."""
+        ...
+
     async def post_offer(
         self, content: str, subject: str | None, skills: list[str] | None, ttl: float | None
     ) -> OfferInfo: ...

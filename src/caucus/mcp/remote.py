@@ -186,6 +186,13 @@ class RemotePort:
     async def floor(self, action: str, scope: str, reason: str | None) -> FloorInfo:
         return await self.client.floor(action, scope, reason)
 
+    async def floor_now(self, scope: str) -> FloorInfo:
+        wanted = scope if scope == "all" else "#" + scope.lstrip("#")
+        for floor in await self.client.floors():  # the held ones; any other is free
+            if floor.scope == wanted:
+                return floor
+        return FloorInfo(scope=wanted, holder=None, since=None, reason=None, hands=[])
+
     async def post_offer(
         self, content: str, subject: str | None, skills: list[str] | None, ttl: float | None
     ) -> OfferInfo:

@@ -280,8 +280,12 @@ class Catalog:
         return ChannelList(channels=[info]), f"topic of {info.name} set."
 
     async def floor(self, call: Call, x: a.FloorArgs) -> Reply:
-        port = await self._joined(call)
-        floor = await port.floor(x.action, x.scope, x.reason)
+        if x.action.value == "status":  # a look: works before join
+            port = await self._present(call)
+            floor = await port.floor_now(x.scope)
+        else:
+            port = await self._joined(call)
+            floor = await port.floor(x.action, x.scope, x.reason)
         hands = ", ".join(floor.hands) or "none"
         return floor, f"floor of {floor.scope}: held by {floor.holder or 'nobody'}; hands: {hands}."
 
@@ -330,10 +334,11 @@ class Catalog:
 
     # --- the operator's forms and the ledger -------------------------------------------------
     async def ask(self, call: Call, x: a.AskArgs) -> Reply:
-        port = await self._joined(call)
-        if x.title is None and x.fields is None:
+        if x.title is None and x.fields is None:  # the list: works before join
+            port = await self._present(call)
             found = await port.forms()
             return FormList(forms=found), forms_text(found, me=port.name)
+        port = await self._joined(call)
         title = _needs(x.title, "title", "asking")
         if not x.fields:
             raise InvalidRequest("fields are required for asking (1-20 of them)", field="fields")
@@ -343,7 +348,7 @@ class Catalog:
         return FormList(forms=[form]), line
 
     async def decisions(self, call: Call, x: a.DecisionsArgs) -> Reply:
-        port = await self._joined(call)
+        port = await self._present(call)
         found = await port.decisions(x.limit)
         return DecisionList(decisions=found), decisions_text(found)
 

@@ -164,8 +164,11 @@ class DecisionLog:
 
         return await asyncio.to_thread(read)
 
-    async def visible(self, peer: Peer, limit: int) -> list[Decision]:
-        """The newest decisions `peer` may see: broadcast ones and its channels'."""
+    async def visible(self, peer: Peer | None, limit: int) -> list[Decision]:
+        """The newest decisions `peer` may see: broadcast ones and its channels' (before
+        joining, None: the broadcast ones)."""
+        if peer is None:
+            return await self.recent(limit, frozenset())
         channels = frozenset(await self._db.read(lambda r: r.channels.of_peer(peer.id)))
         return await self.recent(limit, channels)
 

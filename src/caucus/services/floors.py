@@ -141,6 +141,13 @@ class Floors:
     def status(self) -> list[Floor]:
         return self._book.busy()
 
+    async def look(self, scope: str) -> Floor:
+        """One scope's floor as it is now: anyone may look, joined or not."""
+        name = parse_scope(scope)
+        if self._shared:
+            await self.reload()
+        return self._book.floors.get(name, Floor(name)).copy()
+
     async def clear(self, scope: str) -> Floor:
         """The operator frees a floor (hands stay raised)."""
         name = parse_scope(scope)

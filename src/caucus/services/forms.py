@@ -108,10 +108,13 @@ class Forms:
             self._notifier.emit(FormAsked(now, stored))
         return stored
 
-    async def visible(self, peer: Peer) -> list[Form]:
-        """Pending forms this peer's audiences share: broadcast ones, its channels', its own."""
+    async def visible(self, peer: Peer | None) -> list[Form]:
+        """Pending forms this peer's audiences share: broadcast ones, its channels', its own
+        (before joining, None: the broadcast ones)."""
 
         def visible(r: Repos) -> list[Form]:
+            if peer is None:
+                return [f for f in r.forms.listed(FormState.PENDING) if f.audience == BROADCAST]
             channels = set(r.channels.of_peer(peer.id))
             return [
                 f

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from caucus.api.auth import OperatorDep, PeerDep, ViewerDep, access
+from caucus.api.auth import OperatorDep, PeerDep, RoomDep, ViewerDep, access
 from caucus.api.context import hub_of
 from caucus.api.requests import AnswerRequest, AskRequest, ReasonRequest
 from caucus.domain.forms import FormState
@@ -42,22 +42,24 @@ async def ask(body: AskRequest, request: Request, peer: PeerDep) -> FormInfo:
 
 @router.get(
     "/forms",
-    summary="Pending forms of your audiences (look before you ask)",
+    summary="Pending forms of your audiences (look before you ask); before joining, those "
+    "asked of everyone",
     responses=_ERRORS,
-    openapi_extra=access(Access.AGENT),
+    openapi_extra=access(Access.ROOM),
 )
-async def list_forms(request: Request, peer: PeerDep) -> FormList:
-    return FormList.of(await hub_of(request).forms.visible(peer))
+async def list_forms(request: Request, who: RoomDep) -> FormList:
+    return FormList.of(await hub_of(request).forms.visible(who.peer))
 
 
 @router.get(
     "/decisions",
-    summary="What was decided, newest first: broadcast decisions and your channels'",
+    summary="What was decided, newest first: broadcast decisions and your channels' (before "
+    "joining, the broadcast ones)",
     responses=_ERRORS,
-    openapi_extra=access(Access.AGENT),
+    openapi_extra=access(Access.ROOM),
 )
-async def decisions(request: Request, peer: PeerDep, limit: Limit = 20) -> DecisionList:
-    return DecisionList.of(await hub_of(request).decisions.visible(peer, limit))
+async def decisions(request: Request, who: RoomDep, limit: Limit = 20) -> DecisionList:
+    return DecisionList.of(await hub_of(request).decisions.visible(who.peer, limit))
 
 
 @router.get(

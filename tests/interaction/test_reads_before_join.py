@@ -1,0 +1,44 @@
+"""What may be read before joining reads before joining, over /mcp and the stdio bridge alike:
+who is here, a floor, the decisions and the forms asked of everyone — nothing of a channel the
+reader is not in (issue 31)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mcp import Client
+
+from caucus.operator_client import OperatorClient
+from tests.conftest import ClientFactory
+from tests.interaction.test_mcp_bridge import bridge
+from tests.mcptools import call, fail
+
+FIELDS = [{"key": "go", "type": "radio", "options": ["yes", "no"]}]
+
+
+async def test_read_only_tools_work_before_join_on_both_doors(
+    url: str, connect: ClientFactory, operator: OperatorClient, tmp_path: Path
+) -> None:
+    alice = await connect("alice")
+    await alice.join_channel("#ops")
+    await alice.floor("take", "all", "presenting")
+    public = await alice.ask_operator("Ship it?", FIELDS)
+    await alice.ask_operator("Ship #ops?", FIELDS, to="#ops")  # not for outsiders
+    decided = await alice.ask_operator("Decided?", FIELDS)
+    await operator.answer_form(decided.form_id, {"go": "yes"})
+
+    async with Client(f"{url}/mcp", mode="legacy") as on_mcp, bridge(url, tmp_path) as on_bridge:
+        for client in (on_mcp, on_bridge):
+            floor = await call(client, "floor", action="status", scope="all")
+            assert (floor["holder"], floor["reason"]) == ("alice", "presenting")
+            free = await call(client, "floor", action="status", scope="#ops")
+            assert free["holder"] is None
+            forms = await call(client, "ask_operator")
+            assert [f["form_id"] for f in forms["forms"]] == [public.form_id]
+            decisions = await call(client, "decisions")
+            assert [d["subject"] for d in decisions["decisions"]] == ["Decided?"]
+            # What changes anything still needs a name.
+            assert (await fail(client, "floor", action="take", scope="all"))[0] == "not_joined"
+            assert (await fail(client, "ask_operator", title="Q", fields=FIELDS))[0] == (
+                "not_joined"
+            )
