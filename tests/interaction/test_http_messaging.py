@@ -343,3 +343,28 @@ async def test_receive_returns_the_moment_a_message_arrives(connect: ClientFacto
     await alice.send("bob", "wake up")
     batch = await asyncio.wait_for(waiting, timeout=10)
     assert [m.content for m in batch.messages] == ["wake up"]
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/register", b""),
+        ("/status", b""),
+        ("/channels/join", b""),
+        ("/send", b""),
+        ("/tasks", b""),
+        ("/forms", b""),
+        ("/register", b"{not json"),
+        ("/status", b"{not json"),
+        ("/channels/join", b"{not json"),
+    ],
+)
+async def test_an_empty_or_malformed_body_is_400_malformed_body_on_every_route(
+    url: str, connect: ClientFactory, path: str, body: bytes
+) -> None:
+    alice = await connect("alice")
+    headers = {"Authorization": f"Bearer {alice.token}", "Content-Type": "application/json"}
+    async with httpx2.AsyncClient(base_url=url, headers=headers) as http:
+        response = await http.post(path, content=body)
+    assert (response.status_code, response.json()["error"]) == (400, "malformed_body"), path
+    assert "JSON" in response.json()["detail"]

@@ -18,7 +18,14 @@ from pydantic import Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from caucus.errors import CaucusError, Hint, PayloadTooLarge, RateLimited, describe_validation
+from caucus.errors import (
+    CaucusError,
+    Hint,
+    MalformedBody,
+    PayloadTooLarge,
+    RateLimited,
+    describe_validation,
+)
 from caucus.web.fields import Wire, closed
 
 log = logging.getLogger(__name__)
@@ -100,8 +107,13 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def on_validation(_: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
+        errors = list(exc.errors())
+        if any(tuple(e.get("loc", ())) == ("body",) and e.get("type") == "missing" for e in errors):
+            # No body where one is needed: the same code and sentence as on the hot routes,
+            # which read their own bodies (`JsonBodies` answers every other malformed one).
+            return caucus_error_response(MalformedBody("body: is empty; send a JSON object"))
         return error_response(
-            422, {"error": "invalid_request", "detail": describe_validation(list(exc.errors()))}
+            422, {"error": "invalid_request", "detail": describe_validation(errors)}
         )
 
     async def on_http(_: Request, exc: Exception) -> Response:
