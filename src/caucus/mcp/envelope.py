@@ -16,7 +16,9 @@ reader), how long ago it was sent, then what is not an ordinary chat message (it
 thread, a redelivery, what was removed from it).
 
 - The marker carries a fresh random token per batch, so content cannot guess it.
-- Anything in the content that looks like a marker (`<<<`, `>>>`) is defanged.
+- Anything in the content that looks like a marker (`<<<`, `>>>`) is defanged, whatever its
+  token (an earlier batch's markers, copied into a later message, included), in the text and
+  in the structured content alike.
 - Invisible characters that can smuggle instructions or reorder text (zero-width, bidi
   controls, Unicode tag characters, other format and control characters) are removed, and the
   header says how many.
@@ -86,12 +88,13 @@ def _strip(text: str) -> tuple[str, int]:
 
 
 def visible(text: str) -> str:
-    """`text` without the invisible characters `clean` removes (nothing else changes): for
-    peer-written strings handed to a model as structured data, where no marker can be forged
-    but hidden text could still be read."""
-    if text.isascii() and text.isprintable():
+    """`text` as `clean` leaves it (invisible characters removed, marker look-alikes spaced
+    out): for peer-written strings handed to a model as structured data. No data block opens
+    there, but a model may read the text beside it, so a marker planted in it — an earlier
+    batch's, copied — must be as inert there as in the text."""
+    if text.isascii() and text.isprintable() and "<<<" not in text and ">>>" not in text:
         return text
-    return _strip(text)[0]
+    return clean(text).text
 
 
 def clean(text: str) -> Cleaned:
