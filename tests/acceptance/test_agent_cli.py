@@ -181,3 +181,42 @@ async def test_code_mode_runs_a_script_against_a_foreign_servers_tools(tmp_path:
         "The sum of 3 and 3 is 6.",
     ]
     assert [c["tool"] for c in body["calls"]] == ["get-sum"] * 3
+
+
+async def test_without_a_hub_the_agent_says_what_runs_unasked_and_refuses_the_rest(
+    tmp_path: Path,
+) -> None:
+    """Nobody can approve without a hub: a tool its server does not mark read-only is refused
+    (the model hears how to allow it), and the agent says at start which tools run unasked."""
+    fileserver = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'fileserver.py'}"
+    (tmp_path / "notes.txt").write_text("kept", "utf-8")
+
+    def model(request: dict[str, Any]) -> list[Any]:
+        results = tool_messages(request)
+        if not results:
+            return [Call("write_file", {"path": "notes.txt", "content": "overwritten"})]
+        return [Say(results[-1]["content"])]
+
+    async with serve_fake(FakeOpenAI(model)) as url:
+        flags = ("--model", "m", "--base-url", f"{url}/v1", "--mcp-stdio", fileserver)
+        agent = await start(*flags, cwd=tmp_path)
+        await agent.say("please overwrite notes.txt")
+        done = await agent.until("ThreadRunComplete")
+        code, stderr = await agent.finish()
+        assert code == 0, stderr
+        (unasked,) = [line for line in stderr.splitlines() if "runs unasked:" in line]
+        assert "read_file" in unasked
+        assert "write_file" not in unasked
+        (refused,) = [line for line in stderr.splitlines() if "refuses (no hub" in line]
+        assert "write_file" in refused
+        assert "--allow write_file" in done["reply"]
+        assert (tmp_path / "notes.txt").read_text("utf-8") == "kept"
+
+        # --unattended: the user chose to run them unasked, and the agent says so at start.
+        unattended = await start(*flags, "--unattended", cwd=tmp_path)
+        await unattended.say("please overwrite notes.txt")
+        await unattended.until("ThreadRunComplete")
+        code, stderr = await unattended.finish()
+        assert code == 0, stderr
+        assert "--unattended: runs unasked what would wait for an approval: write_file" in stderr
+        assert (tmp_path / "notes.txt").read_text("utf-8") == "overwritten"
