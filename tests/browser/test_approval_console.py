@@ -9,7 +9,7 @@ from caucus.domain.approvals import ToolCallSubject, approve_option
 from caucus.mcp.renderings import forms_text
 from caucus.services.hub import Hub
 from tests.browser.conftest import PageFactory, shot
-from tests.conftest import ClientFactory
+from tests.conftest import ClientFactory, eventually
 
 DANGER = "rm -rf ~/ --no-preserve-root"
 
@@ -59,8 +59,12 @@ async def test_a_dangerous_argument_after_10_kb_of_harmless_ones_is_shown_whole(
     await wizard.get_by_role("button", name="Send answer").click()
     await expect(page.locator("[data-form]")).to_have_count(0)
 
-    # The ledger records the text the digest covers.
-    (record,) = list(await live_hub.decisions.recent(10, None))
+    # The ledger records the text the digest covers (just after the form settles).
+    async def recorded() -> bool:
+        return len(await live_hub.decisions.recent(10, None)) == 1
+
+    await eventually(recorded, what="the answer on the ledger")
+    (record,) = await live_hub.decisions.recent(10, None)
     call = record.record["caucus"]["call"]
     assert call == {"canonical": subject.canonical(), "sha256": subject.digest()}
     assert DANGER in call["canonical"]

@@ -256,25 +256,25 @@ async def test_the_sweep_requeues_a_silent_claim_and_expires_the_stale(room: Hub
     assert "failure" in told
 
 
-async def test_a_silent_claim_of_a_worker_who_is_gone_goes_back_to_the_sender(
-    room: Hub,
-) -> None:
-    """Requeued to a reaped worker, a task would wait on nobody: it fails back to the sender,
-    who can hand it to someone who is here. A worker still here gets it again."""
+async def test_open_tasks_of_a_worker_who_left_go_back_to_the_sender(room: Hub) -> None:
+    """Nobody will work a task whose worker left: pending or claimed, it fails back to the
+    sender at the next sweep. A silent worker still here gets its claim offered again."""
     alice, bob = await join(room, "alice"), await join(room, "bob")
     carol = await join(room, "carol")
-    to_bob = await room.tasks.send(alice, to="bob", payload="slow")
+    claimed = await room.tasks.send(alice, to="bob", payload="slow")
     to_carol = await room.tasks.send(alice, to="carol", payload="slower")
     for worker in (bob, carol):
         got = await room.delivery.receive(worker, wait=0)  # taken: in progress
         await room.delivery.ack(worker, through=got.deliveries[-1].message.seq)
-    await room.registry.offline(bob)  # bob's session ended: reaped at once
+    unclaimed = await room.tasks.send(alice, to="bob", payload="never read")
+    await room.registry.leave(bob)
     room.clock.advance(room.settings.task_visibility_timeout + 1)  # type: ignore[attr-defined]
     await room.tasks.sweep()
 
-    failed = await room.tasks.status(alice, to_bob.id)
-    assert (failed.state, failed.error) == (TaskState.FAILED, "failed: the worker bob is gone")
-    assert failed.history[-1].detail == "the worker is gone"
+    for task in (claimed, unclaimed):
+        failed = await room.tasks.status(alice, task.id)
+        assert (failed.state, failed.error) == (TaskState.FAILED, "failed: the worker bob is gone")
+        assert failed.history[-1].detail == "the worker is gone"
     told = [d.message for d in (await room.delivery.receive(alice, wait=0)).deliveries]
-    assert [(m.kind, m.content) for m in told] == [("failure", "failed: the worker bob is gone")]
+    assert [m.kind for m in told] == ["failure", "failure"]
     assert (await room.tasks.status(alice, to_carol.id)).state is TaskState.PENDING

@@ -109,10 +109,13 @@ async def test_racing_endings_have_exactly_one_winner(hub: Hub) -> None:
 async def test_a_silent_worker_loses_the_claim_after_the_visibility_timeout(
     hub: Hub, clock: FakeClock
 ) -> None:
-    alice, bob = await pair(hub)
+    alice = (await hub.registry.register(name="alice")).peer
+    joined = await hub.registry.register(name="bob")
+    bob = joined.peer
     task = await hub.tasks.send(alice, to="bob", payload="slow job")
     await inbox(hub, bob)
     clock.advance(hub.settings.task_visibility_timeout - 1)
+    await hub.registry.authenticate(joined.token)  # still here: silent about the task only
     await hub.maintain()
     assert (await hub.tasks.status(alice, task.id)).state is TaskState.IN_PROGRESS
     clock.advance(2)
@@ -120,6 +123,37 @@ async def test_a_silent_worker_loses_the_claim_after_the_visibility_timeout(
     assert (await hub.tasks.status(alice, task.id)).state is TaskState.PENDING
     assert await inbox(hub, bob) == [("task", "hub", "slow job")]  # offered again
     assert (await hub.tasks.status(alice, task.id)).state is TaskState.IN_PROGRESS
+
+
+async def test_a_gone_workers_task_waits_marked_through_its_grace_then_fails_back(
+    hub: Hub, clock: FakeClock
+) -> None:
+    """A worker that crashed is reaped before its claim lapses: the task is not requeued to
+    nobody. It waits, marked, while the worker may still come back; once its grace is over
+    (the worker is forgotten) it fails back to the sender, who is told."""
+    sender = await hub.registry.register(name="alice")
+    alice = sender.peer
+    bob = (await hub.registry.register(name="bob")).peer
+    task = await hub.tasks.send(alice, to="bob", payload="slow job")
+    await inbox(hub, bob)
+    for _ in range(3):  # bob is reaped; however often the sweep meets the task, one note
+        clock.advance(hub.settings.task_visibility_timeout + 1)
+        await hub.registry.authenticate(sender.token)  # alice is still here
+        await hub.maintain()
+        await hub.tasks.sweep()
+    waiting = await hub.tasks.status(alice, task.id)
+    assert waiting.state is TaskState.IN_PROGRESS
+    notes = [e.detail for e in waiting.history if e.actor == "hub"]
+    assert notes == ["the worker is away: the task waits for it until its grace ends"]
+    assert await inbox(hub, bob) == []  # nothing requeued into an absent inbox
+
+    clock.advance(hub.settings.reaped_grace + 1)
+    await hub.registry.authenticate(sender.token)
+    await hub.maintain()  # bob is forgotten
+    await hub.tasks.sweep()
+    failed = await hub.tasks.status(alice, task.id)
+    assert (failed.state, failed.error) == (TaskState.FAILED, "failed: the worker bob is gone")
+    assert ("failure", "hub", "failed: the worker bob is gone") in await inbox(hub, alice)
 
 
 async def test_unclaimed_and_parked_tasks_expire_and_the_sender_is_told(

@@ -50,12 +50,16 @@ async def test_two_processes_answering_forms_at_once_keep_one_chain(
                 return len(done) == len(ids) and all(f.decision_hash for f in done)
 
             await eventually(all_recorded, within=60, what="every answer on the ledger")
-            assert (await on_a.ledger()).intact
-            assert (await on_b.ledger()).intact
+            status_a, status_b = await on_a.ledger(), await on_b.ledger()
+            assert status_a.intact
+            assert status_b.intact
+            # One room, one ledger: under the room's identity in the shared home.
+            assert status_a.path == status_b.path
+            assert Path(status_a.path).parent.parent == tmp_path / "rooms"
     finally:
         for asker in askers:
             await asker.aclose()
-    ledger = tmp_path / "decisions.jsonl"
+    ledger = Path(status_a.path)
     assert verify(ledger).code == 0
     lines = [json.loads(line) for line in ledger.read_text().splitlines() if line.strip()]
     recorded = [form_id_of(r) for r in lines]

@@ -49,6 +49,9 @@ def _meta(task: Task, **extra: Any) -> dict[str, Any]:
     return meta
 
 
+AWAY = "the worker is away: the task waits for it until its grace ends"
+
+
 class TaskService:
     def __init__(
         self, db: Engine, delivery: DeliveryService, clock: Clock, settings: Settings
@@ -281,8 +284,9 @@ class TaskService:
 
     # --- the hub --------------------------------------------------------------------------
     async def sweep(self) -> None:
-        """Requeue tasks whose worker went silent but is still here, fail back to the sender
-        those whose worker is gone (reaped or ended); expire unclaimed and parked ones."""
+        """Requeue tasks whose worker went silent but is still here; keep, marked, those whose
+        worker is away (reaped) within its grace; fail back to the sender those whose worker
+        left, was kicked or was forgotten; expire unclaimed and parked ones."""
 
         def requeue(t: Task) -> NewMessage:
             return self._item(
@@ -307,25 +311,29 @@ class TaskService:
                 t, MessageKind.FAILURE, sender=None, to=t.sender, content=t.error or ""
             )
 
+        def fail_back(r: Repos, task: Task) -> AppendOutcome | None:
+            error = f"failed: the worker {task.worker} is gone"
+            if not r.tasks.move(task.id, task.state, TaskState.FAILED, now, error=error):
+                return None
+            r.tasks.event(task.id, now, TaskState.FAILED, SystemSender.HUB, "the worker is gone")
+            for reaction in react:
+                reaction(r, task, TaskState.FAILED, now)
+            task.state, task.error = TaskState.FAILED, error
+            return r.inbox.to_peer(gone(task), task.sender)
+
         def sweep(r: Repos) -> list[AppendOutcome]:
             told: list[AppendOutcome | None] = []
+            # Nobody will work a task whose worker left, was kicked or was forgotten: it goes
+            # back to its sender, who can hand it to someone who is here.
+            for task in r.tasks.of_ended_workers():
+                told.append(fail_back(r, task))
             for stored in r.tasks.silent(silent_before):
                 task = stored.task
                 if not r.peers.active(stored.worker_id):
-                    # Reaped or ended: requeued, the task would wait on a worker who is not
-                    # there. It goes back to the sender, who can hand it to someone who is.
-                    error = f"failed: the worker {task.worker} is gone"
-                    moved = r.tasks.move(
-                        task.id, TaskState.IN_PROGRESS, TaskState.FAILED, now, error=error
-                    )
-                    if moved:
-                        r.tasks.event(
-                            task.id, now, TaskState.FAILED, SystemSender.HUB, "the worker is gone"
-                        )
-                        for reaction in react:
-                            reaction(r, task, TaskState.FAILED, now)
-                        task.state, task.error = TaskState.FAILED, error
-                        told.append(r.inbox.to_peer(gone(task), task.sender))
+                    # Away (reaped): the claim stays theirs until they come back or their
+                    # grace ends (then the task fails back, above); noted once, so the sender
+                    # and the operator see why it waits.
+                    r.tasks.note_once(task.id, now, task.state, AWAY)
                     continue
                 if r.tasks.requeue(task.id, now):
                     r.tasks.event(

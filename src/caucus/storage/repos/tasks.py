@@ -207,6 +207,21 @@ class Tasks:
         rows = self._tx.all("tasks_silent", {"silent_before": silent_before})
         return [StoredTask(_task(r), r["sender_id"], r["worker_id"]) for r in rows]
 
+    def of_ended_workers(self) -> list[Task]:
+        """Open tasks whose worker has left, was kicked or was forgotten."""
+        return [_task(r) for r in self._tx.all("tasks_of_ended_workers")]
+
+    def note_once(self, task_id: str, ts: float, state: TaskState, detail: str) -> bool:
+        """A hub note in the task's history, unless it says that already."""
+        params = {
+            "task_id": task_id,
+            "ts": ts,
+            "state": state.value,
+            "actor": "hub",
+            "detail": detail,
+        }
+        return self._tx.run("task_event_once", params) == 1
+
     def stale(self, now: float) -> list[Task]:
         """Pending and parked tasks past their time to live."""
         return [_task(r) for r in self._tx.all("tasks_stale", {"now": now})]

@@ -409,6 +409,20 @@ SELECT * FROM tasks WHERE (:state IS NULL OR state = :state) ORDER BY updated_at
 -- name: tasks_silent
 SELECT * FROM tasks WHERE state = 'in_progress' AND updated_at < :silent_before;
 
+-- name: tasks_of_ended_workers
+-- Open tasks whose worker left, was kicked, or was forgotten after its grace: nobody will
+-- ever work them.
+SELECT t.* FROM tasks t JOIN peers p ON p.id = t.worker_id
+WHERE t.state IN ('pending', 'in_progress', 'input_required')
+AND p.state IN ('left', 'kicked', 'forgotten');
+
+-- name: task_event_once
+-- A hub note on a task, written once however often the sweep meets it.
+INSERT INTO task_events (task_id, n, ts, state, actor, detail)
+SELECT :task_id, (SELECT COALESCE(MAX(n), 0) + 1 FROM task_events WHERE task_id = :task_id),
+    :ts, :state, :actor, :detail
+WHERE NOT EXISTS (SELECT 1 FROM task_events WHERE task_id = :task_id AND detail = :detail);
+
 -- name: tasks_stale
 SELECT * FROM tasks WHERE state IN ('pending', 'input_required') AND expires_at < :now;
 
