@@ -54,6 +54,8 @@ async def test_a_launched_mock_agent_joins_answers_and_stops(
             api_key_env="MY_MODEL_KEY",
             skills=["echo"],
             prompt="You echo.",
+            allow=["read_file"],
+            approve=["search"],
         )
         assert launched.state == "running"
         assert launched.pid is not None
@@ -64,6 +66,9 @@ async def test_a_launched_mock_agent_joins_answers_and_stops(
         assert "CAUCUS_SECRET_OF_THE_HUB" not in names
         assert "MY_MODEL_KEY" in names
         assert os.readlink(f"/proc/{launched.pid}/cwd") == str(work)
+        argv = Path(f"/proc/{launched.pid}/cmdline").read_bytes().decode().split("\0")
+        assert argv[argv.index("--allow") :][:2] == ["--allow", "read_file"]
+        assert argv[argv.index("--approve") :][:2] == ["--approve", "search"]
 
         async def flagged() -> bool:
             agent = await operator_agent(operator, launched.launch_id)

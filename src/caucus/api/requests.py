@@ -322,7 +322,13 @@ class LaunchRequest(_In):
     approve: list[str] = Field(
         default_factory=list,
         max_length=32,
-        description="tools that run only once the operator approves the exact call",
+        description="tools that wait for the operator's approval of each call even if their "
+        "server marks them read-only (every tool not marked read-only waits anyway)",
+    )
+    allow: list[str] = Field(
+        default_factory=list,
+        max_length=32,
+        description="tools that run unasked, whatever their server says of them",
     )
     skills: list[str] = Field(default_factory=list, max_length=32)
     description: str | None = Field(None, max_length=280)

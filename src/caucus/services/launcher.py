@@ -65,6 +65,7 @@ class LaunchSpec:
     prompt: str | None = None
     tools: list[str] = field(default_factory=list)
     approve: list[str] = field(default_factory=list)
+    allow: list[str] = field(default_factory=list)
     skills: list[str] = field(default_factory=list)
     description: str | None = None
     workdir: str | None = None
@@ -309,6 +310,8 @@ def _arguments(spec: LaunchSpec, hub_url: str, prompt: Path | None) -> list[str]
         argv += ["--mcp-stdio", command]
     for tool in spec.approve:
         argv += ["--approve", tool]
+    for tool in spec.allow:
+        argv += ["--allow", tool]
     if spec.skills:
         argv += ["--skills", ",".join(spec.skills)]
     if spec.description:

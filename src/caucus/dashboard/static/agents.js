@@ -5,7 +5,7 @@ import { age, clock, colourOf } from "./format.js";
 import { html, useEffect, useState } from "./ui.js";
 
 const POLL_MS = 2000;
-const BLANK = { name: "", backend: "openai", model: "", base_url: "", api_key_env: "", prompt: "", tools: "", workdir: "" };
+const BLANK = { name: "", backend: "openai", model: "", base_url: "", api_key_env: "", prompt: "", tools: "", allow: "", workdir: "" };
 
 function request(form) {
   const body = { name: form.name.trim(), backend: form.backend };
@@ -14,6 +14,8 @@ function request(form) {
   }
   const tools = form.tools.split("\n").map((t) => t.trim()).filter(Boolean);
   if (tools.length) body.tools = tools;
+  const allow = form.allow.split(/[\s,]+/).filter(Boolean);
+  if (allow.length) body.allow = allow;
   return body;
 }
 
@@ -125,6 +127,8 @@ export function Agents({ api, observer, notify }) {
               <textarea rows="3" value=${form.prompt} onInput=${set("prompt")}></textarea></label>
             <label>Tools: MCP servers over stdio, one command per line (no shell)
               <textarea rows="2" value=${form.tools} onInput=${set("tools")}></textarea></label>
+            <label>Tools that run unasked (the others not marked read-only wait for your approval)
+              <input value=${form.allow} placeholder="read_file, search" onInput=${set("allow")} /></label>
             <label>Working directory (absolute; default the hub's)
               <input value=${form.workdir} onInput=${set("workdir")} /></label>
             <button type="submit" class="primary" disabled=${busy || !form.name.trim()}>Launch</button>
