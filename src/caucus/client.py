@@ -1,6 +1,6 @@
 """`HubClient`: the async Python client of the hub's HTTP API.
 
-Results are the hub's own wire models (`caucus.web`), parsed and validated as they arrive; every
+Results are the hub's own wire models (`caucus.wire`), parsed and validated as they arrive; every
 error the hub reports is raised as the matching `caucus.errors` class (the same tree the hub
 uses), so `except NameInUse:` works whether the code runs in-process or over HTTP. Receiving
 acknowledges the previous batch on the next call, the way the protocol recommends.
@@ -17,13 +17,13 @@ from pydantic import BaseModel
 
 from caucus.defaults import DEFAULT_HUB
 from caucus.errors import HubUnavailable, error_from_body
-from caucus.web.activity import Reported
 from caucus.web.bearer import AGENT_KEY_HEADER
-from caucus.web.deliberations import DeliberationInfo, DeliberationList, PositionInfo
-from caucus.web.forms import DecisionList, DecisionRecord, FormInfo, FormList
-from caucus.web.messages import AckResult, Batch, InboundMessage, PeekResult, SendResult
-from caucus.web.peers import Departure, PeerInfo, PeerList, Registered, StatusInfo
-from caucus.web.room import (
+from caucus.wire.activity import Reported
+from caucus.wire.deliberations import DeliberationInfo, DeliberationList, PositionInfo
+from caucus.wire.forms import DecisionList, DecisionRecord, FormInfo, FormList
+from caucus.wire.messages import AckResult, Batch, InboundMessage, PeekResult, SendResult
+from caucus.wire.peers import Departure, PeerInfo, PeerList, Registered, StatusInfo
+from caucus.wire.room import (
     ChannelInfo,
     ChannelJoin,
     ChannelLeave,
@@ -35,8 +35,8 @@ from caucus.web.room import (
     ProtocolText,
     VersionInfo,
 )
-from caucus.web.watch import WatchKey, WatchTicket
-from caucus.web.work import OfferInfo, OfferList, TaskInfo, TaskList
+from caucus.wire.watch import WatchKey, WatchTicket
+from caucus.wire.work import OfferInfo, OfferList, TaskInfo, TaskList
 
 __all__ = [
     "DEFAULT_HUB",

@@ -18,7 +18,7 @@ from caucus.errors import CaucusError, StorageError
 if TYPE_CHECKING:  # the storage and the services load when a command runs, not with the CLI
     from caucus.config import Settings
     from caucus.storage.migrate import Migration
-    from caucus.web.retention import PurgeResult
+    from caucus.wire.retention import PurgeResult
 
 db_app = typer.Typer(
     help="The hub's database: its schema version and migrations, and purging what retention "
@@ -53,7 +53,7 @@ async def _purge_file(
     from caucus.config import load_settings
     from caucus.services.hub import open_engine
     from caucus.services.retention import Retention
-    from caucus.web.retention import PurgeResult
+    from caucus.wire.retention import PurgeResult
 
     settings = load_settings(config, db=db)
     engine = open_engine(settings)
@@ -68,7 +68,7 @@ async def _purge_file(
 def _purge_hub(hub: str, token: str, before: float | None, dry: bool) -> PurgeResult:
     import httpx2
 
-    from caucus.web.retention import PurgeResult
+    from caucus.wire.retention import PurgeResult
 
     body = {"before": before, "dry_run": dry}
     response = httpx2.post(
@@ -128,7 +128,7 @@ def purge(
 
     Acknowledged messages, ended tasks, settled offers, and answered or canceled forms go;
     never anything unacknowledged or unended, and never the decision ledger."""
-    from caucus.web.fields import parse_time
+    from caucus.wire.fields import parse_time
 
     try:
         cut = parse_time(before, "before") if before else None

@@ -5,16 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from caucus.client import BaseClient
-from caucus.web.activity import ActivityList, ToolCallInfo
-from caucus.web.console import SnapshotAt
-from caucus.web.deliberations import DeliberationInfo, DeliberationList
-from caucus.web.forms import DecisionList, DecisionRecord, FormInfo, FormList, LedgerStatusInfo
-from caucus.web.launcher import AgentOutput, LaunchedAgent, LaunchedList
-from caucus.web.messages import SendResult
-from caucus.web.peers import PeerInfo
-from caucus.web.retention import PurgeResult
-from caucus.web.room import ClosedChannel, FloorInfo, ReopenedChannel, RoomState
-from caucus.web.work import OfferInfo, OfferList
+from caucus.wire.activity import ActivityList, ToolCallInfo
+from caucus.wire.console import SnapshotAt
+from caucus.wire.deliberations import DeliberationInfo, DeliberationList
+from caucus.wire.forms import DecisionList, DecisionRecord, FormInfo, FormList, LedgerStatusInfo
+from caucus.wire.launcher import AgentOutput, LaunchedAgent, LaunchedList
+from caucus.wire.messages import SendResult
+from caucus.wire.peers import PeerInfo
+from caucus.wire.retention import PurgeResult
+from caucus.wire.room import ClosedChannel, FloorInfo, ReopenedChannel, RoomState
+from caucus.wire.work import OfferInfo, OfferList
 
 
 class OperatorClient(BaseClient):

@@ -17,7 +17,7 @@ from caucus.domain.approvals import ToolCallSubject, approve_option
 from caucus.operator_client import OperatorClient
 from caucus.runtime.tools.binding import bind
 from caucus.testing import Call, FakeOpenAI, Say, last_user, make_hub, serve, serve_fake
-from caucus.web.forms import FormInfo
+from caucus.wire.forms import FormInfo
 from tests.agentproc import AgentProcess
 from tests.waiting import eventually, within
 

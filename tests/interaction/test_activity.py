@@ -14,7 +14,7 @@ from caucus.client import HubClient
 from caucus.errors import Forbidden, InvalidRequest
 from caucus.operator_client import OperatorClient
 from caucus.services.hub import Hub
-from caucus.web.activity import ToolCallInfo
+from caucus.wire.activity import ToolCallInfo
 from tests.conftest import ClientFactory, eventually
 from tests.interaction.test_mcp_bridge import bridge
 from tests.mcptools import call, fail

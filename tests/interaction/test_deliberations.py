@@ -17,8 +17,8 @@ from caucus.errors import Conflict, InvalidRequest, NotFound
 from caucus.operator_client import OperatorClient
 from caucus.services.hub import Hub
 from caucus.testing import FakeOpenAI, Say, last_user, make_hub, serve, serve_fake
-from caucus.web.deliberations import DeliberationInfo
-from caucus.web.messages import InboundMessage
+from caucus.wire.deliberations import DeliberationInfo
+from caucus.wire.messages import InboundMessage
 from tests import record_format
 from tests.conftest import ClientFactory, eventually
 

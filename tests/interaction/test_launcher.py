@@ -15,7 +15,7 @@ from caucus.client import HubClient
 from caucus.errors import Conflict, Forbidden, InvalidRequest, LauncherDisabled, NotFound
 from caucus.operator_client import OperatorClient
 from caucus.testing import make_hub, serve
-from caucus.web.launcher import LaunchedAgent
+from caucus.wire.launcher import LaunchedAgent
 from tests.conftest import eventually
 
 

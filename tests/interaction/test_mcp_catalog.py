@@ -23,7 +23,7 @@ from caucus.mcp.tools import Call, Catalog
 from caucus.protocol import CORE_LIMIT, core_text
 from caucus.testing import make_hub, serve
 from caucus.web.errors import HTTP_HINTS
-from caucus.web.room import Limits
+from caucus.wire.room import Limits
 from tests.mcptools import call, fail
 
 # Today's catalog must stay below what the catalog cost before it had output schemas

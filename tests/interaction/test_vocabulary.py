@@ -11,7 +11,7 @@ from typing import Any
 import httpx2
 from mcp import Client
 
-from caucus.web.work import OfferInfo, TaskInfo
+from caucus.wire.work import OfferInfo, TaskInfo
 from tests.conftest import ClientFactory
 
 WORDS = {"content", "result", "error", "question", "note"}

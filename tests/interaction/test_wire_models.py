@@ -26,11 +26,11 @@ from caucus.mcp.local_port import LocalPort
 from caucus.operator_client import OperatorClient
 from caucus.services.hub import Hub
 from caucus.testing import FakeClock, make_hub, serve
-from caucus.web.forms import DecisionRecord, FormInfo, LedgerStatusInfo
-from caucus.web.messages import InboundMessage, SendResult
-from caucus.web.peers import PeerInfo
-from caucus.web.room import ChannelInfo, FloorInfo, RoomState
-from caucus.web.work import OfferInfo, TaskInfo
+from caucus.wire.forms import DecisionRecord, FormInfo, LedgerStatusInfo
+from caucus.wire.messages import InboundMessage, SendResult
+from caucus.wire.peers import PeerInfo
+from caucus.wire.room import ChannelInfo, FloorInfo, RoomState
+from caucus.wire.work import OfferInfo, TaskInfo
 from tests.mcptools import call
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from caucus.mcp.push import settle
 from caucus.testing import FakeClock
-from caucus.web.messages import InboundMessage
+from caucus.wire.messages import InboundMessage
 
 
 def message(seq: int, sender: str = "alice", kind: str = "chat") -> InboundMessage:

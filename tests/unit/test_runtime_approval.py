@@ -24,7 +24,7 @@ from caucus.runtime.tools.approval import (
 from caucus.runtime.tools.binding import bind, changes
 from caucus.runtime.tools.executor import ROOM, RUNTIME, ToolSpec
 from caucus.runtime.tools.functions import FunctionTools
-from caucus.web.messages import InboundMessage
+from caucus.wire.messages import InboundMessage
 
 _seq = itertools.count(1)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from caucus.web.fields import Wire
-from caucus.web.work import TaskEventInfo
+from caucus.wire.fields import Wire
+from caucus.wire.work import TaskEventInfo
 
 
 class Sample(Wire):

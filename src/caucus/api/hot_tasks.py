@@ -11,17 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from caucus.api.requests import (
+from caucus.domain.peers import Peer
+from caucus.domain.tasks import Task
+from caucus.services.hub import Hub
+from caucus.web.body import parse_model
+from caucus.wire.requests import (
     TaskErrorRequest,
     TaskQuestionRequest,
     TaskRequest,
     TaskResultRequest,
 )
-from caucus.domain.peers import Peer
-from caucus.domain.tasks import Task
-from caucus.services.hub import Hub
-from caucus.web.body import parse_model
-from caucus.web.work import TaskInfo
+from caucus.wire.work import TaskInfo
 
 
 def _body(task: Task) -> bytes:

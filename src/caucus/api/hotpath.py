@@ -6,7 +6,7 @@ Each hot route is one function from (hub, token, raw input) to a JSON body. The 
 front placed before the FastAPI app, calls the very same functions directly, skipping FastAPI's
 routing, dependency solving and middleware stack, which cost more per request than the durable
 relay itself (ADR 0002, 0015). Error mapping is the shared one in `web/errors.py`; the bodies
-are the wire models of `web/messages.py`, serialized straight to JSON bytes.
+are the wire models of `wire/messages.py`, serialized straight to JSON bytes.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from caucus.api.context import served
 from caucus.api.hot_tasks import MOVES, move_task, send_task
-from caucus.api.requests import SendRequest
 from caucus.errors import CaucusError, InvalidRequest
 from caucus.services.hub import Hub
 from caucus.web.bearer import bearer_from_scope
@@ -31,8 +30,9 @@ from caucus.web.errors import (
     caucus_error_response,
     unexpected_error_body,
 )
-from caucus.web.fields import MAX_INT
-from caucus.web.messages import Batch, InboundMessage, SendResult
+from caucus.wire.fields import MAX_INT
+from caucus.wire.messages import Batch, InboundMessage, SendResult
+from caucus.wire.requests import SendRequest
 
 log = logging.getLogger(__name__)
 

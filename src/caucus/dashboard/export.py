@@ -10,7 +10,7 @@ from caucus.domain.messages import Message
 from caucus.domain.retention import Dropped
 from caucus.storage.engine import Engine
 from caucus.storage.repos import Repos
-from caucus.web.messages import RoutedMessage
+from caucus.wire.messages import RoutedMessage
 
 PAGE = 1000
 EXPORT_TYPES = {

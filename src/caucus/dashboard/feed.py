@@ -43,12 +43,12 @@ from caucus.domain.events import (
 from caucus.domain.messages import Message
 from caucus.services.hub import Hub
 from caucus.storage.repos import Repos
-from caucus.web.activity import ToolCallInfo
-from caucus.web.console import ConsolePeer, FeedHealth, Snapshot
-from caucus.web.fields import Wire
-from caucus.web.forms import DecisionRecord, FormInfo
-from caucus.web.messages import RoutedMessage
-from caucus.web.room import ChannelInfo, FloorInfo, RoomState
+from caucus.wire.activity import ToolCallInfo
+from caucus.wire.console import ConsolePeer, FeedHealth, Snapshot
+from caucus.wire.fields import Wire
+from caucus.wire.forms import DecisionRecord, FormInfo
+from caucus.wire.messages import RoutedMessage
+from caucus.wire.room import ChannelInfo, FloorInfo, RoomState
 
 RECENT_MESSAGES = 100
 QUEUE_LIMIT = 10_000  # events waiting for one slow client before it is cut off to resume

@@ -10,11 +10,11 @@ from caucus import __version__
 from caucus.api.auth import ViewerDep, access
 from caucus.api.context import hub_of
 from caucus.services.roles import Access
-from caucus.web.errors import ErrorBody
-from caucus.web.fields import MAX_INT
-from caucus.web.messages import DroppedInfo, History, RoutedMessage
-from caucus.web.room import SessionInfo
-from caucus.web.work import OfferList, TaskList
+from caucus.wire.errors import ErrorBody
+from caucus.wire.fields import MAX_INT
+from caucus.wire.messages import DroppedInfo, History, RoutedMessage
+from caucus.wire.room import SessionInfo
+from caucus.wire.work import OfferList, TaskList
 
 router = APIRouter(prefix="/operator", tags=["operator"])
 

@@ -26,8 +26,8 @@ from caucus.domain.messages import Message
 from caucus.errors import CaucusError
 from caucus.services.hub import Hub
 from caucus.storage.repos import Repos
-from caucus.web.forms import FormInfo
-from caucus.web.messages import RoutedMessage
+from caucus.wire.forms import FormInfo
+from caucus.wire.messages import RoutedMessage
 
 log = logging.getLogger(__name__)
 

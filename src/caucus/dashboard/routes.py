@@ -18,9 +18,9 @@ from caucus.dashboard.export import EXPORT_TYPES, export_chunks
 from caucus.dashboard.feed import FeedEvent
 from caucus.errors import InvalidRequest
 from caucus.services.roles import Access
-from caucus.web.console import SnapshotAt
-from caucus.web.errors import ErrorBody
-from caucus.web.fields import parse_time
+from caucus.wire.console import SnapshotAt
+from caucus.wire.errors import ErrorBody
+from caucus.wire.fields import parse_time
 
 router = APIRouter(tags=["operator"])
 

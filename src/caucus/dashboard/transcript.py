@@ -29,7 +29,7 @@ from caucus.files import open_private, private_dir, tighten
 from caucus.services.notifier import Notifier
 from caucus.storage.engine import Engine
 from caucus.storage.repos import Repos
-from caucus.web.messages import RoutedMessage
+from caucus.wire.messages import RoutedMessage
 
 log = logging.getLogger(__name__)
 

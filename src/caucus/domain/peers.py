@@ -140,3 +140,15 @@ def check_status(text: str) -> str:
     if "\n" in text or "\r" in text:
         raise InvalidRequest("status is one line: remove the line breaks", field="status")
     return text
+
+
+@dataclass(frozen=True, slots=True)
+class Registration:
+    """What joining returns: the identity, how it came about, and the protocol to read."""
+
+    token: str | None  # None when the identity was resumed with a state handle
+    peer: Peer
+    outcome: str  # created | reaffirmed | resumed
+    protocol_version: int
+    protocol: str | None
+    note: str | None

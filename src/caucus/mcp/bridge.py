@@ -40,7 +40,7 @@ from caucus.mcp.server import Context, ToolServer, follows_lines, is_modern
 from caucus.mcp.tools import Call, Catalog
 from caucus.mcp.watch import Session, by_session_file, session_dir, write_session
 from caucus.service import start_if_installed
-from caucus.web.room import Limits
+from caucus.wire.room import Limits
 
 log = logging.getLogger(__name__)
 

@@ -37,7 +37,7 @@ from caucus.config import Settings
 from caucus.mcp.envelope import wrap
 from caucus.mcp.push import is_urgent, settle
 from caucus.mcp.watch import UNREACHABLE_AFTER, Session, next_batch, print_batch
-from caucus.web.messages import InboundMessage
+from caucus.wire.messages import InboundMessage
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,7 @@ from caucus import __version__
 from caucus.config import Settings
 from caucus.mcp.bridge import Bridge
 from caucus.mcp.push import CHANNEL_CAPABILITY
-from caucus.web.room import Limits
+from caucus.wire.room import Limits
 
 PATH = Path(__file__).with_name("front.json")
 # A hub nobody listens on: the bridge never reaches it while the snapshot is made.

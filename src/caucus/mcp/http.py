@@ -42,7 +42,7 @@ from caucus.mcp.watch import Session, by_session_file, by_ticket, write_session
 from caucus.services.hub import Hub
 from caucus.web.bearer import AGENT_KEY_HEADER, parse_bearer
 from caucus.web.errors import error_response, unexpected_error_body
-from caucus.web.room import Limits
+from caucus.wire.room import Limits
 
 log = logging.getLogger(__name__)
 

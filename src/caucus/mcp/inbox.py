@@ -34,7 +34,7 @@ from caucus.domain.peers import Peer
 from caucus.errors import NotFound
 from caucus.mcp.inbox_bus import MIME, SCHEME, CountingBus
 from caucus.services.hub import Hub
-from caucus.web.messages import PeekResult
+from caucus.wire.messages import PeekResult
 
 log = logging.getLogger(__name__)
 

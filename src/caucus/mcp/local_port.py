@@ -12,13 +12,13 @@ from caucus.errors import InvalidRequest, Unauthorized
 from caucus.mcp.ports import Answer, Convening, Joined
 from caucus.protocol import PROTOCOL_VERSION, core_text, section, section_names
 from caucus.services.hub import Hub
-from caucus.web.deliberations import DeliberationInfo, PositionInfo
-from caucus.web.forms import DecisionRecord, FormInfo
-from caucus.web.messages import Batch, InboundMessage, PeekResult, SendResult
-from caucus.web.peers import Departure, PeerInfo, StatusInfo
-from caucus.web.room import ChannelInfo, ChannelJoin, FloorInfo, Limits, ProtocolText
-from caucus.web.watch import WatchKey, WatchTicket, ticket_command
-from caucus.web.work import OfferInfo, TaskInfo
+from caucus.wire.deliberations import DeliberationInfo, PositionInfo
+from caucus.wire.forms import DecisionRecord, FormInfo
+from caucus.wire.messages import Batch, InboundMessage, PeekResult, SendResult
+from caucus.wire.peers import Departure, PeerInfo, StatusInfo
+from caucus.wire.room import ChannelInfo, ChannelJoin, FloorInfo, Limits, ProtocolText
+from caucus.wire.watch import WatchKey, WatchTicket, ticket_command
+from caucus.wire.work import OfferInfo, TaskInfo
 
 
 class LocalPort:

@@ -2,7 +2,7 @@
 
 `LocalPort` (`mcp/local_port.py`) calls the hub's services in-process (`/mcp`); `RemotePort`
 (`mcp/remote.py`) is a hub over HTTP, through `HubClient` (the stdio bridge). Both answer with
-the same wire models (`caucus.web`), built by the same constructors, and both go through the
+the same wire models (`caucus.wire`), built by the same constructors, and both go through the
 same services, so the same policies apply and the catalog formats the same answer whichever
 path a call took. This module loads no service: the bridge imports it.
 """
@@ -12,16 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from caucus.web.deliberations import DeliberationInfo, PositionInfo
-from caucus.web.forms import DecisionRecord, FormInfo
-from caucus.web.messages import Batch, InboundMessage, PeekResult, SendResult
-from caucus.web.peers import Departure, PeerInfo, Registered, StatusInfo
-from caucus.web.room import ChannelInfo, ChannelJoin, FloorInfo, Limits, ProtocolText
-from caucus.web.watch import WatchKey, WatchTicket
-from caucus.web.work import OfferInfo, TaskInfo
+from caucus.wire.deliberations import DeliberationInfo, PositionInfo
+from caucus.wire.forms import DecisionRecord, FormInfo
+from caucus.wire.messages import Batch, InboundMessage, PeekResult, SendResult
+from caucus.wire.peers import Departure, PeerInfo, Registered, StatusInfo
+from caucus.wire.room import ChannelInfo, ChannelJoin, FloorInfo, Limits, ProtocolText
+from caucus.wire.watch import WatchKey, WatchTicket
+from caucus.wire.work import OfferInfo, TaskInfo
 
 if TYPE_CHECKING:
-    from caucus.services.registry import Registration
+    from caucus.domain.peers import Registration
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,8 +32,8 @@ from caucus.client import HubClient
 from caucus.domain.messages import MessageKind, SystemSender
 from caucus.errors import CaucusError, InvalidRequest, Unauthorized
 from caucus.mcp.envelope import wrap
-from caucus.web.fields import Wire, closed
-from caucus.web.messages import InboundMessage
+from caucus.wire.fields import Wire, closed
+from caucus.wire.messages import InboundMessage
 
 log = logging.getLogger(__name__)
 

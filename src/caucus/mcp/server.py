@@ -29,7 +29,7 @@ from caucus.mcp.hints import TOOL_HINTS
 from caucus.mcp.listing import fill_tools, listing_values
 from caucus.mcp.schema import schema_of
 from caucus.mcp.tools import Call, Catalog
-from caucus.web.room import Limits
+from caucus.wire.room import Limits
 
 log = logging.getLogger(__name__)
 

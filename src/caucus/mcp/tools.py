@@ -38,13 +38,13 @@ from caucus.mcp.results import (
     WhoAmI,
 )
 from caucus.protocol import PROTOCOL_VERSION
-from caucus.web.deliberations import Convened, PositionInfo
-from caucus.web.fields import Wire
-from caucus.web.forms import DecisionList, FormList
-from caucus.web.messages import SendResult
-from caucus.web.peers import Departure, Outcome, PeerList, StatusInfo
-from caucus.web.room import ChannelInfo, ChannelList, FloorInfo, ProtocolText
-from caucus.web.work import OfferList, TaskList
+from caucus.wire.deliberations import Convened, PositionInfo
+from caucus.wire.fields import Wire
+from caucus.wire.forms import DecisionList, FormList
+from caucus.wire.messages import SendResult
+from caucus.wire.peers import Departure, Outcome, PeerList, StatusInfo
+from caucus.wire.room import ChannelInfo, ChannelList, FloorInfo, ProtocolText
+from caucus.wire.work import OfferList, TaskList
 
 Reply = tuple[Wire, str]
 

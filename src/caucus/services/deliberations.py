@@ -64,7 +64,7 @@ from caucus.services.forms import Forms
 from caucus.services.notifier import Notifier
 from caucus.services.registry import Registry
 from caucus.services.tasks import TaskService
-from caucus.web.deliberations import (
+from caucus.wire.deliberations import (
     DeliberationInfo,
     DeliberationState,
     PanelistInfo,

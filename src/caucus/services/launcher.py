@@ -29,7 +29,7 @@ from caucus.domain.names import check_peer_name
 from caucus.errors import Conflict, InvalidRequest, LauncherDisabled, NotFound
 from caucus.files import private_dir
 from caucus.services.notifier import Notifier
-from caucus.web.launcher import AgentOutput, Backend, LaunchedAgent, OutputLine, Stream
+from caucus.wire.launcher import AgentOutput, Backend, LaunchedAgent, OutputLine, Stream
 
 # What a launched agent inherits from the hub's environment: enough to find programs, a home,
 # a locale and a Python; never a CAUCUS_* setting or a credential the request did not name.

@@ -8,7 +8,6 @@ leave, an operator kick, or the end of the grace period free it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,6 +28,7 @@ from caucus.domain.peers import (
     Peer,
     PeerState,
     PeerView,
+    Registration,
     check_description,
     check_status,
     liveness,
@@ -46,16 +46,6 @@ _HELD = (PeerState.ACTIVE, PeerState.REAPED)
 HANDLE_PREFIX = "h_"
 PEER_SIGNAL = "peer"  # `peer <id>`: a peer's row changed in a way caches must see
 HANDLES_KEPT = 8  # per peer: each join of a session-less client may mint one
-
-
-@dataclass(frozen=True, slots=True)
-class Registration:
-    token: str | None  # None when the identity was resumed with a state handle
-    peer: Peer
-    outcome: str  # created | reaffirmed | resumed
-    protocol_version: int
-    protocol: str | None
-    note: str | None
 
 
 def agent_key_ok(settings: Settings, key: str | None) -> bool:

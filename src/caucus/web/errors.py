@@ -14,7 +14,6 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from pydantic import Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
@@ -26,7 +25,6 @@ from caucus.errors import (
     RateLimited,
     describe_validation,
 )
-from caucus.web.fields import Wire, closed
 
 log = logging.getLogger(__name__)
 
@@ -55,15 +53,6 @@ _HTTP_CODES = {
     413: "payload_too_large",
     415: "unsupported_media_type",
 }
-
-
-class ErrorBody(Wire):
-    error: str = Field(description="a stable machine-readable code")
-    detail: str = Field(description="what went wrong")
-    next: str | None = closed(
-        Hint, "what to do next, as a stable code", nullable=True, default=None
-    )
-    hint: str | None = Field(None, description="what to do next, over HTTP")
 
 
 def error_body(exc: CaucusError) -> dict[str, Any]:

@@ -8,11 +8,11 @@ from fastapi import APIRouter, Query, Request
 
 from caucus.api.auth import PeerDep, ViewerDep, access
 from caucus.api.context import hub_of
-from caucus.api.requests import ToolCallReport
 from caucus.domain.activity import Via
 from caucus.services.roles import Access
-from caucus.web.activity import ActivityList, Reported, ToolCallInfo
-from caucus.web.errors import ErrorBody
+from caucus.wire.activity import ActivityList, Reported, ToolCallInfo
+from caucus.wire.errors import ErrorBody
+from caucus.wire.requests import ToolCallReport
 
 router = APIRouter(tags=["activity"])
 

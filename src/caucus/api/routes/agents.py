@@ -9,12 +9,12 @@ from fastapi import APIRouter, Query, Request
 
 from caucus.api.auth import OperatorDep, access
 from caucus.api.context import hub_of
-from caucus.api.requests import LaunchRequest
 from caucus.services.launcher import LaunchSpec
 from caucus.services.roles import Access
-from caucus.web.errors import ErrorBody
-from caucus.web.fields import MAX_INT
-from caucus.web.launcher import AgentOutput, LaunchedAgent, LaunchedList
+from caucus.wire.errors import ErrorBody
+from caucus.wire.fields import MAX_INT
+from caucus.wire.launcher import AgentOutput, LaunchedAgent, LaunchedList
+from caucus.wire.requests import LaunchRequest
 
 router = APIRouter(prefix="/operator/agents", tags=["operator"])
 

@@ -8,11 +8,11 @@ from fastapi import APIRouter, Request
 
 from caucus.api.auth import PeerDep, RoomDep, access
 from caucus.api.context import hub_of
-from caucus.api.requests import ChannelRequest, TopicRequest
 from caucus.domain.names import check_channel_name
 from caucus.services.roles import Access
-from caucus.web.errors import ErrorBody
-from caucus.web.room import ChannelInfo, ChannelJoin, ChannelLeave, ChannelList
+from caucus.wire.errors import ErrorBody
+from caucus.wire.requests import ChannelRequest, TopicRequest
+from caucus.wire.room import ChannelInfo, ChannelJoin, ChannelLeave, ChannelList
 
 router = APIRouter(prefix="/channels", tags=["channels"])
 

@@ -9,10 +9,10 @@ from fastapi import APIRouter, Request
 
 from caucus.api.auth import PeerDep, ViewerDep, access
 from caucus.api.context import hub_of
-from caucus.api.requests import ConveneRequest, PositionRequest
 from caucus.services.roles import Access
-from caucus.web.deliberations import DeliberationInfo, DeliberationList, PositionInfo
-from caucus.web.errors import ErrorBody
+from caucus.wire.deliberations import DeliberationInfo, DeliberationList, PositionInfo
+from caucus.wire.errors import ErrorBody
+from caucus.wire.requests import ConveneRequest, PositionRequest
 
 router = APIRouter(tags=["deliberations"])
 

@@ -8,10 +8,10 @@ from fastapi import APIRouter, Request
 
 from caucus.api.auth import OperatorDep, PeerDep, RoomDep, access
 from caucus.api.context import hub_of
-from caucus.api.requests import FloorRequest
 from caucus.services.roles import Access
-from caucus.web.errors import ErrorBody
-from caucus.web.room import FloorInfo, FloorList
+from caucus.wire.errors import ErrorBody
+from caucus.wire.requests import FloorRequest
+from caucus.wire.room import FloorInfo, FloorList
 
 router = APIRouter(tags=["floor"])
 

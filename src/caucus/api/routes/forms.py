@@ -8,12 +8,12 @@ from fastapi import APIRouter, Query, Request
 
 from caucus.api.auth import OperatorDep, PeerDep, RoomDep, ViewerDep, access
 from caucus.api.context import hub_of
-from caucus.api.requests import AnswerRequest, AskRequest, ReasonRequest
 from caucus.domain.forms import FormState
 from caucus.errors import InvalidRequest
 from caucus.services.roles import Access
-from caucus.web.errors import ErrorBody
-from caucus.web.forms import DecisionList, FormInfo, FormList, LedgerStatusInfo
+from caucus.wire.errors import ErrorBody
+from caucus.wire.forms import DecisionList, FormInfo, FormList, LedgerStatusInfo
+from caucus.wire.requests import AnswerRequest, AskRequest, ReasonRequest
 
 router = APIRouter(tags=["forms"])
 

@@ -14,10 +14,10 @@ from starlette.responses import Response
 from caucus.api.auth import PeerDep, access, bearer_token
 from caucus.api.context import hub_of
 from caucus.api.hotpath import REPLAYED_HEADER, receive_messages, send_message
-from caucus.api.requests import AckRequest, AgentAnnounceRequest, SendRequest, body_schema
 from caucus.services.roles import Access
-from caucus.web.errors import ErrorBody
-from caucus.web.messages import AckResult, Batch, PeekResult, SendResult
+from caucus.wire.errors import ErrorBody
+from caucus.wire.messages import AckResult, Batch, PeekResult, SendResult
+from caucus.wire.requests import AckRequest, AgentAnnounceRequest, SendRequest, body_schema
 
 router = APIRouter(tags=["messages"])
 

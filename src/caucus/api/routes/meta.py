@@ -9,8 +9,8 @@ from caucus.api.auth import access
 from caucus.api.context import hub_of
 from caucus.protocol import PROTOCOL_VERSION, core_text, section, section_names
 from caucus.services.roles import Access
-from caucus.web.errors import ErrorBody
-from caucus.web.room import Health, Limits, ProtocolText, VersionInfo
+from caucus.wire.errors import ErrorBody
+from caucus.wire.room import Health, Limits, ProtocolText, VersionInfo
 
 router = APIRouter(tags=["meta"])
 

@@ -8,10 +8,10 @@ from fastapi import APIRouter, Query, Request
 
 from caucus.api.auth import PeerDep, access
 from caucus.api.context import hub_of
-from caucus.api.requests import ClaimRequest, OfferRequest, ResolveRequest
 from caucus.services.roles import Access
-from caucus.web.errors import ErrorBody
-from caucus.web.work import OfferInfo, OfferList
+from caucus.wire.errors import ErrorBody
+from caucus.wire.requests import ClaimRequest, OfferRequest, ResolveRequest
+from caucus.wire.work import OfferInfo, OfferList
 
 router = APIRouter(prefix="/offers", tags=["job board"])
 

@@ -8,20 +8,20 @@ from fastapi import APIRouter, Request
 
 from caucus.api.auth import OperatorDep, ViewerDep, access
 from caucus.api.context import hub_of
-from caucus.api.requests import (
+from caucus.services.roles import Access
+from caucus.wire.errors import ErrorBody
+from caucus.wire.fields import parse_time
+from caucus.wire.messages import SendResult
+from caucus.wire.peers import PeerInfo
+from caucus.wire.requests import (
     AnnounceRequest,
     OperatorSayRequest,
     PurgeRequest,
     RateRequest,
     ReasonRequest,
 )
-from caucus.services.roles import Access
-from caucus.web.errors import ErrorBody
-from caucus.web.fields import parse_time
-from caucus.web.messages import SendResult
-from caucus.web.peers import PeerInfo
-from caucus.web.retention import PurgeResult
-from caucus.web.room import ClosedChannel, ReopenedChannel, RoomState
+from caucus.wire.retention import PurgeResult
+from caucus.wire.room import ClosedChannel, ReopenedChannel, RoomState
 
 router = APIRouter(prefix="/operator", tags=["operator"])
 

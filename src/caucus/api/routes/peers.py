@@ -8,11 +8,11 @@ from fastapi import APIRouter, Header, Query, Request
 
 from caucus.api.auth import PeerDep, RoomDep, access, bearer_token
 from caucus.api.context import hub_of
-from caucus.api.requests import RegisterRequest, StatusRequest
 from caucus.services.roles import Access
 from caucus.web.bearer import AGENT_KEY_HEADER
-from caucus.web.errors import ErrorBody
-from caucus.web.peers import Departure, PeerInfo, PeerList, Registered, StatusInfo
+from caucus.wire.errors import ErrorBody
+from caucus.wire.peers import Departure, PeerInfo, PeerList, Registered, StatusInfo
+from caucus.wire.requests import RegisterRequest, StatusRequest
 
 router = APIRouter(tags=["peers"])
 

@@ -13,16 +13,16 @@ from starlette.responses import Response
 from caucus.api import hot_tasks
 from caucus.api.auth import PeerDep, access, bearer_token
 from caucus.api.context import hub_of
-from caucus.api.requests import (
+from caucus.services.roles import Access
+from caucus.wire.errors import ErrorBody
+from caucus.wire.requests import (
     TaskErrorRequest,
     TaskQuestionRequest,
     TaskRequest,
     TaskResultRequest,
     body_schema,
 )
-from caucus.services.roles import Access
-from caucus.web.errors import ErrorBody
-from caucus.web.work import TaskInfo, TaskList
+from caucus.wire.work import TaskInfo, TaskList
 
 router = APIRouter(prefix="/tasks", tags=["tasks"])
 

@@ -13,12 +13,12 @@ from fastapi import APIRouter, Depends, Query, Request
 
 from caucus.api.auth import PeerDep, access, bearer_token
 from caucus.api.context import hub_of
-from caucus.api.requests import AckRequest, RedeemRequest
 from caucus.domain.peers import Peer
 from caucus.services.roles import Access
-from caucus.web.errors import ErrorBody
-from caucus.web.messages import AckResult, Batch, InboundMessage
-from caucus.web.watch import WatchKey, WatchTicket, ticket_command
+from caucus.wire.errors import ErrorBody
+from caucus.wire.messages import AckResult, Batch, InboundMessage
+from caucus.wire.requests import AckRequest, RedeemRequest
+from caucus.wire.watch import WatchKey, WatchTicket, ticket_command
 
 router = APIRouter(tags=["watch"])
 

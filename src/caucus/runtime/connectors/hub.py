@@ -48,8 +48,8 @@ from caucus.protocol import PROTOCOL_VERSION
 from caucus.runtime.connectors.routing import Routes
 from caucus.runtime.orchestrator import Control, Notice
 from caucus.runtime.tools.approval import DENY, FIELD, Pending, Verdict
-from caucus.web.messages import InboundMessage
-from caucus.web.room import Limits
+from caucus.wire.messages import InboundMessage
+from caucus.wire.room import Limits
 
 log = logging.getLogger(__name__)
 

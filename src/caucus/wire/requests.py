@@ -1,5 +1,5 @@
 """Request bodies of the HTTP API (they document it in /openapi.json, too). What the hub
-answers is in `caucus.web`: one wire model per noun."""
+answers is beside them in `caucus.wire`: one wire model per noun."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pydantic.config import JsonDict
 
 from caucus.domain.floors import FloorAction
 from caucus.domain.forms import FieldType
-from caucus.web.fields import MAX_INT, closed
-from caucus.web.launcher import Backend
+from caucus.wire.fields import MAX_INT, closed
+from caucus.wire.launcher import Backend
 
 Seq = Annotated[int, Field(ge=0, le=MAX_INT)]
 # What the hub enforces, documented in the schema only: the domain checks it and says why in

@@ -9,7 +9,7 @@ from pydantic import ConfigDict, Field
 from caucus.domain.approvals import ToolCallSubject
 from caucus.domain.decisions import Decision, LedgerStatus
 from caucus.domain.forms import FieldType, Form, FormField, FormState
-from caucus.web.fields import Wire, closed
+from caucus.wire.fields import Wire, closed
 
 
 class FormFieldInfo(Wire):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from caucus.domain.retention import PurgeReport, StoreSize
-from caucus.web.fields import Wire
+from caucus.wire.fields import Wire
 
 
 class SizeInfo(Wire):

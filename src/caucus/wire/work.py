@@ -6,8 +6,8 @@ from pydantic import AliasChoices, Field
 
 from caucus.domain.offers import ClaimState, Offer, OfferState
 from caucus.domain.tasks import A2AState, Task, TaskState
-from caucus.web.fields import Wire, closed
-from caucus.web.peers import Skill
+from caucus.wire.fields import Wire, closed
+from caucus.wire.peers import Skill
 
 
 class TaskEventInfo(Wire):

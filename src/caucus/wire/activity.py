@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from caucus.domain.activity import ToolCallRecord, Via, Witness
-from caucus.web.fields import Wire, closed
+from caucus.wire.fields import Wire, closed
 
 
 class ToolCallInfo(Wire):

@@ -3,15 +3,29 @@ and the ledger record it became."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pydantic import Field
 
-from caucus.web.fields import Wire, closed
+from caucus.wire.fields import Wire, closed
 
-if TYPE_CHECKING:  # the wire's clients (the bridge) never load the deliberation engine
-    from caucus.deliberation.panel import Position
+
+class Position(Protocol):
+    """A panelist's position as the deliberation engine holds it (read, never imported: the
+    wire's clients never load the engine)."""
+
+    @property
+    def agent(self) -> str: ...
+    @property
+    def stance(self) -> str: ...
+    @property
+    def summary(self) -> str: ...
+    @property
+    def confidence(self) -> float: ...
+    @property
+    def evidence(self) -> Sequence[str]: ...
 
 
 class DeliberationState(StrEnum):

@@ -6,7 +6,7 @@ import shlex
 
 from pydantic import Field
 
-from caucus.web.fields import Wire
+from caucus.wire.fields import Wire
 
 
 class WatchKey(Wire):

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from pydantic import Field
 
-from caucus.config import Settings
 from caucus.domain.channels import MAX_TOPIC, Channel
 from caucus.domain.control import Role, Room, RoomMode
 from caucus.domain.floors import Floor
 from caucus.domain.peers import MAX_STATUS
 from caucus.domain.tasks import MAX_SUBJECT
-from caucus.web.fields import Wire, closed
+from caucus.wire.fields import Wire, closed
 
 
 class ChannelInfo(Wire):
@@ -139,6 +140,23 @@ class SessionInfo(Wire):
     version: str
 
 
+class LimitSettings(Protocol):
+    """The settings `Limits` reads (the hub's `Settings`; read, never imported)."""
+
+    max_content_chars: int
+    max_body_bytes: int
+    receive_timeout_max: float
+    receive_batch_max: int
+    announce_payload_bytes: int
+    announce_subject_chars: int
+    announce_interval: float
+    announce_hourly: int
+    open_offers_max: int
+    pending_forms_max: int
+    send_rate_capacity: float
+    send_rate_refill: float
+
+
 class Limits(Wire):
     """The limits an agent meets, as this hub is configured."""
 
@@ -159,7 +177,7 @@ class Limits(Wire):
     send_refill: float = Field(description="sends per second added back")
 
     @classmethod
-    def of(cls, settings: Settings, room: Room | None = None) -> Limits:
+    def of(cls, settings: LimitSettings, room: Room | None = None) -> Limits:
         rate = room.rate if room is not None else None
         return cls.model_construct(
             content_chars=settings.max_content_chars,

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field
 
 from caucus.domain.messages import Delivery, Message, MessageKind, Peek, SendReceipt, preview
-from caucus.web.fields import Wire, closed
+from caucus.wire.fields import Wire, closed
 
 
 class Notice(StrEnum):

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pydantic import Field
 
 from caucus.domain.peers import PeerView
-from caucus.web.fields import Wire
-from caucus.web.forms import FormInfo
-from caucus.web.messages import RoutedMessage
-from caucus.web.peers import PeerInfo
-from caucus.web.room import ChannelInfo, FloorInfo, RoomState
+from caucus.wire.fields import Wire
+from caucus.wire.forms import FormInfo
+from caucus.wire.messages import RoutedMessage
+from caucus.wire.peers import PeerInfo
+from caucus.wire.room import ChannelInfo, FloorInfo, RoomState
 
 
 class ConsolePeer(PeerInfo):

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from caucus.domain.peers import Liveness, PeerView
-from caucus.web.fields import Wire, closed
+from caucus.wire.fields import Wire, closed
 
 if TYPE_CHECKING:
-    from caucus.services.registry import Registration
+    from caucus.domain.peers import Registration
 
 
 class Outcome(StrEnum):
