@@ -79,7 +79,7 @@ def open_hub(
     if settings.transcript:
         hub.attach(
             TranscriptWriter(
-                hub.db,
+                hub.history,
                 hub.notifier,
                 hub.clock,
                 Path(settings.transcript).expanduser(),

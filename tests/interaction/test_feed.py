@@ -134,3 +134,30 @@ async def test_the_snapshot_is_also_plain_json(feed_hub: tuple[Hub, str]) -> Non
         data = (await operator.snapshot()).model_dump()
     assert data["event_id"].startswith(data["event_id"].split("-")[0])
     assert data["peers"] == []
+
+
+async def test_the_roster_counts_what_an_agent_sent_alike_from_storage_and_live(
+    feed_hub: tuple[Hub, str],
+) -> None:
+    """The first snapshot counts from storage, later ones add what the feed saw: both count
+    every kind an agent sends (a chat, a task), never the operator's or the hub's."""
+    hub, url = feed_hub
+    async with (
+        HubClient(url) as alice,
+        HubClient(url) as bob,
+        OperatorClient(url, token=hub.operator.token) as operator,
+    ):
+        await alice.register("alice")
+        await bob.register("bob")
+        await alice.send("bob", "before the console opened")
+
+        async def counted() -> dict[str, int]:
+            return {p.name: p.messages for p in (await operator.snapshot()).peers}
+
+        assert (await counted())["alice"] == 1
+        await alice.send_task("bob", "a task")
+        await alice.send("bob", "a chat")
+        await operator.say("alice", "the operator's words are not alice's")
+        stored = await hub.history.sent_by()
+        assert stored["alice"] == 3
+        assert (await counted())["alice"] == stored["alice"]

@@ -45,3 +45,26 @@ def test_a_package_imports_only_what_its_layer_allows(package: str) -> None:
         if not allowed(module, permitted)
     ]
     assert broken == [], "\n".join(broken)
+
+
+# package -> what it must never import: the transports read and change the room through
+# services only.
+FORBIDDEN: dict[str, tuple[str, ...]] = {
+    "api": ("caucus.storage",),
+    "dashboard": ("caucus.storage",),
+    "mcp": ("caucus.storage",),
+    "web": ("caucus.storage",),
+    "runtime": ("caucus.storage", "caucus.services"),
+}
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_what_a_package_must_never_import(package: str) -> None:
+    forbidden = FORBIDDEN[package]
+    broken = [
+        f"{path.relative_to(SRC)}:{line} imports {module}"
+        for path in sorted((SRC / package).rglob("*.py"))
+        for line, module in imports_of(path)
+        if allowed(module, forbidden)
+    ]
+    assert broken == [], "\n".join(broken)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 from caucus.domain.messages import Message
 from caucus.domain.retention import Dropped
-from caucus.storage.engine import Engine
-from caucus.storage.repos import Repos
+from caucus.services.history import History
 from caucus.wire.messages import RoutedMessage
 
 PAGE = 1000
@@ -24,14 +23,12 @@ def _when(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _page(after: int, since: float | None, until: float | None) -> Callable[[Repos], list[Message]]:
-    return lambda r: r.messages.after(after, PAGE, since=since, until=until)
-
-
-async def _messages(db: Engine, since: float | None, until: float | None) -> AsyncIterator[Message]:
+async def _messages(
+    history: History, since: float | None, until: float | None
+) -> AsyncIterator[Message]:
     after = 0
     while True:
-        page = await db.read(_page(after, since, until))
+        page = await history.after(after, PAGE, since=since, until=until)
         for message in page:
             yield message
         if len(page) < PAGE:
@@ -60,7 +57,7 @@ def _dropped_line(dropped: Dropped | None) -> str:
 
 
 async def export_chunks(
-    db: Engine,
+    history: History,
     fmt: str,
     since: float | None,
     until: float | None,
@@ -80,7 +77,7 @@ async def export_chunks(
         )
         yield (json.dumps(header)[:-1] + ', "messages": [').encode()
         first = True
-        async for m in _messages(db, since, until):
+        async for m in _messages(history, since, until):
             item = RoutedMessage.of(m).model_dump_json()
             yield (("" if first else ",\n") + item).encode()
             first = False
@@ -92,10 +89,10 @@ async def export_chunks(
         yield f"# Caucus transcript\n\nExported {_when(now)} {span}\n\n".encode()
         if line := _dropped_line(dropped):
             yield f"_{line.strip()}_\n\n".encode()
-        async for m in _messages(db, since, until):
+        async for m in _messages(history, since, until):
             yield _markdown(m).encode()
         return
     if line := _dropped_line(dropped):
         yield f"# {line}".encode()
-    async for m in _messages(db, since, until):
+    async for m in _messages(history, since, until):
         yield _text(m).encode()

@@ -40,9 +40,8 @@ from caucus.domain.events import (
     ToolCalled,
     TopicChanged,
 )
-from caucus.domain.messages import Message
+from caucus.services.history import sent_by_an_agent
 from caucus.services.hub import Hub
-from caucus.storage.repos import Repos
 from caucus.wire.activity import ToolCallInfo
 from caucus.wire.console import ConsolePeer, FeedHealth, Snapshot
 from caucus.wire.fields import Wire
@@ -198,7 +197,8 @@ class Feed:
                 buckets.append([second, 1])
                 while buckets[0][0] <= second - 60:
                     buckets.popleft()
-            if self._sent_by is not None and event.message.kind == "chat":
+            # Every kind an agent sends counts, as the snapshot's count from storage does.
+            if self._sent_by is not None and sent_by_an_agent(event.message):
                 sender = event.message.sender
                 self._sent_by[sender] = self._sent_by.get(sender, 0) + 1
         elif not isinstance(event, _SHOWN):
@@ -252,14 +252,9 @@ class Feed:
     async def snapshot(self) -> Snapshot:
         hub = self._hub
         if self._sent_by is None:
-            self._sent_by = await hub.db.read(lambda r: r.messages.counts_by_sender())
+            self._sent_by = await hub.history.sent_by()
         sent = self._sent_by
-
-        def recent_messages(r: Repos) -> list[Message]:
-            after = max(0, r.messages.last_seq() - RECENT_MESSAGES)
-            return r.messages.after(after, RECENT_MESSAGES)
-
-        recent = await hub.db.read(recent_messages)
+        recent = await hub.history.recent(RECENT_MESSAGES)
         room = RoomState.of(hub.control.state())
         return Snapshot.model_construct(
             mode=room.mode,
@@ -278,7 +273,7 @@ class Feed:
         recent = sum(count for second, count in self._per_second if second > now - 60)
         # The queue depth is a count over storage: shared by every client for a second.
         if self._depth is None or now - self._depth[0] >= 1.0:
-            self._depth = (now, await hub.db.read(lambda r: r.inbox.pending_count()))
+            self._depth = (now, await hub.history.waiting())
         views = await hub.registry.peers()
         return FeedHealth(
             uptime=round(now - (hub.started_at or now), 3),

@@ -17,15 +17,12 @@ import json
 import logging
 from collections import deque
 from collections.abc import Coroutine, Sequence
-from functools import partial
 from typing import Any
 
 from caucus.dashboard.feed import _SHOWN, Feed, _describe
 from caucus.domain.events import Event, FormAsked, FormSettled, MessageRouted
-from caucus.domain.messages import Message
 from caucus.errors import CaucusError
 from caucus.services.hub import Hub
-from caucus.storage.repos import Repos
 from caucus.wire.forms import FormInfo
 from caucus.wire.messages import RoutedMessage
 
@@ -126,12 +123,12 @@ class FeedRelay:
                 # the console drops what it shows twice), at most once per KEEP_UP seconds:
                 # wake-ups come with every committed batch, and a read for each costs a busy
                 # room a good share of its process.
-                self._shown_through = await self._hub.db.read(lambda r: r.messages.last_seq())
+                self._shown_through = await self._hub.history.last_seq()
                 await asyncio.sleep(KEEP_UP)
                 if not self._again:
                     return
                 continue
-            found = await self._hub.db.read(partial(_after, after))
+            found = await self._hub.history.after(after, TAIL_BATCH)
             for message in found:
                 if message.seq not in self._routed_here:
                     data = RoutedMessage.of(message, message.delivered_to).model_dump(mode="json")
@@ -151,7 +148,3 @@ class FeedRelay:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.warning("relaying the feed failed: %s", task.exception())
-
-
-def _after(seq: int, r: Repos) -> list[Message]:
-    return r.messages.after(seq, TAIL_BATCH)

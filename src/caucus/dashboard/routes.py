@@ -127,7 +127,9 @@ async def export(
     stamp = datetime.fromtimestamp(hub.clock.now(), UTC).strftime("%Y%m%dT%H%M%SZ")
     extension = {"json": "json", "markdown": "md", "text": "txt"}[format]
     return StreamingResponse(
-        export_chunks(hub.db, format, start, end, hub.clock.now(), await hub.retention.dropped()),
+        export_chunks(
+            hub.history, format, start, end, hub.clock.now(), await hub.retention.dropped()
+        ),
         media_type=EXPORT_TYPES[format],
         headers={
             "Content-Disposition": f'attachment; filename="caucus-transcript-{stamp}.{extension}"'

@@ -18,17 +18,14 @@ import contextlib
 import json
 import logging
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from caucus.clock import Clock
 from caucus.domain.events import Event, MessageRouted
-from caucus.domain.messages import Message
 from caucus.files import open_private, private_dir, tighten
+from caucus.services.history import History
 from caucus.services.notifier import Notifier
-from caucus.storage.engine import Engine
-from caucus.storage.repos import Repos
 from caucus.wire.messages import RoutedMessage
 
 log = logging.getLogger(__name__)
@@ -45,7 +42,7 @@ def _line(value: dict[str, Any]) -> bytes:
 class TranscriptWriter:
     def __init__(
         self,
-        db: Engine,
+        history: History,
         notifier: Notifier,
         clock: Clock,
         path: Path,
@@ -53,7 +50,7 @@ class TranscriptWriter:
         max_bytes: int = 0,
         keep: int = 5,
     ) -> None:
-        self._db = db
+        self._history = history
         self._notifier = notifier
         self._clock = clock
         self.path = path
@@ -72,7 +69,7 @@ class TranscriptWriter:
         tighten(self.path)  # an older hub made it world-readable
         found = await asyncio.to_thread(self._recover)
         if found is None:
-            self.last_seq = await self._db.read(lambda r: r.messages.last_seq())
+            self.last_seq = await self._history.last_seq()
             await asyncio.to_thread(self._append, [_line(self._header())])
         else:
             self.last_seq = found
@@ -121,7 +118,7 @@ class TranscriptWriter:
         written = 0
         async with self._writing:
             while True:
-                page = await self._db.read(partial(_after, self.last_seq))
+                page = await self._history.after(self.last_seq, BATCH)
                 if not page:
                     return written
                 lines = [_line(RoutedMessage.of(m).model_dump(mode="json")) for m in page]
@@ -229,7 +226,3 @@ def _first_header(path: Path) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
-
-
-def _after(seq: int, r: Repos) -> list[Message]:
-    return r.messages.after(seq, BATCH)

@@ -81,7 +81,7 @@ class InboxResources:
         name = parts.path.lstrip("/")
         if parts.scheme == SCHEME and parts.netloc == "inbox" and name and len(uri) < 256:
             with contextlib.suppress(Exception):
-                peer = await self.hub.db.read(lambda r: r.peers.holder(name))
+                peer = await self.hub.history.holder(name)
                 if peer is not None and hmac.compare_digest(self.uri(peer), uri):
                     return peer
         raise NotFound("no such resource: join, then read the inbox URI its result names")

@@ -23,6 +23,7 @@ from caucus.services.deliberations import Deliberations
 from caucus.services.delivery import DeliveryService
 from caucus.services.floors import FLOORS_SIGNAL, Floors
 from caucus.services.forms import Forms
+from caucus.services.history import History
 from caucus.services.launcher import Launcher
 from caucus.services.ledger_home import room_ledger
 from caucus.services.notifier import Notifier
@@ -113,6 +114,7 @@ class Hub:
         )
         self.decisions = DecisionLog(self.db, self.notifier, self.clock, ledger)
         self.retention = Retention(self.db, self.clock, settings)
+        self.history = History(self.db)
         self.forms = Forms(
             self.db,
             self.delivery,

@@ -15,7 +15,7 @@ from caucus.wire.room import ChannelInfo, FloorInfo, RoomState
 class ConsolePeer(PeerInfo):
     """A peer as the console's roster shows it: with how many messages it sent."""
 
-    messages: int = Field(description="chat messages it sent")
+    messages: int = Field(description="messages it sent, of every kind (tasks, results, …)")
 
     @classmethod
     def counted(cls, view: PeerView, messages: int) -> ConsolePeer:
