@@ -70,7 +70,7 @@ def free_port() -> int:
 # hub`, SIGKILLed like any other; only the start is faster.
 ZYGOTE = """
 import os, signal, sys
-import caucus.cli, caucus.server  # the slow imports, once
+import caucus.cli.main, caucus.server  # the slow imports, once
 signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # killed children are reaped by the kernel
 for line in sys.stdin:
     argv = line.split()
@@ -81,7 +81,7 @@ for line in sys.stdin:
         sys.argv = ["caucus", *argv]
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         try:
-            caucus.cli.main()
+            caucus.cli.main.main()
         finally:
             os._exit(0)
     sys.stderr.write(f"{pid}\\n")

@@ -15,7 +15,7 @@ def main() -> None:
         parsed = front.parse_args(args[1:])
         if parsed is not None and front.usable():
             sys.exit(front.serve(*parsed))
-    from caucus.cli import main as command_line
+    from caucus.cli.main import main as command_line
 
     command_line()
 

@@ -174,7 +174,7 @@ class _TestServer(uvicorn.Server):
 async def serve_app(config: Callable[[Any], uvicorn.Config], app: Any) -> AsyncIterator[str]:
     """Serve `app` over real HTTP on 127.0.0.1 and an ephemeral port; yields the base URL.
     `config(app)` makes its uvicorn configuration."""
-    # IPPROTO_TCP so asyncio sets TCP_NODELAY (see caucus.cli._bind).
+    # IPPROTO_TCP so asyncio sets TCP_NODELAY (see caucus.cli.hub._bind).
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))

@@ -43,7 +43,7 @@ def main() -> None:
     point, *rest = sys.argv[1:]
     POINTS[point]()
     sys.argv = ["caucus", *rest]
-    from caucus.cli import main as caucus
+    from caucus.cli.main import main as caucus
 
     caucus()
 

@@ -26,7 +26,7 @@ INIT = {
     "clientInfo": {"name": "a-host", "version": "1"},
 }
 # The SDK-served bridge alone, as `caucus bridge` ran before the front.
-PLAIN = "import sys; from caucus.cli import main; sys.argv[0] = 'caucus'; main()"
+PLAIN = "import sys; from caucus.cli.main import main; sys.argv[0] = 'caucus'; main()"
 
 
 def rpc(number: int, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:

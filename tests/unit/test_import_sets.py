@@ -44,7 +44,7 @@ def test_the_bridge_and_the_watcher_load_nothing_of_the_hub(module: str) -> None
 
 
 def test_the_command_line_loads_no_command_s_machinery_until_it_runs() -> None:
-    loaded = loaded_after("import caucus.cli")
+    loaded = loaded_after("import caucus.cli.main")
     banned = (
         *HUB_SIDE,
         "caucus.config",

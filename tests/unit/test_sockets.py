@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import socket
 
-from caucus.cli import _bind
+from caucus.cli.hub import _bind
 
 
 async def nodelay_of_accepted(sock: socket.socket) -> int:

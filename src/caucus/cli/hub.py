@@ -1,52 +1,25 @@
-"""The `caucus` command line."""
+"""`caucus hub`: the server, on a socket bound before anything slow loads."""
 
 from __future__ import annotations
 
 import gc
 import json
-import os
 import socket
 import sys
-from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.console import Console
 
 from caucus import __version__
-from caucus.agent_cli import agent
-from caucus.connect_cli import connect, service_app
-from caucus.db_cli import db_app
-from caucus.defaults import READ_ELSEWHERE
-from caucus.deliberation.cli_briefing import briefing, init
-from caucus.deliberation.cli_intents import intents_app, outcome
-from caucus.deliberation.commands import deliberate
+from caucus.cli.common import _fail, _run_loop, err
 from caucus.errors import CaucusError
-from caucus.ledger_cli import anchor_command, verify_command
-from caucus.status_cli import status
 
-# Every command's machinery loads when that command runs: `caucus --help` and the bridge start
-# in a fraction of the time the hub, the runtime and the MCP SDK take to import (issue 30).
 if TYPE_CHECKING:
     from caucus.config import Settings
 
 T = TypeVar("T")
-
-app = typer.Typer(
-    name="caucus",
-    help="Caucus: a local-first, supervised coordination hub for AI agents.",
-    no_args_is_help=True,
-    add_completion=False,
-)
-err = Console(stderr=True, soft_wrap=True, highlight=False)
-
-
-def _fail(message: str, hint: str | None = None) -> None:
-    err.print(f"[bold red]error:[/] {message}")
-    if hint:
-        err.print(f"[dim]{hint}[/]")
-    raise typer.Exit(2)
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -69,7 +42,6 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-@app.command()
 def hub(
     host: Annotated[str | None, typer.Option(help="address to bind (default 127.0.0.1)")] = None,
     port: Annotated[
@@ -202,20 +174,10 @@ def tune_gc() -> None:
     gc.set_threshold(50_000, gen1, gen2)
 
 
-def _run_loop(main: Coroutine[Any, Any, T]) -> T:
-    import asyncio
-
-    try:
-        import uvloop
-    except ImportError:  # uvloop is optional (not on Windows)
-        return asyncio.run(main)
-    return uvloop.run(main)
-
-
 async def _serve(
     settings: Settings, sock: socket.socket, *, access_log: bool, json_output: bool
 ) -> int:
-    from caucus.hub_server import HubServer
+    from caucus.cli.hub_server import HubServer
     from caucus.server import build_app, open_hub
     from caucus.web.patience import uvicorn_config
 
@@ -274,208 +236,3 @@ async def _serve(
         return 0 if server.started else 1
     finally:
         await hub.stop()
-
-
-@app.command()
-def bridge(
-    hub_url: Annotated[
-        str, typer.Option("--hub", envvar="CAUCUS_HUB", help="the hub's URL")
-    ] = "http://127.0.0.1:8765",
-    name: Annotated[
-        str | None,
-        typer.Option(help="the name join uses by default ($CAUCUS_NAME, else this directory's)"),
-    ] = None,
-) -> None:
-    """Serve the Caucus tools over stdio (MCP), for a host that starts one per session."""
-    from caucus.mcp.bridge import Bridge, run_bridge
-
-    raise typer.Exit(run_bridge(Bridge(hub_url, name=name)))
-
-
-@app.command("watch")
-def watch_command(
-    session: Annotated[
-        Path | None,
-        typer.Option(
-            help="the 0600 session file watch_command named (default: $CAUCUS_SESSION)",
-            envvar="CAUCUS_SESSION",
-        ),
-    ] = None,
-    ticket: Annotated[
-        str | None,
-        typer.Option(help="a single-use ticket from watch_command, redeemed at --hub"),
-    ] = None,
-    hub_url: Annotated[
-        str | None,
-        typer.Option("--hub", help="the hub (with --ticket), or instead of the session file's"),
-    ] = None,
-    poll: Annotated[float, typer.Option(help="seconds per long-poll")] = 25.0,
-    give_up: Annotated[
-        float, typer.Option(help="seconds of a hub that does not answer before giving up")
-    ] = 30.0,
-    push: Annotated[
-        str | None,
-        typer.Option(
-            help="'codex': deliver each burst as a turn of this Codex session (inside one: "
-            "CODEX_THREAD_ID); rests on undocumented Codex behaviour; also CAUCUS_CODEX_PUSH=1",
-        ),
-    ] = None,
-    follow_: Annotated[
-        bool,
-        typer.Option(
-            "--follow",
-            help="keep running, printing each message as one line as it comes (for a host "
-            "that turns each line into a turn: Claude Code's Monitor tool)",
-        ),
-    ] = False,
-) -> None:
-    """Wait for this session's next messages, print them (wrapped as untrusted data), exit
-    (with --follow: keep waiting, one line per message).
-
-    The first line on stdout says how it ended, and so does the exit status: 0 MESSAGES (the
-    batch follows), 1 SESSION EXPIRED, 2 BAD SESSION, 3 HUB UNREACHABLE, 4 STOP, 5 DISPLACED
-    (your own listen took over: do not relaunch), 6 TICKET REJECTED.
-    """
-    from caucus.mcp.watch import Ending, Session, end, follow, read_session, redeem, watch
-
-    if push is None and os.environ.get("CAUCUS_CODEX_PUSH") == "1":
-        push = "codex"
-    if push not in (None, "codex"):
-        _fail(f"--push {push!r}: the one push this knows is 'codex'")
-
-    def run(found: Session) -> int:
-        thread = os.environ.get("CODEX_THREAD_ID")
-        if push == "codex" and thread:
-            from caucus.mcp.codex import push_codex
-
-            return _run_loop(push_codex(found, thread, poll=poll, give_up=give_up))
-        if push == "codex":
-            print(
-                "warning: --push codex outside a Codex session (no CODEX_THREAD_ID): "
-                "waking by printing instead",
-                file=sys.stderr,
-            )
-        if follow_:
-            return _run_loop(follow(found, poll=poll, give_up=give_up))
-        return _run_loop(watch(found, poll=poll, give_up=give_up))
-
-    def bad(detail: str) -> None:
-        print(f"error: {detail}", file=sys.stderr)
-        raise typer.Exit(end(Ending.BAD_SESSION, sys.stdout, f"({detail})"))
-
-    if ticket is not None:
-        if not hub_url:
-            bad("--ticket needs --hub URL (watch_command gives both)")
-        assert hub_url is not None
-        redeemed = _run_loop(redeem(hub_url, ticket))
-        if isinstance(redeemed, int):
-            raise typer.Exit(redeemed)
-        raise typer.Exit(run(redeemed))
-    if session is None:
-        bad("no session: give --session FILE, or --hub URL --ticket T")
-        return
-    try:
-        found = read_session(session)
-    except FileNotFoundError:
-        bad(f"no session file at {session} (the session left, or the host restarted)")
-        return
-    except (PermissionError, ValueError, KeyError) as exc:
-        bad(f"cannot use the session file {session}: {exc}")
-        return
-    if hub_url:
-        found = Session(hub_url, found.name, found.key)
-    raise typer.Exit(run(found))
-
-
-@app.command()
-def version(
-    json_output: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
-) -> None:
-    """Print the version (of this command; `caucus status` asks the hub for its own)."""
-    from caucus.protocol import PROTOCOL_VERSION
-
-    if json_output:
-        print(json.dumps({"version": __version__, "protocol": PROTOCOL_VERSION}))
-        return
-    print(__version__)
-
-
-@app.command()
-def settings(
-    json_output: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
-) -> None:
-    """Show the effective settings (defaults, config file, environment)."""
-    from caucus.config import load_settings
-
-    current = load_settings().model_dump()
-    current["db"] = load_settings().db_shown()
-    if json_output:
-        print(json.dumps(current, indent=2))
-        return
-    for key, value in current.items():
-        print(f"{key} = {value!r}")
-
-
-def _print_version(value: bool) -> None:
-    if value:
-        print(__version__)
-        raise typer.Exit(0)
-
-
-@app.callback()
-def _options(
-    version: Annotated[
-        bool,
-        typer.Option(
-            "--version", callback=_print_version, is_eager=True, help="print the version and exit"
-        ),
-    ] = False,
-) -> None:
-    """Caucus: a local-first, supervised coordination hub for AI agents."""
-
-
-def main() -> None:
-    _warn_unknown_variables()
-    try:
-        app()
-    except ValueError as exc:
-        from caucus.config import BadSettings
-
-        if not isinstance(exc, BadSettings):
-            raise
-        for line in str(exc).splitlines():
-            err.print(f"[bold red]error:[/] {line}", markup=True, highlight=False)
-        err.print("[dim]see `caucus settings` and the settings table in README.md[/]")
-        raise SystemExit(2) from None
-
-
-def _warn_unknown_variables() -> None:
-    """A CAUCUS_* variable that looks like a mistyped setting is said, loading the settings'
-    names only when some CAUCUS_* variable could be one."""
-    if not any(
-        v.startswith("CAUCUS_") and v not in READ_ELSEWHERE and not v.startswith("CAUCUS_TEST_")
-        for v in os.environ
-    ):
-        return
-    from caucus.config import unknown_variables
-
-    for line in unknown_variables():
-        err.print(f"[yellow]warning:[/] {line}", markup=True)
-
-
-if __name__ == "__main__":
-    main()
-
-
-app.add_typer(db_app, name="db")
-app.command("agent")(agent)
-app.command("deliberate")(deliberate)
-app.command("verify")(verify_command)
-app.command("anchor")(anchor_command)
-app.command("briefing")(briefing)
-app.command("init")(init)
-app.command("outcome")(outcome)
-app.add_typer(intents_app, name="intents")
-app.command("status")(status)
-app.command("connect")(connect)
-app.add_typer(service_app, name="service")
