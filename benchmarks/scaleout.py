@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent / "src"))
 
 import relay
-from caucus.testing_postgres import fresh_database, throwaway_cluster
+from caucus.testing.postgres import fresh_database, throwaway_cluster
 
 ENV = {
     "CAUCUS_SEND_RATE_CAPACITY": "1000000",

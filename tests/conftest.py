@@ -10,7 +10,7 @@ from caucus.client import HubClient
 from caucus.operator_client import OperatorClient
 from caucus.services.hub import Hub
 from caucus.testing import FakeClock, make_hub, serve
-from caucus.testing_postgres import ENV, NoPostgres, Server, throwaway_cluster
+from caucus.testing.postgres import ENV, NoPostgres, Server, throwaway_cluster
 from tests.agentproc import AgentProcess
 from tests.logwatch import no_credential_logged  # noqa: F401 - autouse, for every test
 from tests.processes import PidWatch

@@ -11,7 +11,7 @@ from caucus.storage.engine import Engine
 from caucus.storage.postgres_engine import PgEngine
 from caucus.storage.sqlite_engine import SqliteEngine
 from caucus.testing import FakeClock, hub_settings
-from caucus.testing_postgres import fresh_database
+from caucus.testing.postgres import fresh_database
 
 NOW = 1_000_000.0
 

@@ -10,7 +10,7 @@ import psycopg
 
 from caucus.storage.migrate import migrate_postgres
 from caucus.storage.queries import queries
-from caucus.testing_postgres import Server, fresh_database
+from caucus.testing.postgres import Server, fresh_database
 
 _EXPLAINABLE = re.compile(r"(SELECT|INSERT|UPDATE|DELETE|WITH)\b")
 

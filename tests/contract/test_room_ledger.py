@@ -16,7 +16,7 @@ from caucus.files import private_dir
 from caucus.ledger.commands import verify
 from caucus.services.hub import Hub
 from caucus.testing import make_hub
-from caucus.testing_postgres import Server, fresh_database
+from caucus.testing.postgres import Server, fresh_database
 
 FIELDS = [{"key": "go", "type": "radio", "options": ["yes", "no"]}]
 

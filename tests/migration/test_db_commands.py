@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from caucus.storage.migrate import load_migrations
-from caucus.testing_postgres import Server, fresh_database
+from caucus.testing.postgres import Server, fresh_database
 
 
 def caucus(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

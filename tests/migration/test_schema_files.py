@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from caucus.storage.migrate import load_migrations, migrate_postgres, migrate_sqlite
-from caucus.testing_postgres import Server, fresh_database
+from caucus.testing.postgres import Server, fresh_database
 
 
 def schema_file(dialect: str) -> str:

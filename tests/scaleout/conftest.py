@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from caucus.credentials import OPERATOR_TOKEN_FILE
-from caucus.testing_postgres import Server, fresh_database
+from caucus.testing.postgres import Server, fresh_database
 from tests.acceptance.hubproc import HubProcess, start_hub
 
 Room = Callable[[int], list[HubProcess]]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from caucus.testing_postgres import NoPostgres, throwaway_cluster
+from caucus.testing.postgres import NoPostgres, throwaway_cluster
 from tests.acceptance.hubproc import start_hub
 from tests.processes import Helper, HelperDied, PidWatch, log_path, read_proc
 from tests.waiting import eventually, watching, within

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from caucus.fake_openai import Script
 from caucus.runtime.backends.base import BackendError
 from caucus.runtime.backends.openai_compat import BUDGET_NOTE, MAX_TOOL_ROUNDS, OpenAIBackend
 from caucus.runtime.backends.toolcalls import calls_in_text
@@ -27,6 +26,7 @@ from caucus.testing import (
     serve_fake,
     tool_messages,
 )
+from caucus.testing.fake_openai import Script
 
 SYSTEM = ChatMessage(Role.SYSTEM, "be brief")
 

@@ -32,7 +32,9 @@ import uvicorn
 
 from caucus.clock import Clock
 from caucus.config import Settings
-from caucus.fake_anthropic import (
+from caucus.runtime.backends.mock import CallTool, Delay, Fail, MockBackend, Reply
+from caucus.services.hub import Hub
+from caucus.testing.fake_anthropic import (
     FakeAnthropic,
     Text,
     ToolUse,
@@ -40,8 +42,8 @@ from caucus.fake_anthropic import (
     tool_names,
     tool_results,
 )
-from caucus.fake_codex import FakeCodex
-from caucus.fake_openai import (
+from caucus.testing.fake_codex import FakeCodex
+from caucus.testing.fake_openai import (
     Call,
     FakeOpenAI,
     Say,
@@ -51,8 +53,6 @@ from caucus.fake_openai import (
     offered,
     tool_messages,
 )
-from caucus.runtime.backends.mock import CallTool, Delay, Fail, MockBackend, Reply
-from caucus.services.hub import Hub
 
 __all__ = [
     "Call",
@@ -111,7 +111,7 @@ def _test_database(folder: Path) -> str:
     """A SQLite file in `folder`, or with CAUCUS_TEST_BACKEND=postgres a fresh database on the
     server CAUCUS_TEST_POSTGRES names (the suite's own cluster sets it)."""
     if os.environ.get("CAUCUS_TEST_BACKEND") == "postgres":
-        from caucus.testing_postgres import Server, fresh_database
+        from caucus.testing.postgres import Server, fresh_database
 
         # One database per folder: a hub restarted on the same folder finds its state again.
         key = str(folder.resolve())
