@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import Client
 
 from caucus.client import HubClient
@@ -154,11 +155,47 @@ async def test_two_native_agents_answer_where_it_came_from_work_a_task_and_claim
         assert names["ann-bot"] == "offline"  # said goodbye: resumable, not gone
 
 
-async def test_an_agent_stopped_right_after_it_joined_leaves_and_exits_0(tmp_path: Path) -> None:
+# An MCP server that starts, answers its first tools/list, then never answers again (and says
+# so in a file): an agent using it hangs in its start-up, joined, with its tools open.
+STALLING_SERVER = """
+import json, sys
+listed = 0
+for line in sys.stdin:
+    request = json.loads(line)
+    if "id" not in request:
+        continue
+    if request["method"] == "tools/list":
+        listed += 1
+        if listed > 1:
+            open(sys.argv[1], "w").close()  # the test's cue: the agent waits on us now
+            continue
+        result = {"tools": []}
+    elif request["method"] == "initialize":
+        result = {
+            "protocolVersion": request["params"]["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "stalling", "version": "1"},
+        }
+    else:
+        result = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}), flush=True)
+"""
+
+
+@pytest.mark.parametrize("where", ["starting its MCP server", "with its tools open"])
+async def test_an_agent_stopped_right_after_it_joined_leaves_and_exits_0(
+    tmp_path: Path, where: str
+) -> None:
     """The operator's launcher stops an agent with SIGTERM as soon as it shows in the room: a
-    stop while it still starts (here: its MCP server never answers) is as graceful as one
-    while it runs."""
-    mute_server = f"{sys.executable} -c 'import sys; sys.stdin.read()'"
+    stop while it still starts is as graceful as one while it runs, wherever it lands (the
+    server never answering, or the agent listing its open tools)."""
+    cue = tmp_path / "stalled"
+    if where == "starting its MCP server":
+        server = f"{sys.executable} -c 'import sys; sys.stdin.read()'"
+    else:
+        script = tmp_path / "stalling.py"
+        script.write_text(STALLING_SERVER, "utf-8")
+        server = f"{sys.executable} {script} {cue}"
     async with (
         make_hub(tmp_path / "hub") as hub,
         serve(hub) as url,
@@ -166,12 +203,14 @@ async def test_an_agent_stopped_right_after_it_joined_leaves_and_exits_0(tmp_pat
         HubClient(url) as carol,
     ):
         await carol.register("carol")
-        agent = await start_agent("ann-bot", url, model_url, tmp_path, "--mcp-stdio", mute_server)
+        agent = await start_agent("ann-bot", url, model_url, tmp_path, "--mcp-stdio", server)
 
         async def joined() -> bool:
             return any(p.name == "ann-bot" for p in await carol.peers())
 
         await eventually(joined, within=30, what="ann-bot in the room")
+        if where == "with its tools open":
+            await eventually(cue.exists, within=30, what="the agent to wait on its server")
         agent.proc.send_signal(signal.SIGTERM)
         code, stderr = await agent.finish()
         assert code == 0, stderr

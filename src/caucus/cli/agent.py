@@ -463,6 +463,11 @@ async def _run(backend: AgentBackend, options: Options) -> int:
     except asyncio.CancelledError:
         if not stopped_early:
             raise
+        # The cancel was ours and is handled: without this the task stays "cancelling", and
+        # the first cancel scope the clean-up enters (closing an MCP server) cancels it again.
+        current = asyncio.current_task()
+        if current is not None:
+            current.uncancel()
         log.info("asked to end (%s) while starting: leaving", stopped_early[0])
     finally:
         for close in reversed(closing):
