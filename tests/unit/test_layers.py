@@ -4,6 +4,7 @@ not in a review. Each rule names a package and what it may import of Caucus."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,53 @@ def test_what_a_package_must_never_import(package: str) -> None:
         if allowed(module, forbidden)
     ]
     assert broken == [], "\n".join(broken)
+
+
+ARCHITECTURE = SRC.parents[1] / "docs" / "architecture.md"
+_TABLE_ROW = re.compile(r"^\| `(\w+)` \| .* \| (.*) \|$")
+_CROSSING = re.compile(r"^- `(\w+)` → `(\w+)`")
+
+
+def packages() -> list[str]:
+    return sorted(p.name for p in SRC.iterdir() if (p / "__init__.py").exists())
+
+
+def package_edges() -> dict[str, set[str]]:
+    """package -> the other Caucus packages its modules import."""
+    inside = set(packages())
+    edges: dict[str, set[str]] = {p: set() for p in inside}
+    for package in inside:
+        for path in (SRC / package).rglob("*.py"):
+            for _, module in imports_of(path):
+                parts = module.split(".")
+                if len(parts) > 1 and parts[1] in inside and parts[1] != package:
+                    edges[package].add(parts[1])
+    return edges
+
+
+def the_map() -> tuple[dict[str, set[str] | None], set[tuple[str, str]]]:
+    """From docs/architecture.md: each package's permitted imports (None: everything), and
+    the crossings still to cut."""
+    permitted: dict[str, set[str] | None] = {}
+    crossings: set[tuple[str, str]] = set()
+    for line in ARCHITECTURE.read_text("utf-8").splitlines():
+        if row := _TABLE_ROW.match(line):
+            name, may = row.groups()
+            names = set(re.findall(r"`(\w+)`", may))
+            permitted[name] = None if may.strip() == "everything" else names
+        elif crossing := _CROSSING.match(line):
+            crossings.add((crossing.group(1), crossing.group(2)))
+    return permitted, crossings
+
+
+def test_the_architecture_map_names_every_package_and_every_crossing_still_to_cut() -> None:
+    permitted, documented = the_map()
+    assert sorted(permitted) == packages()
+    actual = {
+        (package, target)
+        for package, targets in package_edges().items()
+        for target in targets
+        if (allowed_here := permitted[package]) is not None and target not in allowed_here
+    }
+    assert actual - documented == set(), "new upward imports: fix them, or map them"
+    assert documented - actual == set(), "cut already: strike them from docs/architecture.md"
