@@ -52,11 +52,11 @@ from caucus.dashboard import routes as dashboard_routes
 from caucus.dashboard.feed import Feed
 from caucus.dashboard.relay import FeedRelay
 from caucus.dashboard.transcript import TranscriptWriter
+from caucus.domain.buckets import TokenBuckets
 from caucus.errors import StorageError, Unauthorized
 from caucus.ids import hash_token
 from caucus.mcp.http import MCP_PATH, McpEndpoint
 from caucus.services.hub import Hub
-from caucus.services.ratelimit import TokenBuckets
 from caucus.web.bearer import parse_bearer
 from caucus.web.body import JsonBodies
 from caucus.web.errors import caucus_error_response, install_error_handlers

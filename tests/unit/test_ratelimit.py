@@ -1,7 +1,7 @@
 import pytest
 
+from caucus.domain.buckets import TokenBuckets
 from caucus.errors import RateLimited
-from caucus.services.ratelimit import TokenBuckets
 from caucus.testing import FakeClock
 
 

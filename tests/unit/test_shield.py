@@ -12,7 +12,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 import caucus.web.shield as shield_module
 from caucus.clock import SystemClock
-from caucus.services.ratelimit import TokenBuckets
+from caucus.domain.buckets import TokenBuckets
 from caucus.web.shield import STRANGER_TURN, Party, Shield, _Pace
 from tests.waiting import eventually
 

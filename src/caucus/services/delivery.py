@@ -17,6 +17,7 @@ from typing import Any
 
 from caucus.clock import Clock
 from caucus.config import Settings
+from caucus.domain.buckets import TokenBuckets
 from caucus.domain.control import Room, RoomMode
 from caucus.domain.events import ChannelJoined, MessageRouted
 from caucus.domain.messages import (
@@ -42,7 +43,6 @@ from caucus.domain.peers import Peer
 from caucus.errors import CaucusError, InvalidRequest, PayloadTooLarge, RoomStopped
 from caucus.ids import MessageIds
 from caucus.services.notifier import Notifier
-from caucus.services.ratelimit import TokenBuckets
 from caucus.services.registry import Registry
 from caucus.storage.engine import Engine
 from caucus.storage.repos import Repos

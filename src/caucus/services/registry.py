@@ -13,6 +13,7 @@ from typing import Any
 
 from caucus.clock import Clock
 from caucus.config import Settings
+from caucus.domain.buckets import TokenBuckets
 from caucus.domain.caps import check_peers
 from caucus.domain.events import (
     PeerJoined,
@@ -38,7 +39,6 @@ from caucus.errors import Hint, NameInUse, NotFound, Unauthorized
 from caucus.ids import hash_token, new_token, tokens_equal
 from caucus.protocol import PROTOCOL_VERSION, core_text
 from caucus.services.notifier import Notifier
-from caucus.services.ratelimit import TokenBuckets
 from caucus.storage.engine import Engine
 from caucus.storage.repos import Repos
 

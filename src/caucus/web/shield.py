@@ -35,7 +35,7 @@ from enum import Enum
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from caucus.services.ratelimit import TokenBuckets
+from caucus.domain.buckets import TokenBuckets
 from caucus.web.errors import body_too_large, error_body
 
 REFUSALS = frozenset({400, 401, 403, 404, 405, 408, 413, 415, 429, 431})

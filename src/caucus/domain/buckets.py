@@ -1,12 +1,17 @@
-"""Token buckets, one per identity and budget."""
+"""Token buckets, one per identity and budget: pure arithmetic over the time a clock gives,
+shared by the room's budgets (services) and the HTTP shield (web)."""
 
 from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import Protocol
 
-from caucus.clock import Clock
 from caucus.errors import RateLimited
+
+
+class Clock(Protocol):
+    def monotonic(self) -> float: ...
 
 
 @dataclass(slots=True)
