@@ -3,7 +3,7 @@
 Every test runs with the root logger at DEBUG and one more handler: the hub's own redacting
 one (`caucus.logs.Redactor`, as `caucus hub` installs it), writing to memory. Every secret the
 test mints is recorded where it is made (agent tokens, state handles and operator tokens in
-`caucus.ids`, MCP session ids in the SDK's session manager and in `caucus.mcp.sessions`), and
+`caucus.ids`, MCP session ids in the SDK's session manager and in `caucus.api.mcp.sessions`), and
 when the test ends its log is searched for each of them, by value: a credential whose prefix
 was cut off, or that was glued to other text, is found as well as a whole one. Subprocess hubs
 write their own logs; tests/acceptance/test_private_files.py greps those.
@@ -22,8 +22,8 @@ from typing import Any
 import mcp.server.streamable_http_manager as sdk_sessions
 import pytest
 
+import caucus.api.mcp.sessions
 import caucus.ids
-import caucus.mcp.sessions
 from caucus.logs import Redactor
 
 MINTED: list[str] = []
@@ -51,7 +51,7 @@ _recording_secrets = types.SimpleNamespace(
 def no_credential_logged(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(caucus.ids, "secrets", _recording_secrets)
     monkeypatch.setattr(sdk_sessions, "uuid4", _uuid4)
-    monkeypatch.setattr(caucus.mcp.sessions, "uuid4", _uuid4)
+    monkeypatch.setattr(caucus.api.mcp.sessions, "uuid4", _uuid4)
     MINTED.clear()
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)

@@ -8,7 +8,7 @@ From the outside in, every request meets:
    way the routes find them (an app assembled from the routers any other way refuses every
    request);
 3. `FastLane`: `POST /send` and `GET /receive` without FastAPI (ADR 0002);
-4. `McpFront`: `/mcp` to the MCP endpoint (`mcp/http.py`);
+4. `McpFront`: `/mcp` to the MCP endpoint (`api/mcp/http.py`);
 5. FastAPI, behind `JsonBodies` (the body limit and the one JSON reader): the API, the
    operator's routes and the console.
 
@@ -27,9 +27,8 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from caucus import __version__
-from caucus.api.auth import ACCESS_KEY
-from caucus.api.context import SCOPE_KEY, Served
 from caucus.api.hotpath import FastLane
+from caucus.api.mcp.http import MCP_PATH, McpEndpoint
 from caucus.api.routes import (
     activity,
     agents,
@@ -55,10 +54,11 @@ from caucus.dashboard.transcript import TranscriptWriter
 from caucus.domain.buckets import TokenBuckets
 from caucus.errors import StorageError, Unauthorized
 from caucus.ids import hash_token
-from caucus.mcp.http import MCP_PATH, McpEndpoint
 from caucus.services.hub import Hub
+from caucus.web.access import ACCESS_KEY
 from caucus.web.bearer import parse_bearer
 from caucus.web.body import JsonBodies
+from caucus.web.context import SCOPE_KEY, Served
 from caucus.web.errors import caucus_error_response, install_error_handlers
 from caucus.web.guard import SECURITY_HEADERS, Guard
 from caucus.web.openapi import truthful

@@ -12,11 +12,11 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from caucus.api.auth import ACCESS_KEY
 from caucus.client import HubClient
 from caucus.server import build_app
 from caucus.services.hub import Hub
 from caucus.testing import make_hub, serve
+from caucus.web.access import ACCESS_KEY
 from tests.routes import api_operations
 
 AGENT_NUMBERS = itertools.count(1)

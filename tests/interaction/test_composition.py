@@ -17,8 +17,8 @@ from starlette.types import ASGIApp
 
 import caucus
 from caucus.api.hotpath import FastLane
+from caucus.api.mcp.http import McpEndpoint
 from caucus.api.routes import meta, peers
-from caucus.mcp.http import McpEndpoint
 from caucus.server import build_app, open_hub
 from caucus.testing import hub_settings, make_hub
 from tests.routes import api_operations

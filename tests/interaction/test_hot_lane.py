@@ -10,10 +10,10 @@ import httpx2
 import pytest
 from starlette.types import Receive, Scope, Send
 
-from caucus.api.context import SCOPE_KEY, Served
 from caucus.api.hotpath import FastLane
 from caucus.dashboard.feed import Feed
 from caucus.testing import make_hub
+from caucus.web.context import SCOPE_KEY, Served
 from caucus.web.guard import SECURITY_HEADERS
 
 

@@ -18,9 +18,9 @@ from typing import Any, Protocol
 import pytest
 from mcp import Client, StdioServerParameters
 
+from caucus.api.mcp.local_port import LocalPort
 from caucus.client import HubClient
 from caucus.errors import CaucusError
-from caucus.mcp.local_port import LocalPort
 from caucus.mcp.ports import HubPort
 from caucus.mcp.remote import RemotePort
 from caucus.services.hub import Hub

@@ -12,7 +12,7 @@ import httpx2
 import pytest
 from mcp import Client
 
-from caucus.mcp.sessions import Sessions
+from caucus.api.mcp.sessions import Sessions
 from caucus.server import build_app
 from caucus.testing import FakeClock, make_hub, serve
 from tests.interaction.test_mcp_http import INIT, JSON_RPC, rpc

@@ -21,8 +21,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import BaseModel
 
+from caucus.api.mcp.local_port import LocalPort
 from caucus.client import HubClient
-from caucus.mcp.local_port import LocalPort
 from caucus.operator_client import OperatorClient
 from caucus.services.hub import Hub
 from caucus.testing import FakeClock, make_hub, serve

@@ -20,12 +20,12 @@ from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from caucus.api.context import served
 from caucus.api.hot_tasks import MOVES, move_task, send_task
 from caucus.errors import CaucusError, InvalidRequest
 from caucus.services.hub import Hub
 from caucus.web.bearer import bearer_from_scope
 from caucus.web.body import check_content_type, parse_model, read_body
+from caucus.web.context import served
 from caucus.web.errors import (
     caucus_error_response,
     unexpected_error_body,

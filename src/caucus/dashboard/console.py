@@ -13,9 +13,9 @@ from pathlib import Path
 from fastapi import APIRouter
 from starlette.responses import FileResponse, Response
 
-from caucus.api.auth import access
 from caucus.errors import NotFound
 from caucus.services.roles import Access
+from caucus.web.access import access
 
 router = APIRouter(tags=["console"])
 

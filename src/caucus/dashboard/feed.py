@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from starlette.requests import HTTPConnection
+
 from caucus.domain.events import (
     ChannelClosed,
     ChannelJoined,
@@ -42,6 +44,7 @@ from caucus.domain.events import (
 )
 from caucus.services.history import sent_by_an_agent
 from caucus.services.hub import Hub
+from caucus.web.context import NotComposed, served
 from caucus.wire.activity import ToolCallInfo
 from caucus.wire.console import ConsolePeer, FeedHealth, Snapshot
 from caucus.wire.fields import Wire
@@ -293,3 +296,11 @@ def rss_bytes() -> int:
     except (OSError, ValueError, IndexError):
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         return peak if sys.platform == "darwin" else peak * 1024
+
+
+def feed_of(request: HTTPConnection) -> Feed:
+    """The console feed the composition root put in the request's scope."""
+    feed = served(request.scope).feed
+    if not isinstance(feed, Feed):
+        raise NotComposed("the console feed is served only by caucus.server.build_app()")
+    return feed

@@ -7,9 +7,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 
 from caucus import __version__
-from caucus.api.auth import ViewerDep, access
-from caucus.api.context import hub_of
 from caucus.services.roles import Access
+from caucus.web.access import ViewerDep, access
+from caucus.web.context import hub_of
 from caucus.wire.errors import ErrorBody
 from caucus.wire.fields import MAX_INT
 from caucus.wire.messages import DroppedInfo, History, RoutedMessage

@@ -12,12 +12,12 @@ from fastapi import APIRouter, Header, Query, Request
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.responses import StreamingResponse
 
-from caucus.api.auth import ViewerDep, access
-from caucus.api.context import feed_of, hub_of
 from caucus.dashboard.export import EXPORT_TYPES, export_chunks
-from caucus.dashboard.feed import FeedEvent
+from caucus.dashboard.feed import FeedEvent, feed_of
 from caucus.errors import InvalidRequest
 from caucus.services.roles import Access
+from caucus.web.access import ViewerDep, access
+from caucus.web.context import hub_of
 from caucus.wire.console import SnapshotAt
 from caucus.wire.errors import ErrorBody
 from caucus.wire.fields import parse_time

@@ -1,5 +1,5 @@
 """What the hub's `/mcp` inbox resource and the stdio bridge's share: the URI scheme, the
-MIME type, and the subscription bus that counts its listeners. Apart from `mcp/inbox.py`, so
+MIME type, and the subscription bus that counts its listeners. Apart from `api/mcp/inbox.py`, so
 the bridge never loads the hub's services to follow its own inbox."""
 
 from __future__ import annotations

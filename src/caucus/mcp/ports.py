@@ -1,6 +1,6 @@
 """The small interface the MCP tool catalog is written against.
 
-`LocalPort` (`mcp/local_port.py`) calls the hub's services in-process (`/mcp`); `RemotePort`
+`LocalPort` (`api/mcp/local_port.py`) calls the hub's services in-process (`/mcp`); `RemotePort`
 (`mcp/remote.py`) is a hub over HTTP, through `HubClient` (the stdio bridge). Both answer with
 the same wire models (`caucus.wire`), built by the same constructors, and both go through the
 same services, so the same policies apply and the catalog formats the same answer whichever

@@ -6,10 +6,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from caucus.api.auth import PeerDep, ViewerDep, access
-from caucus.api.context import hub_of
 from caucus.domain.activity import Via
 from caucus.services.roles import Access
+from caucus.web.access import PeerDep, ViewerDep, access
+from caucus.web.context import hub_of
 from caucus.wire.activity import ActivityList, Reported, ToolCallInfo
 from caucus.wire.errors import ErrorBody
 from caucus.wire.requests import ToolCallReport

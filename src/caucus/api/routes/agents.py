@@ -7,10 +7,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from caucus.api.auth import OperatorDep, access
-from caucus.api.context import hub_of
 from caucus.services.launcher import LaunchSpec
 from caucus.services.roles import Access
+from caucus.web.access import OperatorDep, access
+from caucus.web.context import hub_of
 from caucus.wire.errors import ErrorBody
 from caucus.wire.fields import MAX_INT
 from caucus.wire.launcher import AgentOutput, LaunchedAgent, LaunchedList

@@ -6,10 +6,10 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from caucus.api.auth import PeerDep, RoomDep, access
-from caucus.api.context import hub_of
 from caucus.domain.names import check_channel_name
 from caucus.services.roles import Access
+from caucus.web.access import PeerDep, RoomDep, access
+from caucus.web.context import hub_of
 from caucus.wire.errors import ErrorBody
 from caucus.wire.requests import ChannelRequest, TopicRequest
 from caucus.wire.room import ChannelInfo, ChannelJoin, ChannelLeave, ChannelList

@@ -7,9 +7,9 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from caucus.api.auth import PeerDep, ViewerDep, access
-from caucus.api.context import hub_of
 from caucus.services.roles import Access
+from caucus.web.access import PeerDep, ViewerDep, access
+from caucus.web.context import hub_of
 from caucus.wire.deliberations import DeliberationInfo, DeliberationList, PositionInfo
 from caucus.wire.errors import ErrorBody
 from caucus.wire.requests import ConveneRequest, PositionRequest

@@ -6,9 +6,9 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from caucus.api.auth import OperatorDep, PeerDep, RoomDep, access
-from caucus.api.context import hub_of
 from caucus.services.roles import Access
+from caucus.web.access import OperatorDep, PeerDep, RoomDep, access
+from caucus.web.context import hub_of
 from caucus.wire.errors import ErrorBody
 from caucus.wire.requests import FloorRequest
 from caucus.wire.room import FloorInfo, FloorList

@@ -6,11 +6,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from caucus.api.auth import OperatorDep, PeerDep, RoomDep, ViewerDep, access
-from caucus.api.context import hub_of
 from caucus.domain.forms import FormState
 from caucus.errors import InvalidRequest
 from caucus.services.roles import Access
+from caucus.web.access import OperatorDep, PeerDep, RoomDep, ViewerDep, access
+from caucus.web.context import hub_of
 from caucus.wire.errors import ErrorBody
 from caucus.wire.forms import DecisionList, FormInfo, FormList, LedgerStatusInfo
 from caucus.wire.requests import AnswerRequest, AskRequest, ReasonRequest

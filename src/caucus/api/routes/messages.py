@@ -11,10 +11,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
-from caucus.api.auth import PeerDep, access, bearer_token
-from caucus.api.context import hub_of
 from caucus.api.hotpath import REPLAYED_HEADER, receive_messages, send_message
 from caucus.services.roles import Access
+from caucus.web.access import PeerDep, access, bearer_token
+from caucus.web.context import hub_of
 from caucus.wire.errors import ErrorBody
 from caucus.wire.messages import AckResult, Batch, PeekResult, SendResult
 from caucus.wire.requests import AckRequest, AgentAnnounceRequest, SendRequest, body_schema

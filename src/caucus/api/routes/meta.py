@@ -5,10 +5,10 @@ from __future__ import annotations
 from fastapi import APIRouter, Query, Request
 
 from caucus import __version__
-from caucus.api.auth import access
-from caucus.api.context import hub_of
 from caucus.protocol import PROTOCOL_VERSION, core_text, section, section_names
 from caucus.services.roles import Access
+from caucus.web.access import access
+from caucus.web.context import hub_of
 from caucus.wire.errors import ErrorBody
 from caucus.wire.room import Health, Limits, ProtocolText, VersionInfo
 

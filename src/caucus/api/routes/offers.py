@@ -6,9 +6,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from caucus.api.auth import PeerDep, access
-from caucus.api.context import hub_of
 from caucus.services.roles import Access
+from caucus.web.access import PeerDep, access
+from caucus.web.context import hub_of
 from caucus.wire.errors import ErrorBody
 from caucus.wire.requests import ClaimRequest, OfferRequest, ResolveRequest
 from caucus.wire.work import OfferInfo, OfferList

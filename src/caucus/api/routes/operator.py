@@ -6,9 +6,9 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from caucus.api.auth import OperatorDep, ViewerDep, access
-from caucus.api.context import hub_of
 from caucus.services.roles import Access
+from caucus.web.access import OperatorDep, ViewerDep, access
+from caucus.web.context import hub_of
 from caucus.wire.errors import ErrorBody
 from caucus.wire.fields import parse_time
 from caucus.wire.messages import SendResult

@@ -6,10 +6,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request
 
-from caucus.api.auth import PeerDep, RoomDep, access, bearer_token
-from caucus.api.context import hub_of
 from caucus.services.roles import Access
+from caucus.web.access import PeerDep, RoomDep, access, bearer_token
 from caucus.web.bearer import AGENT_KEY_HEADER
+from caucus.web.context import hub_of
 from caucus.wire.errors import ErrorBody
 from caucus.wire.peers import Departure, PeerInfo, PeerList, Registered, StatusInfo
 from caucus.wire.requests import RegisterRequest, StatusRequest

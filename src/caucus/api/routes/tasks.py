@@ -11,9 +11,9 @@ from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
 from caucus.api import hot_tasks
-from caucus.api.auth import PeerDep, access, bearer_token
-from caucus.api.context import hub_of
 from caucus.services.roles import Access
+from caucus.web.access import PeerDep, access, bearer_token
+from caucus.web.context import hub_of
 from caucus.wire.errors import ErrorBody
 from caucus.wire.requests import (
     TaskErrorRequest,

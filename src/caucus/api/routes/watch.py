@@ -11,10 +11,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 
-from caucus.api.auth import PeerDep, access, bearer_token
-from caucus.api.context import hub_of
 from caucus.domain.peers import Peer
 from caucus.services.roles import Access
+from caucus.web.access import PeerDep, access, bearer_token
+from caucus.web.context import hub_of
 from caucus.wire.errors import ErrorBody
 from caucus.wire.messages import AckResult, Batch, InboundMessage
 from caucus.wire.requests import AckRequest, RedeemRequest

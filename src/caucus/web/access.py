@@ -11,12 +11,12 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
-from caucus.api.context import hub_of
 from caucus.domain.control import Role
 from caucus.domain.peers import Peer
 from caucus.services.principals import Principal
 from caucus.services.roles import Access
 from caucus.web.bearer import AGENT_KEY_HEADER, parse_bearer
+from caucus.web.context import hub_of
 
 ACCESS_KEY = "x-caucus-access"
 

@@ -26,21 +26,21 @@ from typing import Any
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
-from caucus.api.context import NotComposed, served
+from caucus.api.mcp.inbox import InboxResources
+from caucus.api.mcp.local_port import LocalPort
+from caucus.api.mcp.sessions import Sessions
 from caucus.domain.names import name_from
 from caucus.domain.peers import Peer
 from caucus.errors import CaucusError
 from caucus.ids import hash_token
-from caucus.mcp.inbox import InboxResources
-from caucus.mcp.local_port import LocalPort
 from caucus.mcp.ports import HubPort
 from caucus.mcp.results import WatchCommand
 from caucus.mcp.server import Context, ToolServer, follows_lines, is_modern
-from caucus.mcp.sessions import Sessions
 from caucus.mcp.tools import Call, Catalog
 from caucus.mcp.watch import Session, by_session_file, by_ticket, write_session
 from caucus.services.hub import Hub
 from caucus.web.bearer import AGENT_KEY_HEADER, parse_bearer
+from caucus.web.context import NotComposed, served
 from caucus.web.errors import error_response, unexpected_error_body
 from caucus.wire.room import Limits
 

@@ -8,23 +8,22 @@ hub and refuses every request.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from starlette.requests import HTTPConnection
 from starlette.types import Scope
 
 from caucus.services.hub import Hub
 
-if TYPE_CHECKING:
-    from caucus.dashboard.feed import Feed
-
 SCOPE_KEY = "caucus"
 
 
 @dataclass(frozen=True, slots=True)
 class Served:
+    """`feed` is the console's, typed by the dashboard that reads it (`dashboard.feed.feed_of`):
+    plumbing carries it without knowing what it is, so no transport reaches up for its type."""
+
     hub: Hub
-    feed: Feed
+    feed: object
 
 
 class NotComposed(RuntimeError):
@@ -40,7 +39,3 @@ def served(scope: Scope) -> Served:
 
 def hub_of(request: HTTPConnection) -> Hub:
     return served(request.scope).hub
-
-
-def feed_of(request: HTTPConnection) -> Feed:
-    return served(request.scope).feed
