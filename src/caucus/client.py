@@ -17,10 +17,10 @@ from pydantic import BaseModel
 
 from caucus.defaults import DEFAULT_HUB
 from caucus.errors import HubUnavailable, error_from_body
-from caucus.web.bearer import AGENT_KEY_HEADER
 from caucus.wire.activity import Reported
 from caucus.wire.deliberations import DeliberationInfo, DeliberationList, PositionInfo
 from caucus.wire.forms import DecisionList, DecisionRecord, FormInfo, FormList
+from caucus.wire.headers import AGENT_KEY_HEADER
 from caucus.wire.messages import AckResult, Batch, InboundMessage, PeekResult, SendResult
 from caucus.wire.peers import Departure, PeerInfo, PeerList, Registered, StatusInfo
 from caucus.wire.room import (

@@ -119,3 +119,61 @@ def test_the_architecture_map_names_every_package_and_every_crossing_still_to_cu
     }
     assert actual - documented == set(), "new upward imports: fix them, or map them"
     assert documented - actual == set(), "cut already: strike them from docs/architecture.md"
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Each package and each module at the root, as one node -> the nodes it imports."""
+
+    def node(module: str) -> str:
+        parts = module.split(".")
+        return parts[1] if len(parts) > 1 else "caucus"
+
+    graph: dict[str, set[str]] = {}
+    for path in SRC.rglob("*.py"):
+        relative = path.relative_to(SRC)
+        here = relative.parts[0] if len(relative.parts) > 1 else relative.stem
+        here = "caucus" if here == "__init__" else here
+        targets = graph.setdefault(here, set())
+        targets |= {t for _, m in imports_of(path) if (t := node(m)) != here}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_package_or_root_module_imports_in_a_cycle() -> None:
+    assert cycles(module_graph()) == []
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]

@@ -47,6 +47,7 @@ from caucus.services.hub import Hub
 from caucus.web.context import NotComposed, served
 from caucus.wire.activity import ToolCallInfo
 from caucus.wire.console import ConsolePeer, FeedHealth, Snapshot
+from caucus.wire.deliberations import DeliberationInfo
 from caucus.wire.fields import Wire
 from caucus.wire.forms import DecisionRecord, FormInfo
 from caucus.wire.messages import RoutedMessage
@@ -140,7 +141,7 @@ def _describe(event: Event) -> tuple[str, dict[str, Any]] | None:
             record = _data(DecisionRecord.of(event.decision))
             return "decision", {"index": event.index, "record": record}
         case DeliberationChanged():
-            return "deliberation", event.snapshot
+            return "deliberation", _data(DeliberationInfo.of(event.snapshot))
         case ToolCalled():
             return "activity", _data(ToolCallInfo.of(event.call))
     return None

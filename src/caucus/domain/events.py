@@ -8,10 +8,10 @@ services never push to a UI themselves.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from caucus.domain.activity import ToolCallRecord
 from caucus.domain.decisions import Decision
+from caucus.domain.deliberations import Deliberation
 from caucus.domain.floors import Floor
 from caucus.domain.forms import Form
 from caucus.domain.messages import Message
@@ -136,10 +136,10 @@ class FloorChanged(Event):
 @dataclass(slots=True)
 class DeliberationChanged(Event):
     """A live deliberation moved: a request went out, a position or verdict came in, it was
-    recorded or failed. `snapshot` is its whole state as the wire gives it."""
+    recorded or failed. `snapshot` is its whole state."""
 
     deliberation_id: str
-    snapshot: dict[str, Any]
+    snapshot: Deliberation
 
 
 @dataclass(slots=True)

@@ -44,6 +44,7 @@ from caucus.deliberation.panel import (
     position_of,
 )
 from caucus.deliberation.prompts import Ask, position_request
+from caucus.domain.deliberations import Deliberation, DeliberationState, Ruling, Seat, Stand
 from caucus.domain.events import DeliberationChanged
 from caucus.domain.messages import Lane, MessageKind, NewMessage, SystemSender
 from caucus.domain.names import BROADCAST, Target, TargetKind
@@ -64,13 +65,6 @@ from caucus.services.forms import Forms
 from caucus.services.notifier import Notifier
 from caucus.services.registry import Registry
 from caucus.services.tasks import TaskService
-from caucus.wire.deliberations import (
-    DeliberationInfo,
-    DeliberationState,
-    PanelistInfo,
-    PositionInfo,
-    VerdictInfo,
-)
 
 log = logging.getLogger(__name__)
 
@@ -109,36 +103,32 @@ class Live:
     error: str | None = None
     driver: asyncio.Task[None] | None = None
 
-    def info(self) -> DeliberationInfo:
+    def info(self) -> Deliberation:
         rounds = [*self.rounds, self.current] if self.current else list(self.rounds)
         final = self.rounds[-1] if self.rounds else []
-        return DeliberationInfo.model_construct(
+        return Deliberation(
             deliberation_id=self.id,
             subject=self.subject,
             convener=self.convener.name,
             chair=self.chair,
-            state=self.state.value,
+            state=self.state,
             round=self.round,
             max_rounds=self.max_rounds,
             deadline_seconds=self.deadline,
-            panel=[
-                PanelistInfo.model_construct(
+            panel=tuple(
+                Seat(
                     name=n,
-                    answered=list(self.answered.get(n, [])),
+                    answered=tuple(self.answered.get(n, ())),
                     absent=n in self.absent,
                     task_id=self.open[n].task_id if n in self.open else None,
                 )
                 for n in self.panel
-            ],
-            rounds=[[PositionInfo.of(p) for p in r] for r in rounds],
+            ),
+            rounds=tuple(tuple(_stand(p) for p in r) for r in rounds),
             verdict=None
             if self.verdict is None
-            else VerdictInfo.model_construct(
-                stance=self.verdict.stance,
-                decision=self.verdict.decision,
-                confidence=self.verdict.confidence,
-            ),
-            dissent=[p.agent for p in dissent(final, self.verdict)] if self.verdict else [],
+            else Ruling(self.verdict.stance, self.verdict.decision, self.verdict.confidence),
+            dissent=tuple(p.agent for p in dissent(final, self.verdict)) if self.verdict else (),
             record_index=self.record_index,
             record_hash=self.record_hash,
             chair_form=self.chair_form,
@@ -146,6 +136,10 @@ class Live:
             created_at=self.created_at,
             updated_at=self.updated_at,
         )
+
+
+def _stand(p: Position) -> Stand:
+    return Stand(p.agent, p.stance, p.summary, p.confidence, tuple(p.evidence))
 
 
 def _answer(agent: str, text: str | None) -> Position:
@@ -182,7 +176,7 @@ class Deliberations:
         self._live: dict[str, Live] = {}
 
     # --- reading ---------------------------------------------------------------------------
-    def get(self, deliberation_id: str) -> DeliberationInfo:
+    def get(self, deliberation_id: str) -> Deliberation:
         live = self._live.get(deliberation_id)
         if live is None:
             raise NotFound(
@@ -191,7 +185,7 @@ class Deliberations:
             )
         return live.info()
 
-    def listing(self) -> list[DeliberationInfo]:
+    def listing(self) -> list[Deliberation]:
         return [d.info() for d in sorted(self._live.values(), key=lambda d: -d.created_at)]
 
     # --- convening -------------------------------------------------------------------------
@@ -205,7 +199,7 @@ class Deliberations:
         evidence: Sequence[Mapping[str, Any]] = (),
         rounds: int = 2,
         deadline: float = 300.0,
-    ) -> DeliberationInfo:
+    ) -> Deliberation:
         subject = subject.strip()
         if not subject or len(subject) > MAX_SUBJECT:
             raise InvalidRequest(f"subject is 1-{MAX_SUBJECT} characters", field="subject")
@@ -338,9 +332,7 @@ class Deliberations:
     # --- the driver ------------------------------------------------------------------------
     def _changed(self, live: Live) -> None:
         live.updated_at = self._clock.now()
-        self._notifier.emit(
-            DeliberationChanged(live.updated_at, live.id, live.info().model_dump(mode="json"))
-        )
+        self._notifier.emit(DeliberationChanged(live.updated_at, live.id, live.info()))
 
     def _step(self, live: Live) -> Any:
         def on_step(step: Step) -> None:

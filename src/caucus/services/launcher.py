@@ -25,11 +25,11 @@ from pathlib import Path
 from caucus.clock import Clock
 from caucus.config import Settings, exposed
 from caucus.domain.events import Event, MessageRouted, PeerJoined
+from caucus.domain.launches import Backend, Launched, LaunchState, Output, OutputLine, Stream
 from caucus.domain.names import check_peer_name
 from caucus.errors import Conflict, InvalidRequest, LauncherDisabled, NotFound
 from caucus.files import private_dir
 from caucus.services.notifier import Notifier
-from caucus.wire.launcher import AgentOutput, Backend, LaunchedAgent, OutputLine, Stream
 
 # What a launched agent inherits from the hub's environment: enough to find programs, a home,
 # a locale and a Python; never a CAUCUS_* setting or a credential the request did not name.
@@ -88,12 +88,12 @@ class _Agent:
     waiter: asyncio.Task[None] | None = None
     prompt_file: Path | None = None
 
-    def info(self) -> LaunchedAgent:
+    def info(self) -> Launched:
         code = self.process.returncode if self.ended_at is not None else None
-        state = (
+        state: LaunchState = (
             "exited" if self.ended_at is not None else "stopping" if self.stopping else "running"
         )
-        return LaunchedAgent(
+        return Launched(
             launch_id=self.launch_id,
             name=self.spec.name,
             backend=self.spec.backend,
@@ -106,7 +106,6 @@ class _Agent:
             ended_at=self.ended_at,
             joined=self.joined,
             spoke=self.spoke,
-            silent=self.joined and not self.spoke,
             lines=len(self.lines),
         )
 
@@ -136,7 +135,7 @@ class Launcher:
             raise LauncherDisabled(f"launching agents is off: {why}")
 
     # --- launching ------------------------------------------------------------------------------
-    async def launch(self, spec: LaunchSpec, hub_url: str) -> LaunchedAgent:
+    async def launch(self, spec: LaunchSpec, hub_url: str) -> Launched:
         self._check_enabled()
         check_peer_name(spec.name)
         if spec.backend == "openai" and not spec.model:
@@ -252,17 +251,17 @@ class Launcher:
                 agent.joined = True
 
     # --- reading and stopping -------------------------------------------------------------------
-    def listing(self) -> list[LaunchedAgent]:
+    def listing(self) -> list[Launched]:
         return [a.info() for a in reversed(self._agents.values())]
 
-    def get(self, launch_id: str) -> LaunchedAgent:
+    def get(self, launch_id: str) -> Launched:
         return self._agent(launch_id).info()
 
-    def output(self, launch_id: str, after: int = 0) -> AgentOutput:
+    def output(self, launch_id: str, after: int = 0) -> Output:
         agent = self._agent(launch_id)
         kept = list(agent.lines)
         dropped = agent.printed - len(kept)
-        return AgentOutput(
+        return Output(
             launch_id=launch_id, lines=[line for line in kept if line.n > after], dropped=dropped
         )
 
@@ -272,7 +271,7 @@ class Launcher:
             raise NotFound(f"no launched agent {launch_id!r}")
         return agent
 
-    async def stop(self, launch_id: str) -> LaunchedAgent:
+    async def stop(self, launch_id: str) -> Launched:
         """End the agent: SIGTERM to its process group (it leaves the room gracefully), then
         SIGKILL after a grace period. Returns once it has ended."""
         agent = self._agent(launch_id)

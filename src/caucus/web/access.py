@@ -15,8 +15,9 @@ from caucus.domain.control import Role
 from caucus.domain.peers import Peer
 from caucus.services.principals import Principal
 from caucus.services.roles import Access
-from caucus.web.bearer import AGENT_KEY_HEADER, parse_bearer
+from caucus.web.bearer import parse_bearer
 from caucus.web.context import hub_of
+from caucus.wire.headers import AGENT_KEY_HEADER
 
 ACCESS_KEY = "x-caucus-access"
 

@@ -6,8 +6,6 @@ from collections.abc import Iterable
 
 from caucus.errors import Unauthorized
 
-AGENT_KEY_HEADER = "X-Caucus-Agent-Key"
-
 
 def parse_bearer(header: str | None) -> str | None:
     """The token of an `Authorization: Bearer <token>` header; None when absent.

@@ -4,17 +4,27 @@ and the ledger record it became."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import StrEnum
 from typing import Protocol
 
 from pydantic import Field
 
+from caucus.domain.deliberations import Deliberation, DeliberationState, Ruling, Seat
 from caucus.wire.fields import Wire, closed
+
+__all__ = [
+    "Convened",
+    "DeliberationInfo",
+    "DeliberationList",
+    "DeliberationState",
+    "PanelistInfo",
+    "PositionInfo",
+    "VerdictInfo",
+]
 
 
 class Position(Protocol):
-    """A panelist's position as the deliberation engine holds it (read, never imported: the
-    wire's clients never load the engine)."""
+    """A panelist's position: the room's (`domain.deliberations.Stand`) or the deliberation
+    engine's, read alike (never imported: the wire's clients never load the engine)."""
 
     @property
     def agent(self) -> str: ...
@@ -26,13 +36,6 @@ class Position(Protocol):
     def confidence(self) -> float: ...
     @property
     def evidence(self) -> Sequence[str]: ...
-
-
-class DeliberationState(StrEnum):
-    DELIBERATING = "deliberating"  # the panel is answering a round
-    DECIDING = "deciding"  # the chair is weighing the final positions
-    DECIDED = "decided"  # recorded on the ledger and announced
-    FAILED = "failed"  # nobody answered, the chair declined, or the record was refused
 
 
 class PositionInfo(Wire):
@@ -59,11 +62,21 @@ class PanelistInfo(Wire):
     absent: bool = Field(description="missed a deadline; not asked again")
     task_id: str | None = Field(description="its open position request, if any")
 
+    @classmethod
+    def of(cls, seat: Seat) -> PanelistInfo:
+        return cls.model_construct(
+            name=seat.name, answered=list(seat.answered), absent=seat.absent, task_id=seat.task_id
+        )
+
 
 class VerdictInfo(Wire):
     stance: str
     decision: str
     confidence: float = Field(ge=0, le=1)
+
+    @classmethod
+    def of(cls, v: Ruling) -> VerdictInfo:
+        return cls.model_construct(stance=v.stance, decision=v.decision, confidence=v.confidence)
 
 
 class DeliberationInfo(Wire):
@@ -86,9 +99,36 @@ class DeliberationInfo(Wire):
     created_at: float
     updated_at: float
 
+    @classmethod
+    def of(cls, d: Deliberation) -> DeliberationInfo:
+        return cls.model_construct(
+            deliberation_id=d.deliberation_id,
+            subject=d.subject,
+            convener=d.convener,
+            chair=d.chair,
+            state=d.state.value,
+            round=d.round,
+            max_rounds=d.max_rounds,
+            deadline_seconds=d.deadline_seconds,
+            panel=[PanelistInfo.of(seat) for seat in d.panel],
+            rounds=[[PositionInfo.of(p) for p in r] for r in d.rounds],
+            verdict=None if d.verdict is None else VerdictInfo.of(d.verdict),
+            dissent=list(d.dissent),
+            record_index=d.record_index,
+            record_hash=d.record_hash,
+            chair_form=d.chair_form,
+            error=d.error,
+            created_at=d.created_at,
+            updated_at=d.updated_at,
+        )
+
 
 class DeliberationList(Wire):
     deliberations: list[DeliberationInfo]
+
+    @classmethod
+    def of(cls, found: list[Deliberation]) -> DeliberationList:
+        return cls.model_construct(deliberations=[DeliberationInfo.of(d) for d in found])
 
 
 class Convened(Wire):
@@ -99,7 +139,7 @@ class Convened(Wire):
     chair: str
 
     @classmethod
-    def of(cls, d: DeliberationInfo) -> Convened:
+    def of(cls, d: DeliberationInfo | Deliberation) -> Convened:
         return cls.model_construct(
             deliberation_id=d.deliberation_id, panel=[p.name for p in d.panel], chair=d.chair
         )

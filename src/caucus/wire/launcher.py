@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, Field
 
-Backend = Literal["mock", "openai", "claude-cli"]
-Stream = Literal["stdout", "stderr"]
+from caucus.domain.launches import Backend, Launched, LaunchState, Output, Stream
+from caucus.domain.launches import OutputLine as Line
+
+__all__ = ["AgentOutput", "Backend", "LaunchedAgent", "LaunchedList", "OutputLine", "Stream"]
 
 
 class LaunchedAgent(BaseModel):
@@ -19,7 +19,7 @@ class LaunchedAgent(BaseModel):
     model: str | None
     workdir: str
     pid: int | None
-    state: Literal["running", "stopping", "exited"]
+    state: LaunchState
     exit_code: int | None = Field(description="the process's exit status once it has ended")
     started_at: float
     ended_at: float | None
@@ -27,6 +27,25 @@ class LaunchedAgent(BaseModel):
     spoke: bool = Field(description="it has sent the room a message")
     silent: bool = Field(description="it joined but has never spoken: worth a look")
     lines: int = Field(description="output lines kept (the last ones)")
+
+    @classmethod
+    def of(cls, a: Launched) -> LaunchedAgent:
+        return cls(
+            launch_id=a.launch_id,
+            name=a.name,
+            backend=a.backend,
+            model=a.model,
+            workdir=a.workdir,
+            pid=a.pid,
+            state=a.state,
+            exit_code=a.exit_code,
+            started_at=a.started_at,
+            ended_at=a.ended_at,
+            joined=a.joined,
+            spoke=a.spoke,
+            silent=a.silent,
+            lines=a.lines,
+        )
 
 
 class LaunchedList(BaseModel):
@@ -41,8 +60,20 @@ class OutputLine(BaseModel):
     stream: Stream
     text: str
 
+    @classmethod
+    def of(cls, line: Line) -> OutputLine:
+        return cls(n=line.n, ts=line.ts, stream=line.stream, text=line.text)
+
 
 class AgentOutput(BaseModel):
     launch_id: str
     lines: list[OutputLine]
     dropped: int = Field(description="earlier lines no longer kept (the ring is bounded)")
+
+    @classmethod
+    def of(cls, out: Output) -> AgentOutput:
+        return cls(
+            launch_id=out.launch_id,
+            lines=[OutputLine.of(line) for line in out.lines],
+            dropped=out.dropped,
+        )

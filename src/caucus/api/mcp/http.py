@@ -39,9 +39,10 @@ from caucus.mcp.server import Context, ToolServer, follows_lines, is_modern
 from caucus.mcp.tools import Call, Catalog
 from caucus.mcp.watch import Session, by_session_file, by_ticket, write_session
 from caucus.services.hub import Hub
-from caucus.web.bearer import AGENT_KEY_HEADER, parse_bearer
+from caucus.web.bearer import parse_bearer
 from caucus.web.context import NotComposed, served
 from caucus.web.errors import error_response, unexpected_error_body
+from caucus.wire.headers import AGENT_KEY_HEADER
 from caucus.wire.room import Limits
 
 log = logging.getLogger(__name__)

@@ -309,7 +309,7 @@ class LocalPort:
         return [DecisionRecord.of(d) for d in found]
 
     async def convene(self, convening: Convening) -> DeliberationInfo:
-        return await self.hub.deliberations.convene(
+        convened = await self.hub.deliberations.convene(
             await self._me(),
             subject=convening.subject,
             panel=convening.panel,
@@ -318,6 +318,7 @@ class LocalPort:
             rounds=convening.rounds,
             deadline=convening.deadline,
         )
+        return DeliberationInfo.of(convened)
 
     async def submit_position(self, deliberation_id: str, answer: Answer) -> PositionInfo:
         p = await self.hub.deliberations.submit(

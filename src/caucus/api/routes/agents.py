@@ -50,7 +50,7 @@ def _hub_url(request: Request) -> str:
 )
 async def launch(body: LaunchRequest, request: Request, _: OperatorDep) -> LaunchedAgent:
     spec = LaunchSpec(**body.model_dump())
-    return await hub_of(request).launcher.launch(spec, _hub_url(request))
+    return LaunchedAgent.of(await hub_of(request).launcher.launch(spec, _hub_url(request)))
 
 
 @router.get(
@@ -62,7 +62,9 @@ async def launch(body: LaunchRequest, request: Request, _: OperatorDep) -> Launc
 async def launched(request: Request, _: OperatorDep) -> LaunchedList:
     launcher = hub_of(request).launcher
     return LaunchedList(
-        enabled=launcher.why_not() is None, why_not=launcher.why_not(), agents=launcher.listing()
+        enabled=launcher.why_not() is None,
+        why_not=launcher.why_not(),
+        agents=[LaunchedAgent.of(a) for a in launcher.listing()],
     )
 
 
@@ -73,7 +75,7 @@ async def launched(request: Request, _: OperatorDep) -> LaunchedList:
     openapi_extra=_OPERATOR,
 )
 async def one(launch_id: str, request: Request, _: OperatorDep) -> LaunchedAgent:
-    return hub_of(request).launcher.get(launch_id)
+    return LaunchedAgent.of(hub_of(request).launcher.get(launch_id))
 
 
 @router.get(
@@ -88,7 +90,7 @@ async def output(
     _: OperatorDep,
     after: Annotated[int, Query(ge=0, le=MAX_INT)] = 0,
 ) -> AgentOutput:
-    return hub_of(request).launcher.output(launch_id, after)
+    return AgentOutput.of(hub_of(request).launcher.output(launch_id, after))
 
 
 @router.post(
@@ -98,4 +100,4 @@ async def output(
     openapi_extra=_OPERATOR,
 )
 async def stop(launch_id: str, request: Request, _: OperatorDep) -> LaunchedAgent:
-    return await hub_of(request).launcher.stop(launch_id)
+    return LaunchedAgent.of(await hub_of(request).launcher.stop(launch_id))

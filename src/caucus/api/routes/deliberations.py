@@ -35,7 +35,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     openapi_extra=access(Access.AGENT),
 )
 async def convene(body: ConveneRequest, request: Request, peer: PeerDep) -> DeliberationInfo:
-    return await hub_of(request).deliberations.convene(
+    convened = await hub_of(request).deliberations.convene(
         peer,
         subject=body.subject,
         panel=body.panel,
@@ -44,6 +44,7 @@ async def convene(body: ConveneRequest, request: Request, peer: PeerDep) -> Deli
         rounds=body.rounds,
         deadline=body.deadline,
     )
+    return DeliberationInfo.of(convened)
 
 
 @router.get(
@@ -53,7 +54,7 @@ async def convene(body: ConveneRequest, request: Request, peer: PeerDep) -> Deli
     openapi_extra=access(Access.AGENT),
 )
 async def deliberations(request: Request, _: PeerDep) -> DeliberationList:
-    return DeliberationList.model_construct(deliberations=hub_of(request).deliberations.listing())
+    return DeliberationList.of(hub_of(request).deliberations.listing())
 
 
 @router.get(
@@ -63,7 +64,7 @@ async def deliberations(request: Request, _: PeerDep) -> DeliberationList:
     openapi_extra=access(Access.AGENT),
 )
 async def deliberation(deliberation_id: str, request: Request, _: PeerDep) -> DeliberationInfo:
-    return hub_of(request).deliberations.get(deliberation_id)
+    return DeliberationInfo.of(hub_of(request).deliberations.get(deliberation_id))
 
 
 @router.post(
@@ -93,4 +94,4 @@ async def position(
     openapi_extra=access(Access.VIEWER),
 )
 async def operator_deliberations(request: Request, _: ViewerDep) -> DeliberationList:
-    return DeliberationList.model_construct(deliberations=hub_of(request).deliberations.listing())
+    return DeliberationList.of(hub_of(request).deliberations.listing())

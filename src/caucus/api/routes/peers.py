@@ -8,9 +8,9 @@ from fastapi import APIRouter, Header, Query, Request
 
 from caucus.services.roles import Access
 from caucus.web.access import PeerDep, RoomDep, access, bearer_token
-from caucus.web.bearer import AGENT_KEY_HEADER
 from caucus.web.context import hub_of
 from caucus.wire.errors import ErrorBody
+from caucus.wire.headers import AGENT_KEY_HEADER
 from caucus.wire.peers import Departure, PeerInfo, PeerList, Registered, StatusInfo
 from caucus.wire.requests import RegisterRequest, StatusRequest
 
