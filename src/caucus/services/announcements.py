@@ -13,6 +13,7 @@ from caucus.domain.messages import (
     SendReceipt,
     SystemSender,
 )
+from caucus.domain.names import BROADCAST
 from caucus.domain.peers import Peer
 from caucus.errors import CapPayloadSize, CapSubjectLength, InvalidRequest
 from caucus.services.delivery import DeliveryService
@@ -62,14 +63,11 @@ class Announcements:
         full_meta = dict(meta or {})
         if subject:
             full_meta["subject"] = subject
-        message = NewMessage(
-            id=self._delivery.new_id(),
-            ts=self._clock.now(),
-            sender_id=peer.id if peer else None,
-            sender=peer.name if peer else SystemSender.OPERATOR,
-            to="all",
-            kind=MessageKind.ANNOUNCE,
-            content=payload,
+        message = self._delivery.compose(
+            peer or SystemSender.OPERATOR,
+            BROADCAST,
+            MessageKind.ANNOUNCE,
+            payload,
             meta=full_meta or None,
             lane=Lane.CHATTER if peer else Lane.PRIORITY,
             joins_channel=False,

@@ -18,7 +18,6 @@ from caucus.domain.messages import (
     ControlAction,
     Lane,
     MessageKind,
-    NewMessage,
     SendReceipt,
     SystemSender,
 )
@@ -159,14 +158,11 @@ class Control:
         if target.kind is TargetKind.PEER:
             await self._registry.find(target.name)  # a clear 404 for an unknown peer
         outcome = await self._delivery.route(
-            NewMessage(
-                id=self._delivery.new_id(),
-                ts=self._clock.now(),
-                sender_id=None,
-                sender=sender,
-                to=target.name,
-                kind=kind,
-                content=content,
+            self._delivery.compose(
+                sender,
+                target.name,
+                kind,
+                content,
                 meta=meta,
                 thread=thread,
                 lane=Lane.PRIORITY,
@@ -185,14 +181,11 @@ class Control:
         ephemeral: bool = False,
     ) -> SendReceipt:
         outcome = await self._delivery.route(
-            NewMessage(
-                id=self._delivery.new_id(),
-                ts=self._clock.now(),
-                sender_id=None,
-                sender=SystemSender.OPERATOR,
-                to=target.name,
-                kind=MessageKind.CONTROL,
-                content=action.value,
+            self._delivery.compose(
+                SystemSender.OPERATOR,
+                target.name,
+                MessageKind.CONTROL,
+                action.value,
                 meta={"reason": reason} if reason else None,
                 lane=Lane.PRIORITY,
                 ephemeral=ephemeral,

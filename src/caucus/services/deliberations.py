@@ -46,7 +46,7 @@ from caucus.deliberation.panel import (
 from caucus.deliberation.prompts import Ask, position_request
 from caucus.domain.deliberations import Deliberation, DeliberationState, Ruling, Seat, Stand
 from caucus.domain.events import DeliberationChanged
-from caucus.domain.messages import Lane, MessageKind, NewMessage, SystemSender
+from caucus.domain.messages import Lane, MessageKind, SystemSender
 from caucus.domain.names import BROADCAST, Target, TargetKind
 from caucus.domain.peers import Peer
 from caucus.domain.tasks import TaskState
@@ -406,14 +406,11 @@ class Deliberations:
             else Target(TargetKind.CHANNEL, live.audience)
         )
         await self._delivery.route(
-            NewMessage(
-                id=self._delivery.new_id(),
-                ts=self._clock.now(),
-                sender_id=None,
-                sender=SystemSender.HUB,
-                to=target.name,
-                kind=MessageKind.SYSTEM,
-                content=text,
+            self._delivery.compose(
+                SystemSender.HUB,
+                target.name,
+                MessageKind.SYSTEM,
+                text,
                 meta={"deliberation": live.id, "decision_index": index, "hash": sealed["hash"]},
                 thread=live.id,
                 lane=Lane.PRIORITY,

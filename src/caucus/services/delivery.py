@@ -25,6 +25,7 @@ from caucus.domain.messages import (
     ClaimRequest,
     ClaimResult,
     Delivery,
+    Lane,
     Message,
     MessageKind,
     NewMessage,
@@ -117,16 +118,12 @@ class DeliveryService:
         self.check_can_send(peer)
         if self.floor_gate is not None:
             self.floor_gate(peer, target)
-        now = self._clock.now()
         outcome = await self.route(
-            NewMessage(
-                id=self._ids.next(),
-                ts=now,
-                sender_id=peer.id,
-                sender=peer.name,
-                to=target.name,
-                kind=MessageKind.CHAT,
-                content=content,
+            self.compose(
+                peer,
+                target.name,
+                MessageKind.CHAT,
+                content,
                 meta=meta,
                 thread=thread,
                 reply_to=reply_to,
@@ -136,8 +133,39 @@ class DeliveryService:
         )
         return outcome.receipt
 
-    def new_id(self) -> str:
-        return self._ids.next()
+    def compose(
+        self,
+        sender: Peer | str,
+        to: str,
+        kind: str,
+        content: str,
+        *,
+        meta: dict[str, Any] | None = None,
+        thread: str | None = None,
+        reply_to: str | None = None,
+        idempotency_key: str | None = None,
+        lane: Lane = Lane.CHATTER,
+        ephemeral: bool = False,
+        joins_channel: bool = True,
+    ) -> NewMessage:
+        """The one way a service makes a message: a fresh id, the hub's time, and the sender as
+        storage keeps it (a peer's row, or a system name such as `SystemSender.HUB` with none)."""
+        return NewMessage(
+            id=self._ids.next(),
+            ts=self._clock.now(),
+            sender_id=sender.id if isinstance(sender, Peer) else None,
+            sender=sender.name if isinstance(sender, Peer) else sender,
+            to=to,
+            kind=kind,
+            content=content,
+            meta=meta,
+            thread=thread,
+            reply_to=reply_to,
+            idempotency_key=idempotency_key,
+            lane=lane,
+            ephemeral=ephemeral,
+            joins_channel=joins_channel,
+        )
 
     def check_can_send(self, peer: Peer) -> None:
         """The room is not stopped and the peer's send budget allows one more."""

@@ -31,7 +31,7 @@ from caucus.domain.events import (
     PeerReaped,
 )
 from caucus.domain.floors import Floor, FloorAction, FloorBook, parse_scope
-from caucus.domain.messages import Lane, MessageKind, NewMessage, SystemSender
+from caucus.domain.messages import Lane, MessageKind, SystemSender
 from caucus.domain.names import BROADCAST, Target, TargetKind
 from caucus.domain.peers import Peer
 from caucus.errors import CapHands, FloorHeld, Forbidden, Hint, InvalidRequest
@@ -244,14 +244,11 @@ class Floors:
             if floor.scope == BROADCAST
             else Target(TargetKind.CHANNEL, floor.scope)
         )
-        message = NewMessage(
-            id=self._delivery.new_id(),
-            ts=self._clock.now(),
-            sender_id=None,
-            sender=SystemSender.HUB,
-            to=target.name,
-            kind=MessageKind.SYSTEM,
-            content=text,
+        message = self._delivery.compose(
+            SystemSender.HUB,
+            target.name,
+            MessageKind.SYSTEM,
+            text,
             meta={"floor": floor_data(floor)},
             lane=Lane.PRIORITY,
             joins_channel=False,

@@ -195,14 +195,11 @@ class Forms:
     def _message(
         self, form: Form, to: str, kind: MessageKind, content: str, **meta: Any
     ) -> NewMessage:
-        return NewMessage(
-            id=self._delivery.new_id(),
-            ts=self._clock.now(),
-            sender_id=None,
-            sender=SystemSender.OPERATOR,
-            to=to,
-            kind=kind,
-            content=content,
+        return self._delivery.compose(
+            SystemSender.OPERATOR,
+            to,
+            kind,
+            content,
             meta={"form_id": form.id, "title": form.title, "asker": form.asker, **meta},
             thread=form.id,
             lane=Lane.PRIORITY,

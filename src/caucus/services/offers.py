@@ -14,6 +14,7 @@ from caucus.clock import Clock
 from caucus.config import Settings
 from caucus.domain.caps import check_open_offers
 from caucus.domain.messages import AppendOutcome, MessageKind, NewMessage, SystemSender
+from caucus.domain.names import BROADCAST
 from caucus.domain.offers import (
     OFFER_STATES,
     Offer,
@@ -67,14 +68,11 @@ class OfferService:
         offer: Offer,
         **meta: Any,
     ) -> NewMessage:
-        return NewMessage(
-            id=self._delivery.new_id(),
-            ts=self._clock.now(),
-            sender_id=sender.id if sender else None,
-            sender=sender.name if sender else SystemSender.HUB,
-            to=to,
-            kind=kind,
-            content=text,
+        return self._delivery.compose(
+            sender or SystemSender.HUB,
+            to,
+            kind,
+            text,
             meta={"offer_id": offer.id, **meta},
             thread=offer.id,
         )
@@ -99,14 +97,11 @@ class OfferService:
             meta["subject"] = subject
         if skills:
             meta["required_skills"] = [s["id"] for s in skills]
-        announcement = NewMessage(
-            id=self._delivery.new_id(),
-            ts=now,
-            sender_id=peer.id,
-            sender=peer.name,
-            to="all",
-            kind=MessageKind.ANNOUNCE,
-            content=payload,
+        announcement = self._delivery.compose(
+            peer,
+            BROADCAST,
+            MessageKind.ANNOUNCE,
+            payload,
             meta=meta,
             thread=offer_id,
             joins_channel=False,

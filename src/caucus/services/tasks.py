@@ -82,14 +82,11 @@ class TaskService:
         content: str,
         **meta: Any,
     ) -> NewMessage:
-        return NewMessage(
-            id=self._delivery.new_id(),
-            ts=self._clock.now(),
-            sender_id=sender.id if sender else None,
-            sender=sender.name if sender else SystemSender.HUB,
-            to=to,
-            kind=kind.value,
-            content=content,
+        return self._delivery.compose(
+            sender or SystemSender.HUB,
+            to,
+            kind.value,
+            content,
             meta=_meta(task, **meta),
             thread=task.thread,
         )
