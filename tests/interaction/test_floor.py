@@ -147,7 +147,7 @@ async def test_a_reaped_holder_passes_the_floor(hub, clock) -> None:  # type: ig
     await hub.floors.act(alice.peer, "take", "all")
     await hub.floors.act(bob.peer, "raise", "all")
     clock.advance(hub.settings.peer_ttl + 1)
-    await hub.registry.authenticate(bob.token)  # bob is still around, alice is not
+    await hub.principals.agent(bob.token)  # bob is still around, alice is not
     await hub.maintain()
     assert (await hub.floors.act(bob.peer, "status", "all")).holder == "bob"
 

@@ -77,7 +77,7 @@ class InboxMachine(RuleBasedStateMachine):
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def _peer(self, name: str) -> Any:
-        return self._run(self.hub.registry.authenticate(self.tokens[name]))
+        return self._run(self.hub.principals.agent(self.tokens[name]))
 
     def _deliver(self, seq: int, content: str, to: list[str]) -> None:
         for name in to:

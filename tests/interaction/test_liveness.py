@@ -39,7 +39,7 @@ async def test_every_authenticated_call_counts_as_a_sign_of_life(
     reg = await hub.registry.register(name="bob")
     for _ in range(5):
         clock.advance(200)
-        await hub.registry.authenticate(reg.token)
+        await hub.principals.agent(reg.token)
         await hub.maintain()
     assert (await states(hub))["bob"] == "online"
 
@@ -69,7 +69,7 @@ async def test_a_reaped_peer_revives_in_place_with_inbox_and_channels(
     assert receipt.missed == ["bob"]
     await hub.delivery.send(alice.peer, to="#dev", content="channel news")
 
-    peer = await hub.registry.authenticate(bob.token)  # any call revives
+    peer = await hub.principals.agent(bob.token)  # any call revives
     assert peer.id == bob.peer.id
     assert (await states(hub))["bob"] == "online"
     got = await hub.delivery.receive(peer, wait=0)
@@ -84,7 +84,7 @@ async def test_a_reaped_name_is_held_for_its_peer_and_resumed_only_with_its_toke
     alice = await hub.registry.register(name="alice")
     await hub.delivery.send(alice.peer, to="bob", content="kept for you")
     clock.advance(301)
-    await hub.registry.authenticate(alice.token)
+    await hub.principals.agent(alice.token)
     await hub.maintain()
     assert (await states(hub))["bob"] == "reaped"
     with pytest.raises(NameInUse) as caught:  # no takeover of a resumable identity
@@ -107,7 +107,7 @@ async def test_a_peer_reaped_past_its_grace_is_forgotten(hub: Hub, clock: FakeCl
     await hub.maintain()
     assert "bob" not in await states(hub)
     with pytest.raises(Unauthorized, match="expired"):
-        await hub.registry.authenticate(bob.token)
+        await hub.principals.agent(bob.token)
 
 
 async def test_a_name_is_never_handed_over_without_its_token_at_any_stage(

@@ -115,7 +115,7 @@ async def test_a_silent_worker_loses_the_claim_after_the_visibility_timeout(
     task = await hub.tasks.send(alice, to="bob", payload="slow job")
     await inbox(hub, bob)
     clock.advance(hub.settings.task_visibility_timeout - 1)
-    await hub.registry.authenticate(joined.token)  # still here: silent about the task only
+    await hub.principals.agent(joined.token)  # still here: silent about the task only
     await hub.maintain()
     assert (await hub.tasks.status(alice, task.id)).state is TaskState.IN_PROGRESS
     clock.advance(2)
@@ -138,7 +138,7 @@ async def test_a_gone_workers_task_waits_marked_through_its_grace_then_fails_bac
     await inbox(hub, bob)
     for _ in range(3):  # bob is reaped; however often the sweep meets the task, one note
         clock.advance(hub.settings.task_visibility_timeout + 1)
-        await hub.registry.authenticate(sender.token)  # alice is still here
+        await hub.principals.agent(sender.token)  # alice is still here
         await hub.maintain()
         await hub.tasks.sweep()
     waiting = await hub.tasks.status(alice, task.id)
@@ -148,7 +148,7 @@ async def test_a_gone_workers_task_waits_marked_through_its_grace_then_fails_bac
     assert await inbox(hub, bob) == []  # nothing requeued into an absent inbox
 
     clock.advance(hub.settings.reaped_grace + 1)
-    await hub.registry.authenticate(sender.token)
+    await hub.principals.agent(sender.token)
     await hub.maintain()  # bob is forgotten
     await hub.tasks.sweep()
     failed = await hub.tasks.status(alice, task.id)

@@ -152,3 +152,12 @@ class Registration:
     protocol_version: int
     protocol: str | None
     note: str | None
+
+
+def ended(peer: Peer) -> str:
+    """Why an ended identity's credentials no longer work, in words for its holder."""
+    if peer.state is PeerState.LEFT:
+        return f"the identity {peer.name!r} has left; its credentials no longer work"
+    if peer.state is PeerState.KICKED:
+        return f"the identity {peer.name!r} was removed by the operator"
+    return f"the identity {peer.name!r} expired after being away past its grace period"

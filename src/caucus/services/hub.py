@@ -90,7 +90,7 @@ class Hub:
         self.operator = operator_token(settings)
         self.roles = Roles(self.operator.token, settings.observer_token or None)
         self.registry = Registry(self.db, self.notifier, self.clock, settings)
-        self.watchers = Watchers(self.db, self.registry, self.clock, settings)
+        self.watchers = Watchers(self.db, self.clock, settings)
         self.principals = Principals(self.db, self.registry, self.roles, settings, self.watchers)
         room = Room(RoomMode.OPEN, Rate(settings.send_rate_capacity, settings.send_rate_refill))
         self.delivery = DeliveryService(

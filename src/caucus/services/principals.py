@@ -12,9 +12,9 @@ from enum import StrEnum
 
 from caucus.config import Settings
 from caucus.domain.control import Role
-from caucus.domain.peers import Peer
+from caucus.domain.peers import Peer, ended
 from caucus.errors import Forbidden, Hint, Unauthorized
-from caucus.ids import hash_token
+from caucus.ids import hash_token, tokens_equal
 from caucus.services.registry import Registry, agent_key_ok
 from caucus.services.roles import Access, Roles
 from caucus.services.watchers import KEY_PREFIX, Watchers
@@ -62,7 +62,7 @@ class Principals:
         if role is Role.OBSERVER:
             return Principal(PrincipalKind.OBSERVER)
         try:
-            return Principal(PrincipalKind.AGENT, await self._registry.authenticate(token))
+            return Principal(PrincipalKind.AGENT, await self._authenticate(token))
         except Unauthorized:
             await self._refuse_watch_key(token)
             raise
@@ -71,7 +71,7 @@ class Principals:
         """The agent `token` belongs to (revived if it was away). Operator and observer tokens
         are refused: they never act as an agent."""
         try:
-            return await self._registry.authenticate(token)
+            return await self._authenticate(token)
         except Unauthorized:
             # Checked only on failure, so the hot path pays for one lookup, not two.
             if token and self._roles.role_of(token) is not None:
@@ -87,7 +87,9 @@ class Principals:
         """The agent a watch key waits for. Any other credential is refused: a watcher's key
         is the only thing `caucus watch` holds, and it holds nothing else."""
         if token and token.startswith(KEY_PREFIX):
-            return await self._watchers.holder(token)
+            found = await self._watchers.key_holder(token)
+            unknown = "unknown watch key: call join, then watch_command, for a new watcher"
+            return await self._registry.present(_standing(found, unknown))
         if token and (self._roles.role_of(token) is not None or await self._is_agent_token(token)):
             raise Forbidden(
                 "this route takes a watch key (caucus watch holds one), not a token: an agent "
@@ -101,14 +103,20 @@ class Principals:
     async def _refuse_watch_key(self, token: str | None) -> None:
         """A valid watch key where an agent's token is needed is the wrong kind (403)."""
         if token and token.startswith(KEY_PREFIX):
-            try:
-                await self._watchers.holder(token)
-            except Unauthorized:
+            found = await self._watchers.key_holder(token)
+            if found is None or found.state.terminal:
                 return
             raise Forbidden("a watch key only waits for messages (GET /watch): it acts as nobody")
 
     async def agent_by_handle(self, handle: str) -> Peer:
-        return await self._registry.authenticate_handle(handle)
+        """The agent an MCP state handle stands for, like `agent` for a token."""
+        return await self._registry.present(await self._holder_of_handle(handle))
+
+    async def redeem(self, ticket: str) -> tuple[Peer, str]:
+        """Spend a watch ticket: its agent (revived if away) and the watch key that replaces
+        it."""
+        found, key = await self._watchers.redeem(ticket)
+        return await self._registry.present(self._registry.adopt(found)), key
 
     async def holder(self, *, token: str | None = None, handle: str | None = None) -> Peer:
         """Who a token or handle stands for, without counting as a call: asking who someone is
@@ -116,9 +124,10 @@ class Principals:
         if token is not None:
             if self._roles.role_of(token) is not None:
                 raise Forbidden("the operator and observer tokens do not act as an agent")
-            return await self._registry.holder_of_token(token)
+            found = await self._registry.by_token(hash_token(token))
+            return _standing(found, "unknown or replaced token")
         if handle is not None:
-            return await self._registry.holder_of_handle(handle)
+            return await self._holder_of_handle(handle)
         raise Unauthorized("not joined yet", hint=Hint.REGISTER)
 
     async def room(self, token: str | None, agent_key: str | None = None) -> Principal:
@@ -153,6 +162,32 @@ class Principals:
         await self._refuse_watch_key(token)
         raise Unauthorized("unknown token: this needs the operator token")
 
+    async def _authenticate(self, token: str | None) -> Peer:
+        """The agent a bearer token stands for, revived if it was away and seen now. Refuses a
+        missing, unknown, replaced or ended token."""
+        if not token:
+            raise Unauthorized(
+                "missing credentials: an agent sends the token it got when it registered",
+                hint=Hint.REGISTER,
+            )
+        digest = hash_token(token)
+        peer = _standing(await self._registry.by_token(digest), "unknown or replaced token")
+        if not tokens_equal(peer.token_hash, digest):  # constant-time, belt and braces
+            raise Unauthorized("unknown or replaced token", hint=Hint.REGISTER)
+        return await self._registry.present(peer)
+
+    async def _holder_of_handle(self, handle: str) -> Peer:
+        found = await self._registry.by_handle(hash_token(handle))
+        return _standing(found, "unknown handle", then=": join again for a new one")
+
     async def _is_agent_token(self, token: str) -> bool:
         digest = hash_token(token)
         return await self._db.read(lambda r: r.peers.by_token(digest)) is not None
+
+
+def _standing(peer: Peer | None, unknown: str, then: str = "") -> Peer:
+    """The peer a credential found, if it still stands; else why not (401)."""
+    if peer is None or peer.state.terminal:
+        what = ended(peer) if peer is not None else unknown
+        raise Unauthorized(what + then, hint=Hint.REGISTER)
+    return peer

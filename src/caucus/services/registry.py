@@ -1,4 +1,5 @@
-"""Identities: register and resume, authenticate, go offline, leave, liveness and reaping.
+"""Identities: register and resume, the roster of who is here (cached), go offline, leave, liveness
+and reaping. Who a credential stands for is `Principals`' to decide.
 
 A name belongs to its peer for as long as the peer can come back: while it is active, and while
 it is away (offline after a goodbye, or reaped after a silence) within the grace period. Only
@@ -32,6 +33,7 @@ from caucus.domain.peers import (
     Registration,
     check_description,
     check_status,
+    ended,
     liveness,
     normalize_skills,
 )
@@ -150,67 +152,33 @@ class Registry:
         peer.last_seen = now
         self._dirty_seen[peer.id] = now
 
-    # --- authentication ----------------------------------------------------------------------
-    async def authenticate(self, token: str | None) -> Peer:
-        """The peer a bearer token stands for; revives it if it was away; refreshes last_seen.
-        Raises Unauthorized for a missing, unknown or ended token (`Principals` tells an
-        operator's token apart)."""
-        if not token:
-            raise Unauthorized(
-                "missing credentials: an agent sends the token it got when it registered",
-                hint=Hint.REGISTER,
-            )
-        digest = hash_token(token)
+    # --- who a credential found (`Principals` decides whether it stands) --------------------
+    async def by_token(self, digest: bytes) -> Peer | None:
+        """The peer whose token hashes to `digest`, ended or not: the cached copy when there is
+        one (no I/O on the hot path), else the database's, cached from now on."""
         peer = self._by_hash.get(digest)
-        if peer is None:
-            peer = await self._db.read(lambda r: r.peers.by_token(digest))
-            if peer is None:
-                raise Unauthorized("unknown or replaced token", hint=Hint.REGISTER)
-            if peer.state.terminal:
-                raise Unauthorized(_ended(peer), hint=Hint.REGISTER)
-            peer = self._remember(peer)
-        if not tokens_equal(peer.token_hash, digest):  # constant-time, belt and braces
-            raise Unauthorized("unknown or replaced token", hint=Hint.REGISTER)
-        return await self._present(peer)
+        if peer is not None:
+            return peer
+        found = await self._db.read(lambda r: r.peers.by_token(digest))
+        return None if found is None else self.adopt(found)
 
-    async def authenticate_handle(self, handle: str) -> Peer:
-        """The peer an MCP state handle stands for, like `authenticate` for a token."""
-        return await self._present(await self.holder_of_handle(handle))
+    async def by_handle(self, digest: bytes) -> Peer | None:
+        """The peer an MCP state handle hashing to `digest` was minted for, ended or not."""
+        found = await self._db.read(lambda r: r.peers.by_handle(digest))
+        return None if found is None else self.adopt(found)
 
-    async def holder_of_token(self, token: str) -> Peer:
-        """The peer a token stands for, as it is (not revived, not touched)."""
-        digest = hash_token(token)
-        peer = self._by_hash.get(digest) or await self._db.read(lambda r: r.peers.by_token(digest))
-        if peer is None or peer.state.terminal:
-            what = _ended(peer) if peer is not None else "unknown or replaced token"
-            raise Unauthorized(what, hint=Hint.REGISTER)
+    def adopt(self, peer: Peer) -> Peer:
+        """The one live copy of `peer` this process keeps: the cached one if any, else `peer`
+        (cached from now on, unless it has ended)."""
         known = self._by_id.get(peer.id)
-        return known if known is not None else self._remember(peer)
+        if known is not None:
+            return known
+        return peer if peer.state.terminal else self._remember(peer)
 
-    async def holder_of_handle(self, handle: str) -> Peer:
-        """The peer a state handle stands for, as it is (not revived, not touched)."""
-        digest = hash_token(handle)
-        peer = await self._db.read(lambda r: r.peers.by_handle(digest))
-        if peer is None or peer.state.terminal:
-            what = _ended(peer) if peer is not None else "unknown handle"
-            raise Unauthorized(f"{what}: join again for a new one", hint=Hint.REGISTER)
-        known = self._by_id.get(peer.id)
-        return known if known is not None else self._remember(peer)
-
-    async def authenticate_found(self, peer: Peer | None, unknown: str) -> Peer:
-        """A peer another credential (a watcher's key) was found to stand for, treated as
-        `authenticate` treats a token's: revived if away, refused if ended or not found."""
-        if peer is None or peer.state.terminal:
-            what = _ended(peer) if peer is not None else unknown
-            raise Unauthorized(what, hint=Hint.REGISTER)
-        known = self._by_id.get(peer.id)
-        return await self._present(known if known is not None else self._remember(peer))
-
-    async def _present(self, peer: Peer) -> Peer:
+    async def present(self, peer: Peer) -> Peer:
+        """A call from `peer` (already authenticated): revived if it was away, seen now."""
         if peer.state is PeerState.REAPED:
             await self._revive(peer)
-        elif peer.state.terminal:
-            raise Unauthorized(_ended(peer), hint=Hint.REGISTER)
         self.touch(peer)
         return peer
 
@@ -297,7 +265,7 @@ class Registry:
             check_description(description)
         if peer.state.terminal:
             raise Unauthorized(
-                _ended(peer) + "; register without a token for a new identity",
+                ended(peer) + "; register without a token for a new identity",
                 hint=Hint.REGISTER,
             )
         self._joins_by_peer.take(peer.id)
@@ -562,11 +530,3 @@ def forget_expired(r: Repos, reaped_before: float, now: float) -> list[Peer]:
         end_peer(r, p.id, PeerState.FORGOTTEN, now)
         p.state = PeerState.FORGOTTEN
     return gone
-
-
-def _ended(peer: Peer) -> str:
-    if peer.state is PeerState.LEFT:
-        return f"the identity {peer.name!r} has left; its credentials no longer work"
-    if peer.state is PeerState.KICKED:
-        return f"the identity {peer.name!r} was removed by the operator"
-    return f"the identity {peer.name!r} expired after being away past its grace period"

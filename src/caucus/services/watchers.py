@@ -18,7 +18,6 @@ from caucus.config import Settings
 from caucus.domain.peers import Peer
 from caucus.errors import Hint, TicketRejected
 from caucus.ids import hash_token, new_token
-from caucus.services.registry import Registry
 from caucus.storage.engine import Engine
 from caucus.storage.repos import Repos
 
@@ -35,9 +34,8 @@ class Ticket:
 
 
 class Watchers:
-    def __init__(self, db: Engine, registry: Registry, clock: Clock, settings: Settings) -> None:
+    def __init__(self, db: Engine, clock: Clock, settings: Settings) -> None:
         self._db = db
-        self._registry = registry
         self._clock = clock
         self._settings = settings
         self._seen: OrderedDict[bytes, None] = OrderedDict()
@@ -62,7 +60,9 @@ class Watchers:
         return Ticket(ticket, expires)
 
     async def redeem(self, ticket: str) -> tuple[Peer, str]:
-        """The ticket's peer and a fresh key for it; the ticket is spent."""
+        """The ticket's peer and a fresh key for it; the ticket is spent. Refuses a ticket
+        that is unknown, used, expired or whose peer has ended (`Principals.redeem` brings the
+        peer back)."""
         key = new_token(KEY_PREFIX)
         found = None
         if ticket.startswith(TICKET_PREFIX):
@@ -75,25 +75,21 @@ class Watchers:
                 "watch_command for a new one",
                 hint=Hint.REGISTER,
             )
-        return await self._registry.authenticate_found(found, "unknown peer"), key
+        return found, key
 
-    async def holder(self, key: str | None) -> Peer:
-        """The peer a watch key stands for, revived if it was away (a watcher waiting is a
-        peer that can be reached)."""
-        found = None
-        digest = b""
-        if key and key.startswith(KEY_PREFIX):
-            digest = hash_token(key)
-            key_hash = digest
-            found = await self._db.read(lambda r: key_holder(r, key_hash))
-        peer = await self._registry.authenticate_found(
-            found, "unknown watch key: call join, then watch_command, for a new watcher"
-        )
-        self._seen[digest] = None
-        self._seen.move_to_end(digest)
-        if len(self._seen) > SEEN_MAX:
-            self._seen.popitem(last=False)
-        return peer
+    async def key_holder(self, key: str) -> Peer | None:
+        """The peer a watch key was minted for, ended or not (None: no such key).
+        `Principals.watcher` decides whether it stands."""
+        if not key.startswith(KEY_PREFIX):
+            return None
+        digest = hash_token(key)
+        found = await self._db.read(lambda r: key_holder(r, digest))
+        if found is not None and not found.state.terminal:
+            self._seen[digest] = None
+            self._seen.move_to_end(digest)
+            if len(self._seen) > SEEN_MAX:
+                self._seen.popitem(last=False)
+        return found
 
 
 def redeem_ticket(r: Repos, ticket_hash: bytes, key_hash: bytes, now: float) -> Peer | None:

@@ -76,7 +76,7 @@ async def mint_ticket(request: Request, peer: PeerDep) -> WatchTicket:
     openapi_extra=access(Access.PUBLIC),
 )
 async def redeem(body: RedeemRequest, request: Request) -> WatchKey:
-    peer, key = await hub_of(request).watchers.redeem(body.ticket)
+    peer, key = await hub_of(request).principals.redeem(body.ticket)
     return WatchKey(name=peer.name, key=key)
 
 
