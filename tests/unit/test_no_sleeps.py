@@ -30,3 +30,13 @@ def test_no_test_sleeps_to_wait() -> None:
     assert len(files) > 100
     found = [hit for path in files if path not in POLLERS for hit in sleeps(path)]
     assert found == []
+
+
+SERVICES = TESTS.parent / "src" / "caucus" / "services"
+
+
+def test_services_wait_on_events_not_timers() -> None:
+    """Issue 32: a service waits for what it needs (a wake-up, an event, a future), never a
+    poll on a timer; the one sleep is the hub's maintenance tick, which is a schedule."""
+    found = {Path(hit.split(":")[0]).name for p in SERVICES.rglob("*.py") for hit in sleeps(p)}
+    assert found == {"hub.py"}

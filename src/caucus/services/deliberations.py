@@ -9,8 +9,7 @@ the room (or the panel's channel), and every step is an event the console shows.
 
 The running deliberation lives in the process that convened it (ADR 0019). What a panelist
 does reaches it from any process: a position completes the request's task in the shared
-store, which the driver reads while it waits (at once in its own process, within a poll
-interval from another).
+store and tells the convener, whose wake-up makes the driver read it (`Bench.answer`).
 """
 
 from __future__ import annotations
@@ -21,31 +20,24 @@ import json
 import logging
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from caucus.clock import Clock
 from caucus.config import Settings
 from caucus.deliberation.engine import (
-    Absent,
     Outcome,
     Step,
     deliberate,
 )
 from caucus.deliberation.evidence import EvidenceError, normalise
-from caucus.deliberation.extract import Malformed, last_object
 from caucus.deliberation.panel import (
-    DEFAULT_STANCES,
     MAX_ROUNDS,
     InvalidAnswer,
     Position,
-    Verdict,
-    dissent,
     position_of,
 )
 from caucus.deliberation.prompts import Ask, position_request
-from caucus.domain.deliberations import Deliberation, DeliberationState, Ruling, Seat, Stand
-from caucus.domain.events import DeliberationChanged
+from caucus.domain.deliberations import Deliberation, DeliberationState
 from caucus.domain.messages import Lane, MessageKind, SystemSender
 from caucus.domain.names import BROADCAST, Target, TargetKind
 from caucus.domain.peers import Peer
@@ -54,11 +46,13 @@ from caucus.errors import Conflict, Forbidden, InvalidRequest, NotFound
 from caucus.services.channels import Channels
 from caucus.services.decisions import DecisionLog
 from caucus.services.deliberation_seats import (
+    STANCES,
+    Bench,
     FormChair,
+    Live,
     ModelChair,
     Panelist,
     PeerChair,
-    Request,
 )
 from caucus.services.delivery import DeliveryService
 from caucus.services.forms import Forms
@@ -68,86 +62,10 @@ from caucus.services.tasks import TaskService
 
 log = logging.getLogger(__name__)
 
-STANCES = DEFAULT_STANCES
 MAX_SUBJECT = 500
 MAX_PANEL = 8
 MAX_SUMMARY = 1000
-POLL = 0.5  # seconds between reads of a request's task while its answer is awaited
 DEADLINE_RANGE = (5.0, 3600.0)
-
-
-@dataclass(slots=True)
-class Live:
-    id: str
-    subject: str
-    convener: Peer
-    chair: str  # operator | model | a peer's name
-    audience: str  # all | #channel: who the record and the announcement are for
-    panel: list[str]
-    max_rounds: int
-    deadline: float
-    evidence: list[dict[str, Any]]
-    created_at: float
-    updated_at: float
-    state: DeliberationState = DeliberationState.DELIBERATING
-    round: int = 0
-    rounds: list[list[Position]] = field(default_factory=list)
-    current: list[Position] = field(default_factory=list)
-    answered: dict[str, list[int]] = field(default_factory=dict)
-    absent: list[str] = field(default_factory=list)
-    open: dict[str, Request] = field(default_factory=dict)
-    verdict: Verdict | None = None
-    record_index: int | None = None
-    record_hash: str | None = None
-    chair_form: str | None = None
-    error: str | None = None
-    driver: asyncio.Task[None] | None = None
-
-    def info(self) -> Deliberation:
-        rounds = [*self.rounds, self.current] if self.current else list(self.rounds)
-        final = self.rounds[-1] if self.rounds else []
-        return Deliberation(
-            deliberation_id=self.id,
-            subject=self.subject,
-            convener=self.convener.name,
-            chair=self.chair,
-            state=self.state,
-            round=self.round,
-            max_rounds=self.max_rounds,
-            deadline_seconds=self.deadline,
-            panel=tuple(
-                Seat(
-                    name=n,
-                    answered=tuple(self.answered.get(n, ())),
-                    absent=n in self.absent,
-                    task_id=self.open[n].task_id if n in self.open else None,
-                )
-                for n in self.panel
-            ),
-            rounds=tuple(tuple(_stand(p) for p in r) for r in rounds),
-            verdict=None
-            if self.verdict is None
-            else Ruling(self.verdict.stance, self.verdict.decision, self.verdict.confidence),
-            dissent=tuple(p.agent for p in dissent(final, self.verdict)) if self.verdict else (),
-            record_index=self.record_index,
-            record_hash=self.record_hash,
-            chair_form=self.chair_form,
-            error=self.error,
-            created_at=self.created_at,
-            updated_at=self.updated_at,
-        )
-
-
-def _stand(p: Position) -> Stand:
-    return Stand(p.agent, p.stance, p.summary, p.confidence, tuple(p.evidence))
-
-
-def _answer(agent: str, text: str | None) -> Position:
-    """A position a panelist wrote as its task's reply."""
-    try:
-        return position_of(agent, last_object(text or ""), STANCES)
-    except (Malformed, InvalidAnswer) as exc:
-        raise Absent(f"answered without a usable position ({exc})") from None
 
 
 class Deliberations:
@@ -174,6 +92,7 @@ class Deliberations:
         self._clock = clock
         self._settings = settings
         self._live: dict[str, Live] = {}
+        self._bench = Bench(tasks, forms, notifier, clock, settings)
 
     # --- reading ---------------------------------------------------------------------------
     def get(self, deliberation_id: str) -> Deliberation:
@@ -331,8 +250,7 @@ class Deliberations:
 
     # --- the driver ------------------------------------------------------------------------
     def _changed(self, live: Live) -> None:
-        live.updated_at = self._clock.now()
-        self._notifier.emit(DeliberationChanged(live.updated_at, live.id, live.info()))
+        self._bench.changed(live)
 
     def _step(self, live: Live) -> Any:
         def on_step(step: Step) -> None:
@@ -355,7 +273,7 @@ class Deliberations:
         try:
             outcome = await deliberate(
                 live.subject,
-                [Panelist(self, live, n) for n in live.panel],
+                [Panelist(self._bench, live, n) for n in live.panel],
                 await self._chair_for(live),
                 evidence=live.evidence,
                 stances=STANCES,
@@ -421,36 +339,10 @@ class Deliberations:
 
     async def _chair_for(self, live: Live) -> Any:
         if live.chair == "operator":
-            return FormChair(self, live)
+            return FormChair(self._bench, live)
         if live.chair == "model":
             return ModelChair(self._settings)
-        return PeerChair(self, live)
-
-    async def _ask(self, live: Live, to: str, payload: str, subject: str) -> str:
-        task = await self._tasks.send(
-            live.convener, to=to, payload=payload, subject=subject, thread=live.id
-        )
-        return task.id
-
-    async def _await(self, live: Live, who: str, request: Request) -> Position:
-        """The answer to `request`: at once when it comes through `submit` here, else read
-        from its task; Absent past the deadline or when the task ended otherwise."""
-        loop = asyncio.get_running_loop()
-        end = loop.time() + live.deadline
-        try:
-            while True:
-                left = end - loop.time()
-                if left <= 0:
-                    raise Absent(f"no answer within {live.deadline:g} s")
-                with contextlib.suppress(TimeoutError):
-                    return await asyncio.wait_for(asyncio.shield(request.answer), min(POLL, left))
-                task = await self._tasks.status(live.convener, request.task_id)
-                if task.state is TaskState.COMPLETED:
-                    return _answer(who, task.result)
-                if task.state in (TaskState.FAILED, TaskState.CANCELED, TaskState.EXPIRED):
-                    raise Absent(f"the request was {task.state.value}")
-        finally:
-            live.open.pop(who, None)
+        return PeerChair(self._bench, live)
 
     async def stop(self) -> None:
         for live in self._live.values():
