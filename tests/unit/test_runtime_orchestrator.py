@@ -11,10 +11,12 @@ from caucus.runtime.actions import AddMessage, CheckThread, GetOrCreateAgent, Ne
 from caucus.runtime.agent import AgentRuntime
 from caucus.runtime.chat import Role, user
 from caucus.runtime.events import (
+    Event,
     NewThreadMessage,
     NewThreadRunCreated,
     ThreadChecked,
     ThreadRunComplete,
+    record,
 )
 from caucus.runtime.ids import CountingIds, MemoryKV
 from caucus.runtime.onstart import Prompt
@@ -69,8 +71,8 @@ class Harness:
             **kw,
         )
 
-    def _write(self, event: dict[str, Any]) -> None:
-        self.events.append(event)
+    def _write(self, event: Event) -> None:
+        self.events.append(record(event))
         self._written.set()
 
     async def until(self, kind: str, count: int = 1) -> None:

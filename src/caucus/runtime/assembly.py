@@ -9,7 +9,7 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from caucus.runtime.backends.base import AgentBackend
@@ -83,6 +83,7 @@ async def run_agent(backend: AgentBackend, options: Options) -> int:
     from caucus.runtime.backends.openai_compat import OpenAIBackend
     from caucus.runtime.connectors.hub import HIDDEN_TOOLS, ConnectorError, HubConnector
     from caucus.runtime.connectors.irc import IrcConnector, IrcError
+    from caucus.runtime.events import Event, record
     from caucus.runtime.ids import MemoryKV, RandomIds
     from caucus.runtime.orchestrator import Control, Notice, NoticeQueue, Orchestrator
     from caucus.runtime.stdio import EventWriter, stdin_lines
@@ -189,10 +190,11 @@ async def run_agent(backend: AgentBackend, options: Options) -> int:
         )
         runtime = AgentRuntime(backend, executor, ids=RandomIds(), kv=MemoryKV(), observer=logger)
 
-        def write(event: dict[str, Any]) -> None:
-            out(event)
+        def write(event: Event) -> None:
+            line = record(event)  # the NDJSON edges take the record; observers the event
+            out(line)
             if logger is not None:
-                logger(event)
+                logger(line)
             if connector is not None:
                 connector.observe(event)
             if irc_link is not None:

@@ -4,6 +4,7 @@ one NDJSON line (`{"event": "<Name>", ...fields}`) on the agent's stdout."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,6 +112,16 @@ class ControlReceived:
     reason: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class LoopDampened:
+    """The hub connector stopped answering `to`: they answered each other `replies` times in
+    `window` seconds (the operator's reset lifts it)."""
+
+    to: str
+    replies: int
+    window: float
+
+
 Event = (
     NewAgentCreated
     | ExistingAgentRetrieved
@@ -126,7 +137,13 @@ Event = (
     | NoticeReceived
     | InputReceived
     | ControlReceived
+    | LoopDampened
 )
+
+# How a run ended: what an observer that answers for the agent waits for.
+RunEnded = ThreadRunComplete | ThreadRunFailed | ThreadRunInterrupted
+# Whoever follows the agent's events: the stdout writer, the session log, the connectors.
+Observer = Callable[[Event], None]
 
 
 def record(event: Event) -> dict[str, Any]:

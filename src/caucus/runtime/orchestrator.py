@@ -22,7 +22,6 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any
 
 from caucus.runtime.actions import (
     Action,
@@ -44,11 +43,11 @@ from caucus.runtime.events import (
     NewThreadCreated,
     NewThreadRunCreated,
     NoticeReceived,
+    Observer,
     ThreadMessageAdded,
     ThreadRunComplete,
     ThreadRunFailed,
     ThreadRunInterrupted,
-    record,
 )
 from caucus.runtime.onstart import ON_START_SOURCE, Prompt
 from caucus.runtime.waiting import Rule, WaitingEngine, on
@@ -127,7 +126,7 @@ class Orchestrator:
         *,
         name: str,
         prompt: Prompt,
-        write: Callable[[dict[str, Any]], None],
+        write: Observer,
         max_turns: int | None = None,
         waiting_for: Callable[[], bool] | None = None,
     ) -> None:
@@ -209,15 +208,15 @@ class Orchestrator:
         text = line.rstrip("\r\n")
         if not text.strip():
             return
-        self._write(record(InputReceived(text)))
+        self._write(InputReceived(text))
         await self._deliver(user(text))
 
     async def _notice(self, notice: Notice) -> None:
-        self._write(record(NoticeReceived(notice.source, notice.text)))
+        self._write(NoticeReceived(notice.source, notice.text))
         await self._deliver(notice_message(notice))
 
     async def _control(self, control: Control) -> None:
-        self._write(record(ControlReceived(control.action, control.reason)))
+        self._write(ControlReceived(control.action, control.reason))
         if control.action == "stop":
             self.stopping = True
             self._rules.armed.clear()  # nothing new starts; a run under way finishes
@@ -276,7 +275,7 @@ class Orchestrator:
             log.warning("run %s failed: %s", event.run_id, event.error)
         elif isinstance(event, ThreadRunInterrupted):
             self.last_status = "interrupted"
-        self._write(record(event))
+        self._write(event)
         await self._apply(self._rules.see(type(event)))
 
     async def _arm(self, rule: Rule) -> None:

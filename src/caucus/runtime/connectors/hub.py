@@ -22,7 +22,7 @@ import itertools
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +45,19 @@ from caucus.mcp.remote import RemotePort
 from caucus.mcp.server import ToolServer
 from caucus.mcp.tools import Call, Catalog
 from caucus.protocol import PROTOCOL_VERSION
+from caucus.runtime.chat import Role
 from caucus.runtime.connectors.routing import Routes
+from caucus.runtime.events import (
+    Event,
+    LoopDampened,
+    NewThreadMessage,
+    NewThreadRunCreated,
+    Observer,
+    ThreadReset,
+    ThreadRunComplete,
+    ThreadRunFailed,
+    ThreadRunInterrupted,
+)
 from caucus.runtime.orchestrator import Control, Notice
 from caucus.runtime.tools.approval import DENY, FIELD, Pending, Verdict
 from caucus.wire.messages import InboundMessage
@@ -118,7 +130,7 @@ class HubConnector:
         self._approve_timeout = approve_timeout
         self._approvals: dict[str, Pending] = {}  # form id -> the call waiting for it
         self._approvals_channel: str | None = None
-        self.emit: Callable[[dict[str, Any]], None] = lambda _: None  # the agent's event line
+        self.emit: Observer = lambda _: None  # the agent's events
 
     # --- joining and leaving -------------------------------------------------------------------
     async def open(self) -> None:
@@ -303,30 +315,28 @@ class HubConnector:
             pending.settle(Verdict(False, f"the operator chose {chosen!r}"))
 
     # --- the driver's events -------------------------------------------------------------------
-    def observe(self, event: dict[str, Any]) -> None:
+    def observe(self, event: Event) -> None:
         """Follow the turns: what each run answers, and where the answer goes."""
-        kind = event["event"]
         ended = self._routes.follow(event)
-        if kind == "NewThreadRunCreated":
+        if isinstance(event, NewThreadRunCreated):
             self._set_status(COMPOSING)
-        elif kind == "NewThreadMessage":
-            message = event["message"]
-            calls = message.get("tool_calls") or []
+        elif isinstance(event, NewThreadMessage):
+            calls = event.message.tool_calls
             if calls:
-                self._set_status(f"{RUNNING_TOOL} {', '.join(c['name'] for c in calls)}")
-            elif message.get("role") == "tool":
+                self._set_status(f"{RUNNING_TOOL} {', '.join(c.name for c in calls)}")
+            elif event.message.role is Role.TOOL:
                 self._set_status(COMPOSING)
         elif ended is not None:
-            how, origin = ended
-            self._set_status(INTERRUPTED if how == "ThreadRunInterrupted" else None)
+            end, origin = ended
+            self._set_status(INTERRUPTED if isinstance(end, ThreadRunInterrupted) else None)
             if origin is None:
                 return
-            if how == "ThreadRunComplete":
-                self._spawn(self._answer(origin, str(event["reply"])))
-            elif how == "ThreadRunFailed" and origin.task_id is not None:
-                self._spawn(self._fail(origin.task_id, str(event["error"])))
+            if isinstance(end, ThreadRunComplete):
+                self._spawn(self._answer(origin, end.reply))
+            elif isinstance(end, ThreadRunFailed) and origin.task_id is not None:
+                self._spawn(self._fail(origin.task_id, end.error))
             # ThreadRunInterrupted: nothing partial is posted
-        elif kind == "ThreadReset":
+        elif isinstance(event, ThreadReset):
             self.quiet.clear()  # the operator's reset: answer everyone again
             self._replied.clear()
             self._resting = ""
@@ -370,7 +380,7 @@ class HubConnector:
         operator's reset lifts it."""
         self.quiet.add(to)
         limit = self._loop_limit
-        self.emit({"event": "LoopDampened", "to": to, "replies": limit, "window": LOOP_WINDOW})
+        self.emit(LoopDampened(to, limit, LOOP_WINDOW))
         log.warning("%s and this agent answered each other %d times: not answering", to, limit)
         self._resting = f"not answering {', '.join(sorted(self.quiet))}: a reply loop; reset me"
         self._set_status(None)

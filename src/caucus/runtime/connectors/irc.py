@@ -23,6 +23,7 @@ from typing import Any
 from caucus.mcp.envelope import wrap
 from caucus.runtime.connectors.hub import NO_REPLY
 from caucus.runtime.connectors.routing import Routes
+from caucus.runtime.events import Event, ThreadRunComplete
 from caucus.runtime.orchestrator import Control, Notice
 
 log = logging.getLogger(__name__)
@@ -198,13 +199,13 @@ class IrcConnector:
         while (item := await self._queue.get()) is not None:
             yield item
 
-    def observe(self, event: dict[str, Any]) -> None:
+    def observe(self, event: Event) -> None:
         ended = self._routes.follow(event)
         if ended is None:
             return
-        how, origin = ended
-        if how == "ThreadRunComplete" and origin is not None:
-            reply = str(event["reply"]).strip()
+        end, origin = ended
+        if isinstance(end, ThreadRunComplete) and origin is not None:
+            reply = end.reply.strip()
             if reply and reply != NO_REPLY:
                 task = asyncio.ensure_future(self._say(origin, reply))
                 self._tasks.add(task)

@@ -9,7 +9,17 @@ belong to the run after it), and hands it back when the run ends.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
+
+from caucus.runtime.events import (
+    Event,
+    NewThreadRunCreated,
+    RunEnded,
+    ThreadMessageAdded,
+    ThreadRunComplete,
+    ThreadRunFailed,
+    ThreadRunInterrupted,
+)
 
 OriginT = TypeVar("OriginT")
 KEPT = 10_000  # origins remembered; the oldest were long since answered
@@ -26,14 +36,13 @@ class Routes(Generic[OriginT]):
         while len(self._origins) > KEPT:
             self._origins.popitem(last=False)
 
-    def follow(self, event: dict[str, Any]) -> tuple[str, OriginT | None] | None:
-        """Feed an event; at a run's end, (how it ended, the origin its answer goes to)."""
-        kind = event["event"]
-        if kind == "ThreadMessageAdded":
-            source = event["message"].get("source")
-            self._latest = self._origins.get(source) if isinstance(source, str) else None
-        elif kind == "NewThreadRunCreated":
-            self._runs[event["run_id"]] = self._latest
-        elif kind in ("ThreadRunComplete", "ThreadRunFailed", "ThreadRunInterrupted"):
-            return kind, self._runs.pop(event["run_id"], None)
+    def follow(self, event: Event) -> tuple[RunEnded, OriginT | None] | None:
+        """Feed an event; at a run's end, (the end, the origin its answer goes to)."""
+        if isinstance(event, ThreadMessageAdded):
+            source = event.message.source
+            self._latest = self._origins.get(source) if source is not None else None
+        elif isinstance(event, NewThreadRunCreated):
+            self._runs[event.run_id] = self._latest
+        elif isinstance(event, ThreadRunComplete | ThreadRunFailed | ThreadRunInterrupted):
+            return event, self._runs.pop(event.run_id, None)
         return None
