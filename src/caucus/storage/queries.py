@@ -1,9 +1,11 @@
-"""Named SQL statements, loaded from `storage/sql/<dialect>/queries.sql` (issue 14).
+"""Named SQL statements, loaded from `storage/sql/shared/queries.sql` and the dialect's own
+`storage/sql/<dialect>/queries.sql` (issues 14 and 32).
 
 A file holds blocks that each start with a `-- name: <name>` line (the style procrastinate
 uses); the text up to the next such line is the statement. Repositories take their statements
-from here by name, so no SQL lives in Python, and each backend has its own file with the same
-names.
+from here by name, so no SQL lives in Python. A statement both backends run as written is in
+the shared file once; one that must differ is in each dialect's file; a name in both the
+shared file and a dialect's is refused, so no statement has two places to drift apart.
 """
 
 from __future__ import annotations
@@ -30,7 +32,10 @@ class Queries:
         try:
             return self._statements[name]
         except KeyError:
-            raise KeyError(f"no query {name!r} in storage/sql/{self.dialect}/queries.sql") from None
+            raise KeyError(
+                f"no query {name!r} in storage/sql/shared/queries.sql or "
+                f"storage/sql/{self.dialect}/queries.sql"
+            ) from None
 
     def bound(self, name: str) -> tuple[str, Bind]:
         """The statement with positional parameters, and its binder (see `positional`)."""
@@ -94,10 +99,25 @@ def pyformat(sql: str) -> str:
     return _PARAM.sub(r"%(\1)s", sql.replace("%", "%%"))
 
 
+def _file(folder: str) -> dict[str, str]:
+    path = resources.files("caucus.storage") / "sql" / folder / "queries.sql"
+    return parse(path.read_text(encoding="utf-8"), f"sql/{folder}/queries.sql")
+
+
+def combine(shared: dict[str, str], own: dict[str, str], dialect: str) -> dict[str, str]:
+    """The shared statements and the dialect's own; a name in both is an error."""
+    twice = sorted(set(shared) & set(own))
+    if twice:
+        raise ValueError(
+            f"sql/{dialect}/queries.sql redefines {', '.join(twice)} from sql/shared/queries.sql:"
+            " keep a statement in one place (in both dialect files if it must differ)"
+        )
+    return {**shared, **own}
+
+
 @cache
 def queries(dialect: str) -> Queries:
-    path = resources.files("caucus.storage") / "sql" / dialect / "queries.sql"
-    found = parse(path.read_text(encoding="utf-8"), f"sql/{dialect}/queries.sql")
+    found = combine(_file("shared"), _file(dialect), dialect)
     if dialect == "postgres":
         found = {name: pyformat(sql) for name, sql in found.items()}
     return Queries(dialect, found)

@@ -1,7 +1,7 @@
 """Repositories per noun, composed over one unit of work's connection (issue 14).
 
-Each is a plain class of named statements (`storage/sql/<dialect>/queries.sql`), rows read by
-column name; none inherits from another. `Repos` is what a unit of work receives: every
+Each is a plain class of named statements (`storage/sql/{shared,<dialect>}/queries.sql`),
+rows read by column name; none inherits from another. `Repos` is what a unit of work receives: every
 repository over the same transaction, built once per connection (they hold no state of their
 own but the connection), so handing them to a unit costs nothing.
 """

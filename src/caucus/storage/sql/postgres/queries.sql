@@ -1,5 +1,7 @@
--- Named statements of the PostgreSQL store (storage/queries.py loads them by name; the
--- repositories in storage/repos/ use them). The numbered files beside this one are migrations.
+-- The PostgreSQL store's own named statements: those whose text differs between the stores, or
+-- that exist only here; the ones both run as written are in ../shared/queries.sql
+-- (storage/queries.py loads both by name; the repositories in storage/repos/ use them).
+-- The numbered files beside this one are migrations.
 -- A list parameter is an array (`= ANY(:x)`); a parameter that may be NULL in an `IS NULL`
 -- test is CAST, since PostgreSQL cannot infer its type.
 
@@ -10,28 +12,11 @@ CREATE TABLE IF NOT EXISTS schema_migrations (
     version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL
 );
 
--- name: migrations_done
-SELECT version FROM schema_migrations ORDER BY version;
-
 -- name: migration_record
 -- Formatted into the migration's own script (a file name's number and words, never input).
 INSERT INTO schema_migrations (version, name, applied_at) VALUES (:version, :name, now());
 
 -- === peers =========================================================================
-
--- name: peer_insert
-INSERT INTO peers (name, token_hash, state, skills, description, created_at, last_seen)
-VALUES (:name, :token_hash, 'active', :skills, :description, :now, :now)
-RETURNING *;
-
--- name: peer_by_id
-SELECT * FROM peers WHERE id = :id;
-
--- name: peer_by_token
-SELECT * FROM peers WHERE token_hash = :token_hash;
-
--- name: peer_holder
-SELECT * FROM peers WHERE name = :name AND state IN ('active', 'reaped');
 
 -- name: peer_holder_any_case
 -- Names are ASCII, which NOCASE folds.
@@ -43,106 +28,16 @@ WHERE lower(name) = lower(:name) AND state IN ('active', 'reaped')
 AND id IS DISTINCT FROM CAST(:except_id AS BIGINT)
 LIMIT 1;
 
--- name: peers_held_count
-SELECT COUNT(*) FROM peers WHERE state IN ('active', 'reaped');
-
 -- name: peers_in_states
 SELECT * FROM peers WHERE state = ANY(:states) ORDER BY name, id;
-
--- name: peer_recipient
--- The peer a direct message to a name reaches: the active holder, else the one away.
-SELECT id, name, state FROM peers WHERE name = :name AND state IN ('active', 'reaped')
-ORDER BY state = 'active' DESC, id DESC LIMIT 1;
-
--- name: peers_everyone_but
-SELECT id, name, state FROM peers WHERE state IN ('active', 'reaped') AND id != :sender_id;
-
--- name: peer_rename
-UPDATE peers SET name = :name WHERE id = :id;
 
 -- name: peer_set_profile
 UPDATE peers SET skills = COALESCE(CAST(:skills AS TEXT), skills),
     description = COALESCE(CAST(:description AS TEXT), description)
 WHERE id = :id;
 
--- name: peer_set_status
-UPDATE peers SET status = :status, status_at = :status_at WHERE id = :id;
-
--- name: peer_set_paused
-UPDATE peers SET delivery_paused = :paused WHERE id = :id;
-
 -- name: peer_touch
 UPDATE peers SET last_seen = GREATEST(last_seen, :last_seen) WHERE id = :id;
-
--- name: peer_set_offline
-UPDATE peers SET state = 'reaped', reaped_at = :now, offline_at = :now
-WHERE id = :id AND state IN ('active', 'reaped') AND offline_at IS NULL;
-
--- name: peer_revive
-UPDATE peers SET state = 'active', reaped_at = NULL, offline_at = NULL, last_seen = :now
-WHERE id = :id AND state = 'reaped';
-
--- name: peers_idle
-SELECT * FROM peers WHERE state = 'active' AND last_seen < :idle_before;
-
--- name: peer_reap
-UPDATE peers SET state = 'reaped', reaped_at = :now WHERE id = :id AND state = 'active';
-
--- name: peers_grace_over
-SELECT * FROM peers WHERE state = 'reaped' AND reaped_at < :reaped_before;
-
--- name: peer_end
-UPDATE peers SET state = :state, ended_at = :now WHERE id = :id;
-
--- name: peer_present
-SELECT 1 FROM peers WHERE id = :id AND state IN ('active', 'reaped');
-
--- name: peer_active
-SELECT 1 FROM peers WHERE id = :id AND state = 'active';
-
--- name: handle_insert
-INSERT INTO mcp_handles (handle_hash, peer_id, created_at) VALUES (:hash, :peer_id, :now);
-
--- name: handle_keep_newest
-DELETE FROM mcp_handles WHERE peer_id = :peer_id AND handle_hash NOT IN (
-    SELECT handle_hash FROM mcp_handles WHERE peer_id = :peer_id
-    ORDER BY created_at DESC LIMIT :keep
-);
-
--- name: handle_peer
-SELECT peer_id FROM mcp_handles WHERE handle_hash = :hash;
-
--- name: handles_of_peer_delete
-DELETE FROM mcp_handles WHERE peer_id = :peer_id;
-
--- === watch keys and tickets (ADR 0011) =============================================
-
--- name: watch_credential_insert
-INSERT INTO watch_credentials (hash, peer_id, kind, created_at, expires_at)
-VALUES (:hash, :peer_id, :kind, :created_at, :expires_at);
-
--- name: watch_credential_keep_newest
--- Keeps the peer's `keep` newest credentials of one kind (a ticket's keep is 1).
-DELETE FROM watch_credentials
-WHERE peer_id = :peer_id AND kind = :kind AND hash NOT IN (
-    SELECT hash FROM watch_credentials WHERE peer_id = :peer_id AND kind = :kind
-    ORDER BY created_at DESC LIMIT :keep
-);
-
--- name: watch_tickets_expire
-DELETE FROM watch_credentials WHERE kind = 'ticket' AND expires_at <= :now;
-
--- name: watch_ticket_peer
-SELECT peer_id FROM watch_credentials WHERE hash = :hash AND kind = 'ticket';
-
--- name: watch_credential_delete
-DELETE FROM watch_credentials WHERE hash = :hash;
-
--- name: watch_key_peer
-SELECT peer_id FROM watch_credentials WHERE hash = :hash AND kind = 'key';
-
--- name: watch_credentials_of_peer_delete
-DELETE FROM watch_credentials WHERE peer_id = :peer_id;
 
 -- === messages ======================================================================
 
@@ -206,12 +101,6 @@ SELECT r.peer_id, r.peer_name, r.state, m.seq
 FROM q LEFT JOIN r ON r.ord = q.ord LEFT JOIN m ON m.id = q.id
 ORDER BY q.ord;
 
--- name: message_parent
-SELECT id, thread FROM messages WHERE id = :id;
-
--- name: message_by_seq
-SELECT * FROM messages WHERE seq = :seq;
-
 -- name: messages_after
 SELECT * FROM messages
 WHERE seq > :seq
@@ -230,16 +119,7 @@ WHERE (CAST(:before AS BIGINT) IS NULL OR seq < :before)
   AND (CAST(:text AS TEXT) IS NULL OR strpos(lower(content), lower(:text)) > 0)
 ORDER BY seq DESC LIMIT :limit;
 
--- name: messages_last_seq
-SELECT COALESCE(MAX(seq), 0) FROM messages;
-
--- name: messages_by_sender
-SELECT sender, COUNT(*) AS sent FROM messages WHERE sender_id IS NOT NULL GROUP BY sender;
-
 -- === deliveries (the inbox) ========================================================
-
--- name: delivery_insert
-INSERT INTO deliveries (peer_id, seq, lane, ephemeral) VALUES (:peer_id, :seq, :lane, :ephemeral);
 
 -- name: deliveries_visible
 -- A claim skips rows another process is handing out this instant: never one delivery twice.
@@ -297,114 +177,7 @@ FROM summary s
 LEFT JOIN (handed h JOIN messages m ON m.seq = h.seq) ON h.peer_id = s.peer_id
 ORDER BY s.peer_id, h.seq;
 
--- name: deliveries_next_visible
-SELECT MIN(visible_at) FROM deliveries WHERE peer_id = :peer_id AND visible_at > :now;
-
--- name: deliveries_next_visible_priority
-SELECT MIN(visible_at) FROM deliveries
-WHERE peer_id = :peer_id AND visible_at > :now AND lane = 0;
-
--- name: delivery_hand_out
-UPDATE deliveries SET delivery_count = delivery_count + 1, visible_at = :visible_at, lease = :lease
-WHERE peer_id = :peer_id AND seq = :seq;
-
--- name: delivery_ack
-DELETE FROM deliveries WHERE peer_id = :peer_id AND seq = :seq AND delivery_count > 0;
-
--- name: deliveries_ack_through
--- Only the batch that held `through`: a batch the client never saw (a lost response) must not
--- be acknowledged by a later cursor. It comes back after its visibility timeout.
-DELETE FROM deliveries WHERE peer_id = :peer_id AND seq <= :through AND delivery_count > 0
-AND lease = (SELECT lease FROM deliveries WHERE peer_id = :peer_id AND seq = :through);
-
--- name: deliveries_drop_ephemeral
-DELETE FROM deliveries WHERE peer_id = :peer_id AND ephemeral = 1;
-
--- name: deliveries_release
-UPDATE deliveries SET visible_at = 0
-WHERE peer_id = :peer_id AND delivery_count > 0 AND visible_at > :now;
-
--- name: deliveries_count_of_peer
-SELECT COUNT(*) FROM deliveries WHERE peer_id = :peer_id;
-
--- name: delivery_newest_of_peer
-SELECT m.* FROM deliveries d JOIN messages m ON m.seq = d.seq
-WHERE d.peer_id = :peer_id ORDER BY d.seq DESC LIMIT 1;
-
--- name: deliveries_count
-SELECT COUNT(*) FROM deliveries;
-
--- name: deliveries_of_peer_delete
-DELETE FROM deliveries WHERE peer_id = :peer_id;
-
--- name: deliveries_of_announcements_since
--- A newcomer gets the recent announcements once.
-INSERT INTO deliveries (peer_id, seq) SELECT :peer_id, seq FROM announcements
-WHERE ts >= :since ORDER BY seq;
-
--- === idempotency ===================================================================
-
--- name: idempotency_hit
-SELECT seq FROM idempotency WHERE sender_id = :sender_id AND key = :key AND created_at >= :since;
-
--- name: idempotency_record
-INSERT INTO idempotency (sender_id, key, created_at, seq) VALUES (:sender_id, :key, :ts, :seq)
-ON CONFLICT (sender_id, key) DO UPDATE SET created_at = excluded.created_at, seq = excluded.seq;
-
--- name: idempotency_purge
-DELETE FROM idempotency WHERE created_at < :before;
-
 -- === channels ======================================================================
-
--- name: channel_insert
-INSERT INTO channels (name, created_at) VALUES (:name, :now) ON CONFLICT (name) DO NOTHING;
-
--- name: channel_closed_at
-SELECT name, closed_at FROM channels WHERE name = :name;
-
--- name: channel_by_name
-SELECT * FROM channels WHERE name = :name;
-
--- name: channels_all
-SELECT * FROM channels ORDER BY name;
-
--- name: channel_close
-UPDATE channels SET closed_at = COALESCE(closed_at, :now) WHERE name = :name;
-
--- name: channel_reopen
-UPDATE channels SET closed_at = NULL WHERE name = :name AND closed_at IS NOT NULL;
-
--- name: channel_set_topic
-UPDATE channels SET topic = :topic, topic_by = :by, topic_at = :now WHERE name = :name;
-
--- name: member_insert
-INSERT INTO channel_members (channel, peer_id, joined_at) VALUES (:channel, :peer_id, :now)
-ON CONFLICT (channel, peer_id) DO NOTHING;
-
--- name: member_is
-SELECT 1 FROM channel_members WHERE channel = :channel AND peer_id = :peer_id;
-
--- name: member_delete
-DELETE FROM channel_members WHERE channel = :channel AND peer_id = :peer_id;
-
--- name: memberships_count
-SELECT COUNT(*) FROM channel_members WHERE peer_id = :peer_id;
-
--- name: memberships_of_peer
-SELECT channel FROM channel_members WHERE peer_id = :peer_id ORDER BY channel;
-
--- name: memberships_of_peer_delete
-DELETE FROM channel_members WHERE peer_id = :peer_id;
-
--- name: members_ids
-SELECT peer_id FROM channel_members WHERE channel = :channel;
-
--- name: members_delete
-DELETE FROM channel_members WHERE channel = :channel;
-
--- name: members_but
-SELECT p.id, p.name, p.state FROM channel_members cm JOIN peers p ON p.id = cm.peer_id
-WHERE cm.channel = :channel AND p.id != :sender_id AND p.state IN ('active', 'reaped');
 
 -- name: members_named
 -- Every channel's present members (or one channel's, with :channel), by name.
@@ -414,38 +187,10 @@ ORDER BY p.name;
 
 -- === room state ====================================================================
 
--- name: room_state_all
-SELECT key, value FROM room_state;
-
--- name: room_state_insert_missing
-INSERT INTO room_state (key, value) VALUES (:key, :value) ON CONFLICT (key) DO NOTHING;
-
 -- name: room_state_for_update
 SELECT value FROM room_state WHERE key = :key FOR UPDATE;
 
--- name: room_state_set
-INSERT INTO room_state (key, value) VALUES (:key, :value)
-ON CONFLICT (key) DO UPDATE SET value = excluded.value;
-
--- === announcements =================================================================
-
--- name: announcements_recent
-SELECT MAX(ts) AS last, COUNT(*) AS count FROM announcements
-WHERE sender_id = :sender_id AND ts > :since;
-
--- name: announcement_insert
-INSERT INTO announcements (seq, sender_id, sender, ts) VALUES (:seq, :sender_id, :sender, :ts);
-
 -- === tasks =========================================================================
-
--- name: task_insert
-INSERT INTO tasks (id, sender_id, sender, worker_id, worker, subject, payload, thread, state,
-    created_at, updated_at, expires_at, offer_id)
-VALUES (:id, :sender_id, :sender, :worker_id, :worker, :subject, :payload, :thread, 'pending',
-    :now, :now, :expires_at, :offer_id);
-
--- name: task_by_id
-SELECT * FROM tasks WHERE id = :id;
 
 -- name: task_for_update
 -- Locked for the unit: two processes moving one task take turns.
@@ -459,24 +204,6 @@ UPDATE tasks SET state = :to_state, updated_at = :now,
     answer = COALESCE(CAST(:answer AS TEXT), answer)
 WHERE id = :id AND state = :from_state;
 
--- name: task_requeue
-UPDATE tasks SET state = 'pending', visible_at = NULL, updated_at = :now
-WHERE id = :id AND state = 'in_progress';
-
--- name: task_claim
--- Receiving a task's item claims the task, in the same transaction as the receive.
-UPDATE tasks SET state = 'in_progress', updated_at = :now
-WHERE id = :id AND worker_id = :worker_id AND state = 'pending'
-RETURNING worker;
-
--- name: task_event_insert
-INSERT INTO task_events (task_id, n, ts, state, actor, detail)
-VALUES (:task_id, (SELECT COALESCE(MAX(n), 0) + 1 FROM task_events WHERE task_id = :task_id),
-    :ts, :state, :actor, :detail);
-
--- name: task_events_of
-SELECT ts, state, actor, detail FROM task_events WHERE task_id = :task_id ORDER BY n;
-
 -- name: tasks_of_party
 SELECT * FROM tasks
 WHERE (CASE WHEN :role = 'sent' THEN sender_id ELSE worker_id END) = :peer_id
@@ -487,184 +214,30 @@ ORDER BY created_at DESC LIMIT :limit;
 SELECT * FROM tasks WHERE (CAST(:state AS TEXT) IS NULL OR state = :state)
 ORDER BY updated_at DESC LIMIT :limit;
 
--- name: tasks_silent
-SELECT * FROM tasks WHERE state = 'in_progress' AND updated_at < :silent_before;
-
--- name: tasks_of_ended_workers
--- Open tasks whose worker left, was kicked, or was forgotten after its grace: nobody will
--- ever work them.
-SELECT t.* FROM tasks t JOIN peers p ON p.id = t.worker_id
-WHERE t.state IN ('pending', 'in_progress', 'input_required')
-AND p.state IN ('left', 'kicked', 'forgotten');
-
--- name: task_event_once
--- A hub note on a task, written once however often the sweep meets it.
-INSERT INTO task_events (task_id, n, ts, state, actor, detail)
-SELECT :task_id, (SELECT COALESCE(MAX(n), 0) + 1 FROM task_events WHERE task_id = :task_id),
-    :ts, :state, :actor, :detail
-WHERE NOT EXISTS (SELECT 1 FROM task_events WHERE task_id = :task_id AND detail = :detail);
-
--- name: tasks_stale
-SELECT * FROM tasks WHERE state IN ('pending', 'input_required') AND expires_at < :now;
-
 -- === offers (the job board) ========================================================
-
--- name: offer_insert
-INSERT INTO offers (id, poster_id, poster, subject, payload, required_skills, state, created_at,
-    updated_at, expires_at)
-VALUES (:id, :poster_id, :poster, :subject, :payload, :required_skills, 'open', :now, :now,
-    :expires_at);
-
--- name: offer_by_id
-SELECT * FROM offers WHERE id = :id;
 
 -- name: offer_for_update
 SELECT * FROM offers WHERE id = :id FOR UPDATE;
-
--- name: offers_open_of_poster
-SELECT COUNT(*) FROM offers
-WHERE poster_id = :poster_id AND state IN ('open', 'assigned') AND expires_at >= :now;
 
 -- name: offers_in_state
 SELECT * FROM offers WHERE (CAST(:state AS TEXT) IS NULL OR state = :state)
 ORDER BY created_at DESC LIMIT :limit;
 
--- name: offer_assigned_from_task
-SELECT * FROM offers WHERE task_id = :task_id AND state = 'assigned';
-
--- name: offer_assign
-UPDATE offers SET state = 'assigned', winner = :winner, task_id = :task_id, updated_at = :now
-WHERE id = :id AND state = 'open';
-
--- name: offer_set_state
-UPDATE offers SET state = :state, updated_at = :now WHERE id = :id;
-
--- name: offer_reopen
--- An assignment that ended without a result: open again (or expired) with no winner.
-UPDATE offers SET state = :state, winner = NULL, task_id = NULL, updated_at = :now WHERE id = :id;
-
--- name: offers_expire
-UPDATE offers SET state = 'expired', updated_at = :now WHERE state = 'open' AND expires_at < :now;
-
--- name: claim_upsert
-INSERT INTO offer_claims (offer_id, claimant_id, claimant, note, ts, state)
-VALUES (:offer_id, :claimant_id, :claimant, :note, :ts, 'pending')
-ON CONFLICT (offer_id, claimant_id)
-DO UPDATE SET state = 'pending', note = excluded.note, ts = excluded.ts
-WHERE offer_claims.state != 'pending';
-
--- name: claims_of_offer
-SELECT claimant, note, ts, state FROM offer_claims WHERE offer_id = :offer_id ORDER BY ts;
-
--- name: claims_select
-UPDATE offer_claims SET state = CASE WHEN claimant = :winner THEN 'selected' ELSE 'rejected' END
-WHERE offer_id = :offer_id AND state = 'pending';
-
--- name: claims_withdraw
-UPDATE offer_claims SET state = 'withdrawn' WHERE offer_id = :offer_id AND state = 'pending';
-
--- name: claim_reject
-UPDATE offer_claims SET state = 'rejected' WHERE offer_id = :offer_id AND claimant = :claimant;
-
 -- === operator forms and the ledger's intents =======================================
-
--- name: form_insert
-INSERT INTO forms (
-    id, asker_id, asker, audience, title, fields, state, created_at, updated_at, tool_call
-)
-VALUES (
-    :id, :asker_id, :asker, :audience, :title, :fields, 'pending', :created_at, :updated_at,
-    :tool_call
-);
-
--- name: form_by_id
-SELECT * FROM forms WHERE id = :id;
 
 -- name: form_for_update
 SELECT * FROM forms WHERE id = :id FOR UPDATE;
 
--- name: form_same_pending
-SELECT * FROM forms WHERE asker_id = :asker_id AND state = 'pending' AND title = :title
-AND audience = :audience AND fields = :fields;
-
--- name: forms_pending_of_asker
-SELECT COUNT(*) FROM forms WHERE asker_id = :asker_id AND state = 'pending';
-
--- name: forms_all
-SELECT * FROM forms ORDER BY created_at DESC LIMIT :limit;
-
--- name: forms_in_state
-SELECT * FROM forms WHERE state = :state ORDER BY created_at LIMIT :limit;
-
--- name: form_settle
--- From pending only: two operators racing get one winner.
-UPDATE forms SET state = :state, answer = :answer, reason = :reason, updated_at = :now
-WHERE id = :id AND state = 'pending';
-
--- name: forms_unrecorded
-SELECT * FROM forms WHERE state IN ('answered', 'canceled') AND decision_hash IS NULL
-ORDER BY updated_at, id
-LIMIT :limit;
-
--- name: form_recorded_latest
-SELECT decision_hash FROM forms WHERE decision_hash IS NOT NULL
-ORDER BY updated_at DESC, id DESC LIMIT 1;
-
--- name: form_mark_recorded
-UPDATE forms SET decision_hash = :hash WHERE id = :id AND decision_hash IS NULL;
-
--- name: ledger_intent_insert
-INSERT INTO ledger_intents (hash, created_at) VALUES (:hash, :now) ON CONFLICT (hash) DO NOTHING;
-
--- name: ledger_intents_all
-SELECT hash FROM ledger_intents;
-
--- name: ledger_intents_clear
-DELETE FROM ledger_intents;
-
 -- === retention =====================================================================
+
 -- Only what is finished goes: a message no peer still has to acknowledge (no delivery row)
 -- and no idempotency key still answers for; an ended task with its events; a settled offer
 -- with its claims; a canceled form, or an answered one whose record is on the ledger.
-
 -- name: purgeable_messages
 SELECT seq, ts FROM messages m WHERE ts < :before
 AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.seq = m.seq)
 AND NOT EXISTS (SELECT 1 FROM idempotency i WHERE i.seq = m.seq)
 ORDER BY seq LIMIT :limit;
-
--- name: purgeable_tasks
-SELECT id FROM tasks WHERE state IN ('completed', 'failed', 'canceled', 'expired')
-AND updated_at < :before ORDER BY updated_at LIMIT :limit;
-
--- name: purgeable_offers
-SELECT id FROM offers WHERE state IN ('completed', 'withdrawn', 'expired')
-AND updated_at < :before ORDER BY updated_at LIMIT :limit;
-
--- name: purgeable_forms
-SELECT id FROM forms WHERE state IN ('answered', 'canceled') AND decision_hash IS NOT NULL
-AND updated_at < :before ORDER BY updated_at LIMIT :limit;
-
--- name: message_delete
-DELETE FROM messages WHERE seq = :id;
-
--- name: announcement_delete
-DELETE FROM announcements WHERE seq = :id;
-
--- name: task_events_delete
-DELETE FROM task_events WHERE task_id = :id;
-
--- name: task_delete
-DELETE FROM tasks WHERE id = :id;
-
--- name: offer_claims_delete
-DELETE FROM offer_claims WHERE offer_id = :id;
-
--- name: offer_delete
-DELETE FROM offers WHERE id = :id;
-
--- name: form_delete
-DELETE FROM forms WHERE id = :id;
 
 -- === wake-ups and leases (PostgreSQL only) ===========================================
 
