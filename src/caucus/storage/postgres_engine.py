@@ -26,7 +26,7 @@ from caucus.storage.engine import Unit
 from caucus.storage.postgres_tx import PgTx, storage_error
 from caucus.storage.postgres_writer import PgWriter
 from caucus.storage.queries import queries
-from caucus.storage.repos import Repos
+from caucus.storage.repos import ONE_STATEMENT, Repos
 
 try:
     import psycopg
@@ -155,7 +155,7 @@ class PgEngine:
     def _read(self, unit: Unit[T]) -> T:
         try:
             with self._reads.connection() as conn, conn.transaction():
-                return unit(Repos(PgTx(conn, self._q)))
+                return unit(Repos(PgTx(conn, self._q), trips=ONE_STATEMENT))
         except psycopg.Error as exc:
             raise storage_error(exc) from None
 

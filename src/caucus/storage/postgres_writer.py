@@ -18,7 +18,7 @@ from caucus.errors import CaucusError, StorageError
 from caucus.storage.engine import Together, Unit
 from caucus.storage.postgres_tx import Leases, PgTx, storage_error
 from caucus.storage.queries import Queries
-from caucus.storage.repos import Repos
+from caucus.storage.repos import ONE_STATEMENT, Repos
 
 try:
     import psycopg
@@ -86,7 +86,7 @@ class PgWriter:
     def _connect(self) -> tuple[psycopg.Connection[Any], PgTx, Repos]:
         conn = psycopg.connect(self._dsn, row_factory=dict_row, autocommit=True)
         tx = PgTx(conn, self._q)
-        return conn, tx, Repos(tx, next_lease=Leases(tx))
+        return conn, tx, Repos(tx, next_lease=Leases(tx), trips=ONE_STATEMENT)
 
     def _run(self, ready: asyncio.Future[None]) -> None:
         loop = self._loop
@@ -134,7 +134,7 @@ class PgWriter:
             log.error("the writer cannot reach PostgreSQL: %s", exc)
             conn = old  # broken: the batch fails with a clear error and the next one retries
             tx = PgTx(conn, self._q)
-            return conn, tx, Repos(tx)
+            return conn, tx, Repos(tx, trips=ONE_STATEMENT)
 
     def _commit(
         self,

@@ -20,7 +20,7 @@ from caucus.files import make_private, open_private, try_lock
 from caucus.storage.engine import Duplicate, Params, Row, Unit
 from caucus.storage.migrate import migrate_sqlite
 from caucus.storage.queries import Queries, queries
-from caucus.storage.repos import RecipientCache, Repos
+from caucus.storage.repos import ROW_BY_ROW, RecipientCache, Repos
 from caucus.storage.sqlite_runners import GroupCommitWriter, ReaderThread
 
 T = TypeVar("T")
@@ -246,7 +246,9 @@ class SqliteEngine:
         migrate_sqlite(conn)
         self._lease = int(tx.value("last_lease"))
         conn.row_factory = sqlite3.Row
-        self._writes = Repos(tx, recipients=self._recipients, next_lease=self._next_lease)
+        self._writes = Repos(
+            tx, recipients=self._recipients, next_lease=self._next_lease, trips=ROW_BY_ROW
+        )
         return conn
 
     def _connect_reader(self) -> sqlite3.Connection:
@@ -255,7 +257,7 @@ class SqliteEngine:
         tx.script("busy_timeout")
         tx.script("query_only")
         conn.row_factory = sqlite3.Row
-        self._reads = Repos(tx)
+        self._reads = Repos(tx, trips=ROW_BY_ROW)
         return conn
 
 

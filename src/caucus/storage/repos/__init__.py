@@ -21,6 +21,7 @@ from caucus.storage.repos.peers import Peers, RecipientCache
 from caucus.storage.repos.retention import Retention
 from caucus.storage.repos.room import RoomState
 from caucus.storage.repos.tasks import Tasks
+from caucus.storage.repos.trips import ONE_STATEMENT, ROW_BY_ROW, Trips
 from caucus.storage.repos.watch import WatchCredentials
 
 
@@ -48,6 +49,7 @@ class Repos:
         *,
         recipients: RecipientCache | None = None,
         next_lease: Callable[[], int] | None = None,
+        trips: Trips = ROW_BY_ROW,
     ) -> None:
         self.tx = tx
         self.peers = Peers(tx, recipients)
@@ -56,7 +58,13 @@ class Repos:
         self.idempotency = Idempotency(tx)
         self.channels = Channels(tx)
         self.inbox = Inbox(
-            tx, self.peers, self.channels, self.messages, self.idempotency, next_lease or _no_lease
+            tx,
+            self.peers,
+            self.channels,
+            self.messages,
+            self.idempotency,
+            next_lease or _no_lease,
+            trips,
         )
         self.tasks = Tasks(tx)
         self.offers = Offers(tx)
@@ -71,4 +79,4 @@ def _no_lease() -> int:
     raise RuntimeError("deliveries are claimed in write units only")
 
 
-__all__ = ["RecipientCache", "Repos"]
+__all__ = ["ONE_STATEMENT", "ROW_BY_ROW", "RecipientCache", "Repos", "Trips"]

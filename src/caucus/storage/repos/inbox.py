@@ -22,6 +22,7 @@ from caucus.storage.engine import Tx
 from caucus.storage.repos.channels import Channels
 from caucus.storage.repos.messages import Idempotency, Messages, message
 from caucus.storage.repos.peers import Holder, Peers
+from caucus.storage.repos.trips import Trips
 
 _ALL = Target(TargetKind.ALL, "all")
 
@@ -35,13 +36,15 @@ class Inbox:
         messages: Messages,
         idempotency: Idempotency,
         next_lease: Callable[[], int],
+        trips: Trips,
     ) -> None:
         self._tx = tx
         self._peers = peers
         self._channels = channels
-        self._messages = messages
+        self.messages = messages
         self._idempotency = idempotency
         self._next_lease = next_lease
+        self._trips = trips
 
     # --- routing ---------------------------------------------------------------------------
     def append(self, msg: NewMessage, target: Target, idem_since: float = 0.0) -> AppendOutcome:
@@ -61,28 +64,29 @@ class Inbox:
                 return self._replay(hit)
         thread = msg.thread
         if msg.reply_to is not None:
-            parent = self._messages.parent(msg.reply_to)
+            parent = self.messages.parent(msg.reply_to)
             if parent is None:
                 raise NotFound(f"reply_to {msg.reply_to!r} is not a known message id")
             if thread is None:
                 thread = parent[1] or parent[0]
-        joined = False
-        sender_id = msg.sender_id if msg.sender_id is not None else -1
-        if target.kind is TargetKind.PEER and self._tx.dialect == "postgres":
-            (outcome,) = self._directs([(msg, target.name, thread)])()
-            if isinstance(outcome, CaucusError):
-                raise outcome
-            if key is not None and msg.sender_id is not None:
-                self._idempotency.record(msg.sender_id, key, msg.ts, outcome.receipt.seq)
-            return outcome
         if target.kind is TargetKind.PEER:
-            holders = [self._direct(target.name, sender_id)]
-        elif target.kind is TargetKind.ALL:
-            holders = self._peers.everyone_but(sender_id)
+            outcome = self._trips.direct(self, msg, target.name, thread)
         else:
-            joined = self._enter_channel(msg, target.name)
-            holders = self._channels.members_but(target.name, sender_id)
+            sender_id = msg.sender_id if msg.sender_id is not None else -1
+            if target.kind is TargetKind.ALL:
+                joined, holders = False, self._peers.everyone_but(sender_id)
+            else:
+                joined = self._enter_channel(msg, target.name)
+                holders = self._channels.members_but(target.name, sender_id)
+            outcome = self.routed(msg, thread, holders, joined)
+        if key is not None and msg.sender_id is not None:
+            self._idempotency.record(msg.sender_id, key, msg.ts, outcome.receipt.seq)
+        return outcome
 
+    def routed(
+        self, msg: NewMessage, thread: str | None, holders: list[Holder], joined: bool
+    ) -> AppendOutcome:
+        """Store `msg` for `holders` (its trips' way) and say who it reached."""
         if len(holders) == 1:  # the common case, a direct message
             ((pid, name, state),) = holders
             recipients = [Recipient(pid, name, state == "reaped")]
@@ -92,19 +96,9 @@ class Inbox:
             )
         delivered_to = [r.name for r in recipients]
         missed = [r.name for r in recipients if r.reaped]
-        lane, ephemeral = int(msg.lane), int(msg.ephemeral)
-        if self._tx.dialect == "postgres":  # one statement, one round trip to the server
-            ids = [r.peer_id for r in recipients]
-            seq = self._messages.insert_routed(
-                msg, thread, delivered_to, missed, ids, lane=lane, ephemeral=ephemeral
-            )
-        else:
-            seq = self._messages.insert(msg, thread, delivered_to, missed)
-            self._deliver(seq, recipients, lane, ephemeral)
+        seq = self._trips.store(self, msg, thread, recipients, delivered_to, missed)
         if recipients and self._tx.shared:
             self._tx.woke(r.peer_id for r in recipients)
-        if key is not None and msg.sender_id is not None:
-            self._idempotency.record(msg.sender_id, key, msg.ts, seq)
         receipt = SendReceipt(msg.id, seq, delivered_to, missed)
         return AppendOutcome(receipt, _stored(msg, seq, thread), recipients, joined)
 
@@ -118,22 +112,14 @@ class Inbox:
         idempotency key or a reply_to (`append` looks those up first)."""
         if any(m.idempotency_key is not None or m.reply_to is not None for m, _ in messages):
             raise ValueError("append_direct_many takes no idempotency key or reply_to")
-        if self._tx.dialect == "postgres":
-            return self._directs([(m, name, m.thread) for m, name in messages])
-        out: list[AppendOutcome | CaucusError] = []
-        for msg, name in messages:
-            try:
-                out.append(self.append(msg, Target(TargetKind.PEER, name)))
-            except CaucusError as exc:
-                out.append(exc)
-        return lambda: out
+        return self._trips.directs(self, messages)
 
-    def _directs(
+    def direct_statement(
         self, items: list[tuple[NewMessage, str, str | None]]
     ) -> Callable[[], list[AppendOutcome | CaucusError]]:
         """Direct messages (message, recipient's name, thread) stored by one statement that
         also finds their recipients, where each statement is a round trip to a server."""
-        fetch = self._messages.insert_directs(items)
+        fetch = self.messages.insert_directs(items)
 
         def outcomes() -> list[AppendOutcome | CaucusError]:
             out: list[AppendOutcome | CaucusError] = []
@@ -159,7 +145,7 @@ class Inbox:
 
         return outcomes
 
-    def _deliver(self, seq: int, recipients: list[Recipient], lane: int, ephemeral: int) -> None:
+    def deliver(self, seq: int, recipients: list[Recipient], lane: int, ephemeral: int) -> None:
         if len(recipients) == 1:
             self._tx.run(
                 "delivery_insert",
@@ -190,7 +176,8 @@ class Inbox:
     def to_everyone(self, msg: NewMessage) -> AppendOutcome:
         return self.append(msg, _ALL)
 
-    def _direct(self, name: str, sender_id: int) -> Holder:
+    def holder(self, name: str, sender_id: int) -> Holder:
+        """The peer a direct message to `name` reaches (NotFound; InvalidRequest: oneself)."""
         holder = self._peers.recipient(name)
         if holder is None:
             raise NotFound(f"no peer named {name!r} is here", hint=Hint.LIST_PEERS, to=name)
@@ -213,7 +200,7 @@ class Inbox:
         return False
 
     def _replay(self, seq: int) -> AppendOutcome:
-        found = self._messages.by_seq(seq)
+        found = self.messages.by_seq(seq)
         assert found is not None  # an idempotency key keeps its message from retention
         stored, delivered_to, missed = found
         receipt = SendReceipt(stored.id, stored.seq, delivered_to, missed, duplicate=True)
@@ -234,9 +221,13 @@ class Inbox:
         hiding them for `visibility` seconds and counting the attempt. When there is nothing to
         hand out, `next_visible_at` says when an in-flight delivery becomes visible again.
         `priority_only` (a paused recipient) hands out only the priority lane."""
-        if self._tx.dialect == "postgres":
-            request = ClaimRequest(peer_id, now, visibility, limit, ack_through, priority_only)
-            return self._claims([request])()[0]
+        request = ClaimRequest(peer_id, now, visibility, limit, ack_through, priority_only)
+        return self._trips.claim(self, request)
+
+    def claim_one(self, request: ClaimRequest) -> ClaimResult:
+        """`claim` as simple statements, one after another."""
+        peer_id, now, ack_through = request.peer_id, request.now, request.ack_through
+        visibility, limit, priority_only = request.visibility, request.limit, request.priority_only
         acked = self.ack(peer_id, through=ack_through) if ack_through is not None else 0
         visible, later = (
             ("deliveries_visible_priority", "deliveries_next_visible_priority")
@@ -266,22 +257,9 @@ class Inbox:
         before the function is called (`Tx.later`)."""
         if len({r.peer_id for r in requests}) != len(requests):
             raise ValueError("claim_many takes one claim per peer")
-        if self._tx.dialect == "postgres":
-            return self._claims(requests)
-        results = [
-            self.claim(
-                r.peer_id,
-                now=r.now,
-                visibility=r.visibility,
-                limit=r.limit,
-                ack_through=r.ack_through,
-                priority_only=r.priority_only,
-            )
-            for r in requests
-        ]
-        return lambda: results
+        return self._trips.claims(self, requests)
 
-    def _claims(self, requests: Sequence[ClaimRequest]) -> Callable[[], list[ClaimResult]]:
+    def claim_statement(self, requests: Sequence[ClaimRequest]) -> Callable[[], list[ClaimResult]]:
         """Acknowledge and claim for several peers as one statement, where each statement is a
         round trip to a server. Every peer gets one row at least, carrying what it
         acknowledged and when its next hidden delivery shows; a row with no message says
