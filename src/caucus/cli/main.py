@@ -16,10 +16,11 @@ from caucus import __version__
 from caucus.cli.agent import agent
 from caucus.cli.bridge import bridge, watch_command
 from caucus.cli.common import err
-from caucus.cli.connect import connect, service_app
+from caucus.cli.connect import connect
 from caucus.cli.db import db_app
 from caucus.cli.hub import hub
 from caucus.cli.ledger import anchor_command, verify_command
+from caucus.cli.service import service_app
 from caucus.cli.status import status
 from caucus.defaults import READ_ELSEWHERE
 from caucus.deliberation.cli_briefing import briefing, init

@@ -58,7 +58,7 @@ def status(
     json_output: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
 ) -> None:
     """Say whether a hub is up at the URL: its version, its peers and the room's mode."""
-    from caucus.cli.db import kept_operator_token
+    from caucus.cli.purge import kept_operator_token
 
     token: str | None
     try:
