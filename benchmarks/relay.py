@@ -116,6 +116,24 @@ def start(cmd: list[str], env: dict[str, str] | None = None) -> tuple[subprocess
     return proc, json.loads(line)["url"]
 
 
+BENCH_ENV = {
+    "CAUCUS_SEND_RATE_CAPACITY": "1000000",
+    "CAUCUS_SEND_RATE_REFILL": "1000000",
+    # A benchmark registers its agents from one address at once: the flood budgets (issue 12)
+    # are for strangers, not for the load it measures.
+    "CAUCUS_REGISTER_RATE_CAPACITY": "1000000",
+    "CAUCUS_RESUME_RATE_CAPACITY": "1000000",
+    "CAUCUS_STRANGER_RATE": "1000000",
+    "CAUCUS_STRANGER_BURST": "1000000",
+    "CAUCUS_LOG_LEVEL": "warning",
+}
+
+
+def hub_command(db: Path) -> list[str]:
+    """`caucus hub` on an ephemeral port, printing its URL as JSON, on a fresh SQLite file."""
+    return [sys.executable, "-m", "caucus", "hub", "--port", "0", "--json", "--db", str(db)]
+
+
 def stop(proc: subprocess.Popen[str]) -> None:
     proc.terminate()
     try:
@@ -356,32 +374,7 @@ def main() -> None:
         args.duration, args.reps = 1.0, 1
 
     tmp = Path(tempfile.mkdtemp(prefix="caucus-bench-"))
-    env = {
-        "CAUCUS_SEND_RATE_CAPACITY": "1000000",
-        "CAUCUS_SEND_RATE_REFILL": "1000000",
-        # A benchmark registers its agents from one address at once: the flood budgets
-        # (issue 12) are for strangers, not for the load it measures.
-        "CAUCUS_REGISTER_RATE_CAPACITY": "1000000",
-        "CAUCUS_RESUME_RATE_CAPACITY": "1000000",
-        "CAUCUS_STRANGER_RATE": "1000000",
-        "CAUCUS_STRANGER_BURST": "1000000",
-        "CAUCUS_LOG_LEVEL": "warning",
-        "CAUCUS_HOME": str(tmp),
-    }
-    hub, hub_url = start(
-        [
-            sys.executable,
-            "-m",
-            "caucus",
-            "hub",
-            "--port",
-            "0",
-            "--json",
-            "--db",
-            str(tmp / "bench.db"),
-        ],
-        env,
-    )
+    hub, hub_url = start(hub_command(tmp / "bench.db"), {**BENCH_ENV, "CAUCUS_HOME": str(tmp)})
     trivial, trivial_url = start([sys.executable, __file__, "--serve-trivial"])
     try:
         r = asyncio.run(measure(hub_url, trivial_url, args, (hub.pid, trivial.pid)))
