@@ -150,6 +150,9 @@ class Result:
     busy: float = float("nan")  # the machine's CPU in use meanwhile, 0-1, where measured
     cpu_us: float = float("nan")  # the server process's CPU per operation, microseconds
     count: int = 0  # operations the server did in the run (its tail included)
+    backend_cpu_us: float = 0.0  # PostgreSQL's backends per operation (scaleout.py)
+    server_cpu_us: float = 0.0  # PostgreSQL's own processes per operation (scaleout.py)
+    backends: int = 0
 
     def pct(self, p: float) -> float:
         if not self.latencies_ms:

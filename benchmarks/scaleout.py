@@ -10,8 +10,11 @@ measures, over real HTTP on loopback:
 For each: durable messages/s in a closed loop (N sender/receiver pairs as fast as they go),
 send->receive p50/p99 at an offered rate (default 500/s, open loop), and the wake-up latency of
 a parked receive (one message at a time; across processes when there are several). It prints
-the figures and each one's ratio to the SQLite baseline. Goal (issue 14): PostgreSQL with one
-process >= 0.5x SQLite, throughput rising with processes. Run:
+the figures and each one's ratio to the SQLite baseline, and the CPU each message costs (user +
+system from /proc over the closed loop): the hub processes together and each, PostgreSQL's
+backends serving them and its own processes, so what more cores would carry can be worked out
+from a 2-core run. Goal (issue 14): PostgreSQL with one process >= 0.5x SQLite, throughput
+rising with processes; issue 33 asks 0.8x. Run:
 `.venv/bin/python benchmarks/scaleout.py` (`--quick` for 1-second phases).
 """
 
@@ -91,14 +94,68 @@ def cpu_ticks() -> tuple[int, int] | None:
     return sum(fields) - idle, sum(fields)
 
 
-async def measure(urls: list[str], args: argparse.Namespace, run: int) -> dict[str, relay.Result]:
+def postgres_processes(postmaster: int, database: str) -> dict[int, bool]:
+    """The server's processes: pid -> whether it is a backend serving `database` (a hub's
+    connection) rather than one of the server's own (WAL writer, checkpointer...)."""
+    found = {postmaster: False}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if int(stat.rpartition(")")[2].split()[1]) == postmaster:
+            found[int(entry.name)] = f" {database} " in command
+    return found
+
+
+def cpu_by_pid(pids: list[int]) -> dict[int, float]:
+    spent = {}
+    for pid in pids:
+        try:
+            spent[pid] = relay.process_cpu(pid)
+        except OSError:  # it ended
+            continue
+    return spent
+
+
+class CpuWatch:
+    """CPU seconds the hubs and the PostgreSQL server's processes spend over a phase."""
+
+    def __init__(self, hubs: list[int], postmaster: int | None, database: str) -> None:
+        self.hubs, self.postmaster, self.database = hubs, postmaster, database
+
+    def read(self) -> tuple[dict[int, float], dict[int, float], dict[int, bool]]:
+        server = postgres_processes(self.postmaster, self.database) if self.postmaster else {}
+        return cpu_by_pid(self.hubs), cpu_by_pid(list(server)), server
+
+    @staticmethod
+    def spent(before: dict[int, float], after: dict[int, float], which: list[int]) -> float:
+        return sum(after.get(p, 0.0) - before.get(p, 0.0) for p in which if p in after)
+
+
+async def measure(
+    urls: list[str], args: argparse.Namespace, run: int, watch: CpuWatch
+) -> dict[str, relay.Result]:
     base, pairs = urls[0], args.pairs
     await relay.relay_run(base, pairs, 1.0, None, run * 10, spread=urls)  # warm up
     before = cpu_ticks()
+    hubs_0, server_0, _ = watch.read()
     tp = await relay.relay_run(base, pairs, args.duration, None, run * 10 + 1, spread=urls)
+    hubs_1, server_1, kinds = watch.read()
     after = cpu_ticks()
     if before is not None and after is not None and after[1] > before[1]:
         tp.busy = (after[0] - before[0]) / (after[1] - before[1])
+    if tp.count:
+        per = 1e6 / tp.count
+        tp.cpu_us = CpuWatch.spent(hubs_0, hubs_1, watch.hubs) * per
+        backends = [p for p, backend in kinds.items() if backend]
+        others = [p for p, backend in kinds.items() if not backend]
+        tp.backend_cpu_us = CpuWatch.spent(server_0, server_1, backends) * per
+        tp.server_cpu_us = CpuWatch.spent(server_0, server_1, others) * per
+        tp.backends = len(backends)
     lat = await relay.relay_run(base, pairs, args.duration, args.rate, run * 10 + 2, spread=urls)
     wake = await wake_run(urls, args.wakes, run=run * 10 + 3)
     return {"throughput": tp, "latency": lat, "wake": wake}
@@ -122,16 +179,22 @@ def main() -> None:
     print("SQLite, one process...", file=sys.stderr)
     hubs = start_hubs(str(tmp / "bench.db"), 1, tmp / "sqlite")
     try:
-        figures["sqlite x1"] = asyncio.run(measure([u for _, u in hubs], args, 0))
+        watch = CpuWatch([p.pid for p, _ in hubs], None, "")
+        figures["sqlite x1"] = asyncio.run(measure([u for _, u in hubs], args, 0, watch))
     finally:
         for proc, _ in hubs:
             relay.stop(proc)
     with throwaway_cluster(durable=True) as server:
         for n in counts:
             print(f"PostgreSQL, {n} process{'es' if n > 1 else ''}...", file=sys.stderr)
-            hubs = start_hubs(fresh_database(server, "bench"), n, tmp / f"pg{n}")
+            dsn = fresh_database(server, "bench")
+            hubs = start_hubs(dsn, n, tmp / f"pg{n}")
             try:
-                figures[f"postgres x{n}"] = asyncio.run(measure([u for _, u in hubs], args, n))
+                database = dsn.rpartition("/")[2].partition("?")[0]
+                watch = CpuWatch([p.pid for p, _ in hubs], server.pid, database)
+                figures[f"postgres x{n}"] = asyncio.run(
+                    measure([u for _, u in hubs], args, n, watch)
+                )
             finally:
                 for proc, _ in hubs:
                     relay.stop(proc)
@@ -150,6 +213,10 @@ def report(figures: dict[str, dict[str, relay.Result]], args: argparse.Namespace
             "wake_p50_ms": round(f["wake"].pct(50), 2),
             "wake_p99_ms": round(f["wake"].pct(99), 2),
             "machine_busy": round(f["throughput"].busy, 3),
+            "hub_cpu_us_per_msg": round(f["throughput"].cpu_us, 1),
+            "backend_cpu_us_per_msg": round(f["throughput"].backend_cpu_us, 1),
+            "server_cpu_us_per_msg": round(f["throughput"].server_cpu_us, 1),
+            "backends": f["throughput"].backends,
         }
     if args.json:
         doc = {"pairs": args.pairs, "rate": args.rate, "cores": os.cpu_count(), "runs": rows}
@@ -170,6 +237,23 @@ def report(figures: dict[str, dict[str, relay.Result]], args: argparse.Namespace
             f"{r['wake_p50_ms']:8.2f}ms{r['wake_p99_ms']:6.2f}ms{r['machine_busy']:10.0%}"
         )
     print("cpu busy: the share of the whole machine (every core) used while msgs/s was measured")
+    print(
+        f"\nCPU per message in the closed loop (user + system, /proc), the hubs together and "
+        f"per process, and PostgreSQL's:\n{'':14}{'hubs':>8}{'per hub':>9}{'backends':>10}"
+        f"{'server':>8}"
+    )
+    for name, r in rows.items():
+        n = int(name.rpartition("x")[2])
+        print(
+            f"{name:14}{r['hub_cpu_us_per_msg']:6.0f}us{r['hub_cpu_us_per_msg'] / n:7.0f}us"
+            f"{r['backend_cpu_us_per_msg']:8.0f}us{r['server_cpu_us_per_msg']:6.0f}us"
+            f"   ({r['backends']} backends)"
+        )
+    print(
+        "backends: the PostgreSQL processes serving the hubs' connections; server: its own "
+        "(WAL writer, checkpointer...). With C cores and none spent on the load generator, "
+        "msgs/s is at most C / (hubs + backends + server) per message."
+    )
     one = rows.get("postgres x1")
     if one is not None:
         verdict = "meets" if one["ratio_to_sqlite"] >= 0.5 else "misses"
