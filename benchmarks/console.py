@@ -41,7 +41,7 @@ LONG_TASKS = """() => {
 
 
 async def fill(hub: Hub, peers: int, messages: int) -> None:
-    joined = [await hub.registry.register(name=f"agent-{n:03d}") for n in range(peers)]
+    joined = [await hub.principals.register(name=f"agent-{n:03d}") for n in range(peers)]
     sent = 0
     while sent < messages:
         batch = min(250, messages - sent)
@@ -88,7 +88,7 @@ async def measure(page: Page, url: str, hub: Hub, speaker: Any, listener: str) -
     for n in range(100):
         await hub.delivery.send(speaker, to=listener, content=f"live event {n}")
         if n % 10 == 0:
-            await hub.registry.register(name=f"newcomer-{n:02d}")
+            await hub.principals.register(name=f"newcomer-{n:02d}")
         if n % 5 == 0:
             hub.activity.record(
                 listener, "say", ok=n % 15 != 0, error=None, detail=None, ms=1.0, via=Via.MCP
@@ -114,8 +114,8 @@ async def measure(page: Page, url: str, hub: Hub, speaker: Any, listener: str) -
 async def room(directory: Path, peers: int, messages: int) -> dict[str, float]:
     async with make_hub(directory, send_rate_capacity=10**9, send_rate_refill=10**9) as hub:
         await fill(hub, peers, messages)
-        speaker = await hub.registry.register(name="speaker")
-        await hub.registry.register(name="listener")
+        speaker = await hub.principals.register(name="speaker")
+        await hub.principals.register(name="listener")
         async with serve(hub) as url, async_playwright() as playwright:
             browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             try:

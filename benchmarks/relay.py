@@ -129,8 +129,9 @@ BENCH_ENV = {
 }
 
 
-def hub_command(db: Path) -> list[str]:
-    """`caucus hub` on an ephemeral port, printing its URL as JSON, on a fresh SQLite file."""
+def hub_command(db: Path | str) -> list[str]:
+    """`caucus hub` on an ephemeral port, printing its URL as JSON, on `db` (a SQLite file or
+    a postgresql:// DSN)."""
     return [sys.executable, "-m", "caucus", "hub", "--port", "0", "--json", "--db", str(db)]
 
 

@@ -35,8 +35,8 @@ async def fill(folder: Path, per_hour: int) -> int:
     clock = FakeClock(start)
     sent = 0
     async with make_hub(folder, clock=clock, send_rate_capacity=1e9, send_rate_refill=1e9) as hub:
-        alice = (await hub.registry.register(name="alice")).peer
-        bob = (await hub.registry.register(name="bob")).peer
+        alice = (await hub.principals.register(name="alice")).peer
+        bob = (await hub.principals.register(name="bob")).peer
         for hour in range(7 * 24):
             for n in range(per_hour):
                 await hub.delivery.send(alice, to="bob", content=f"{hour}/{n} " + "x" * 900)

@@ -37,21 +37,10 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "src"))
 import relay
 from caucus.testing.postgres import fresh_database, throwaway_cluster
 
-ENV = {
-    "CAUCUS_SEND_RATE_CAPACITY": "1000000",
-    "CAUCUS_SEND_RATE_REFILL": "1000000",
-    "CAUCUS_REGISTER_RATE_CAPACITY": "1000000",
-    "CAUCUS_RESUME_RATE_CAPACITY": "1000000",
-    "CAUCUS_STRANGER_RATE": "1000000",
-    "CAUCUS_STRANGER_BURST": "1000000",
-    "CAUCUS_LOG_LEVEL": "warning",
-}
-
 
 def start_hubs(db: str, n: int, home: Path) -> list[tuple[Any, str]]:
-    env = {**ENV, "CAUCUS_HOME": str(home)}
-    cmd = [sys.executable, "-m", "caucus", "hub", "--port", "0", "--json", "--db", db]
-    return [relay.start(cmd, env) for _ in range(n)]
+    env = {**relay.BENCH_ENV, "CAUCUS_HOME": str(home)}
+    return [relay.start(relay.hub_command(db), env) for _ in range(n)]
 
 
 async def wake_run(urls: list[str], samples: int, run: int) -> relay.Result:

@@ -106,7 +106,7 @@ async def test_settled_forms_wait_for_the_ledger_until_marked(db: Engine) -> Non
 
 # --- the rules above it, over each backend --------------------------------------------------
 async def join(room: Hub, name: str) -> Peer:
-    return (await room.registry.register(name=name)).peer
+    return (await room.principals.register(name=name)).peer
 
 
 async def kinds(room: Hub, p: Peer) -> list[str]:

@@ -100,7 +100,7 @@ async def test_expiry_ends_open_offers_past_their_time(db: Engine) -> None:
 
 # --- the rules above them, over each backend ------------------------------------------------
 async def join(room: Hub, name: str) -> Peer:
-    return (await room.registry.register(name=name)).peer
+    return (await room.principals.register(name=name)).peer
 
 
 async def kinds(room: Hub, p: Peer) -> list[str]:

@@ -28,7 +28,7 @@ async def room(folder: Path, url: str, **overrides: Any) -> AsyncIterator[Hub]:
 
 
 async def decide(hub: Hub, title: str) -> str:
-    peer = (await hub.registry.register(name=f"asker{title}")).peer
+    peer = (await hub.principals.register(name=f"asker{title}")).peer
     form = await hub.forms.ask(peer, title, FIELDS)
     answered = await hub.forms.answer(form.id, {"go": "yes"})
     assert answered.decision_hash is not None

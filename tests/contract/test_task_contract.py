@@ -181,7 +181,7 @@ async def test_silent_claims_and_stale_tasks_are_found_for_the_sweep(db: Engine)
 
 # --- the rules above it, over each backend -------------------------------------------------
 async def join(room: Hub, name: str) -> Peer:
-    return (await room.registry.register(name=name)).peer
+    return (await room.principals.register(name=name)).peer
 
 
 async def test_a_move_checks_the_party_and_the_state_and_sends_its_item(room: Hub) -> None:

@@ -32,8 +32,8 @@ def rows(hub: Hub, table: str) -> int:
 
 
 async def test_an_announcement_reaches_everyone_but_its_sender(hub: Hub) -> None:
-    alice = (await hub.registry.register(name="alice")).peer
-    bob = (await hub.registry.register(name="bob")).peer
+    alice = (await hub.principals.register(name="alice")).peer
+    bob = (await hub.principals.register(name="bob")).peer
     receipt = await hub.announcements.announce(alice, "release at noon", subject="release")
     assert receipt.delivered_to == ["bob"]
     (got,) = (await hub.delivery.receive(bob, wait=0)).deliveries
@@ -55,7 +55,7 @@ async def test_an_announcement_reaches_everyone_but_its_sender(hub: Hub) -> None
 async def test_size_caps_refuse_and_store_nothing(
     hub: Hub, payload: str, subject: str | None, error: type[Exception], cap: str
 ) -> None:
-    alice = (await hub.registry.register(name="alice")).peer
+    alice = (await hub.principals.register(name="alice")).peer
     with pytest.raises(error) as caught:
         await hub.announcements.announce(alice, payload, subject=subject)
     assert caught.value.extra["cap"] == cap  # type: ignore[attr-defined]
@@ -64,8 +64,8 @@ async def test_size_caps_refuse_and_store_nothing(
 
 
 async def test_one_per_30_seconds_and_ten_per_rolling_hour(hub: Hub, clock: FakeClock) -> None:
-    alice = (await hub.registry.register(name="alice")).peer
-    await hub.registry.register(name="bob")
+    alice = (await hub.principals.register(name="alice")).peer
+    await hub.principals.register(name="bob")
     await hub.announcements.announce(alice, "first")
     with pytest.raises(CapInterval) as caught:
         await hub.announcements.announce(alice, "too soon")
@@ -85,23 +85,23 @@ async def test_one_per_30_seconds_and_ten_per_rolling_hour(hub: Hub, clock: Fake
 async def test_a_newcomer_within_a_day_gets_recent_announcements_once(
     hub: Hub, clock: FakeClock
 ) -> None:
-    alice = (await hub.registry.register(name="alice")).peer
+    alice = (await hub.principals.register(name="alice")).peer
     await hub.announcements.announce(alice, "old news")
     clock.advance(hub.settings.announce_catch_up + 1)  # "old news" is now too old
     await hub.announcements.announce(alice, "fresh news")
     await hub.control.announce("operator news")
-    newcomer = (await hub.registry.register(name="newcomer")).peer
+    newcomer = (await hub.principals.register(name="newcomer")).peer
     got = (await hub.delivery.receive(newcomer, wait=0)).deliveries
     assert [d.message.content for d in got] == ["fresh news", "operator news"]
     await hub.delivery.ack(newcomer, seqs=[d.message.seq for d in got])
-    token = (await hub.registry.register(name="other")).token
-    again = await hub.registry.register(name="other", token=token)  # a reaffirm: no repeat
+    token = (await hub.principals.register(name="other")).token
+    again = await hub.principals.register(name="other", token=token)  # a reaffirm: no repeat
     assert (await hub.delivery.peek(again.peer)).pending == 2
     assert (await hub.delivery.receive(newcomer, wait=0)).deliveries == []
 
 
 async def test_a_stopped_room_refuses_announcements(hub: Hub) -> None:
-    alice = (await hub.registry.register(name="alice")).peer
+    alice = (await hub.principals.register(name="alice")).peer
     await hub.control.stop()
     with pytest.raises(RoomStopped):
         await hub.announcements.announce(alice, "anyone?")

@@ -56,7 +56,7 @@ async def refusals(app: ASGIApp, paths: list[tuple[str, str]]) -> list[int]:
 
 async def test_pieces_assembled_any_other_way_serve_nothing(tmp_path: Path) -> None:
     async with make_hub(tmp_path) as hub:
-        registered = await hub.registry.register(name="alice")
+        registered = await hub.principals.register(name="alice")
         rogue = FastAPI()
         rogue.include_router(peers.router)
         rogue.include_router(meta.router)

@@ -144,8 +144,8 @@ async def test_every_task_and_offer_is_listed_for_the_operator(
 
 async def test_floor_changes_reach_the_feed(tmp_path: Path) -> None:
     async with make_hub(tmp_path, health_interval=5) as hub, serve(hub) as url:
-        alice = await hub.registry.register(name="alice")
-        bob = await hub.registry.register(name="bob")
+        alice = await hub.principals.register(name="alice")
+        bob = await hub.principals.register(name="bob")
         headers = {"Authorization": f"Bearer {hub.operator.token}"}
         async with (
             httpx2.AsyncClient(base_url=url, headers=headers, timeout=30) as http,

@@ -26,7 +26,7 @@ ONE = [{"key": "go", "label": "Go ahead", "type": "radio", "options": ["yes", "n
 
 
 async def ask_and_answer(hub: Hub, title: str, answer: str = "yes") -> str:
-    asker = await hub.registry.register(name=f"asker-{next(ASKERS)}")
+    asker = await hub.principals.register(name=f"asker-{next(ASKERS)}")
     form = await hub.forms.ask(asker.peer, title, ONE)
     await hub.forms.answer(form.id, {"go": answer})
     return form.id
@@ -78,9 +78,9 @@ async def test_answers_the_ledger_never_got_are_recorded_on_the_next_start(
 
 async def test_many_answers_are_chained_in_the_order_they_were_given(tmp_path: Path) -> None:
     async with make_hub(tmp_path) as hub:
-        asker = await hub.registry.register(name="asker")
+        asker = await hub.principals.register(name="asker")
         forms = [await hub.forms.ask(asker.peer, f"question {n}", ONE) for n in range(5)]
-        more = await hub.registry.register(name="more")
+        more = await hub.principals.register(name="more")
         forms += [await hub.forms.ask(more.peer, f"question {n}", ONE) for n in range(5, 10)]
         await asyncio.gather(*[hub.forms.answer(f.id, {"go": "no"}) for f in forms])
         for form in forms:
@@ -104,7 +104,7 @@ async def test_many_answers_are_chained_in_the_order_they_were_given(tmp_path: P
 
 async def test_the_feed_shows_forms_and_decisions_as_they_happen(tmp_path: Path) -> None:
     async with make_hub(tmp_path) as hub, serve(hub) as url:
-        asker = await hub.registry.register(name="alice")
+        asker = await hub.principals.register(name="alice")
         early = await hub.forms.ask(asker.peer, "Asked before the console opened", ONE)
         headers = {"Authorization": f"Bearer {hub.operator.token}"}
         async with (

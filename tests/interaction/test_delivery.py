@@ -11,7 +11,7 @@ from tests.conftest import ClientFactory, eventually
 
 
 async def join(hub: Hub, name: str) -> tuple[Peer, str]:
-    reg = await hub.registry.register(name=name)
+    reg = await hub.principals.register(name=name)
     return reg.peer, reg.token
 
 
@@ -51,7 +51,7 @@ async def test_registering_again_is_a_reconnect_that_redelivers_at_once(hub: Hub
     bob, bob_token = await join(hub, "bob")
     await hub.delivery.send(alice, to="bob", content="did you get this?")
     await hub.delivery.receive(bob, wait=0)  # the response is lost with the crashed session
-    reg = await hub.registry.register(name="bob", token=bob_token)
+    reg = await hub.principals.register(name="bob", token=bob_token)
     assert reg.outcome == "reaffirmed"
     assert reg.note is not None
     assert "delivered again" in reg.note

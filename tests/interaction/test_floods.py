@@ -101,9 +101,9 @@ async def test_caps_answer_with_their_codes_and_store_nothing(tmp_path: Path) ->
     async with make_hub(
         tmp_path, peers_max=4, channels_per_peer_max=2, hands_per_floor_max=1
     ) as hub:
-        peers = [await hub.registry.register(name=f"p{n}") for n in range(4)]
+        peers = [await hub.principals.register(name=f"p{n}") for n in range(4)]
         with pytest.raises(CapPeers) as full:
-            await hub.registry.register(name="one-too-many")
+            await hub.principals.register(name="one-too-many")
         assert full.value.status == 503
         await hub.channels.join(peers[0].peer, "#a")
         await hub.channels.join(peers[0].peer, "#b")
@@ -116,7 +116,7 @@ async def test_caps_answer_with_their_codes_and_store_nothing(tmp_path: Path) ->
         with pytest.raises(CapHands):
             await hub.floors.act(peers[2].peer, "raise", "all")
         await hub.registry.leave(peers[3].peer)
-        assert (await hub.registry.register(name="room-again")).outcome == "created"
+        assert (await hub.principals.register(name="room-again")).outcome == "created"
 
 
 async def test_slow_clients_are_answered_408_and_closed_while_others_are_served(

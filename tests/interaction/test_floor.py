@@ -129,8 +129,8 @@ async def test_the_floor_over_mcp(url: str) -> None:
 
 
 async def test_a_going_offline_holder_passes_the_floor(hub: Hub) -> None:
-    alice = await hub.registry.register(name="alice")
-    bob = await hub.registry.register(name="bob")
+    alice = await hub.principals.register(name="alice")
+    bob = await hub.principals.register(name="bob")
     await hub.floors.act(alice.peer, "take", "all")
     await hub.floors.act(bob.peer, "raise", "all")
     await hub.registry.offline(alice.peer)
@@ -142,8 +142,8 @@ async def test_a_going_offline_holder_passes_the_floor(hub: Hub) -> None:
 
 
 async def test_a_reaped_holder_passes_the_floor(hub, clock) -> None:  # type: ignore[no-untyped-def]
-    alice = await hub.registry.register(name="alice")
-    bob = await hub.registry.register(name="bob")
+    alice = await hub.principals.register(name="alice")
+    bob = await hub.principals.register(name="bob")
     await hub.floors.act(alice.peer, "take", "all")
     await hub.floors.act(bob.peer, "raise", "all")
     clock.advance(hub.settings.peer_ttl + 1)

@@ -337,7 +337,7 @@ async def test_pending_forms_survive_a_restart(tmp_path: Path) -> None:
     from caucus.testing import make_hub
 
     async with make_hub(tmp_path) as hub:
-        alice = await hub.registry.register(name="alice")
+        alice = await hub.principals.register(name="alice")
         form = await hub.forms.ask(alice.peer, "Still there?", FIELDS[:1])
     async with make_hub(tmp_path) as hub:
         (pending,) = await hub.forms.listing()

@@ -44,7 +44,7 @@ async def lane(
 
         tokens: dict[str, str] = {}
         for name in ("alice", "bob"):
-            token = (await hub.registry.register(name=name)).token
+            token = (await hub.principals.register(name=name)).token
             assert token is not None
             tokens[name] = token
         transport = httpx2.ASGITransport(app=app)

@@ -93,7 +93,7 @@ class InboxMachine(RuleBasedStateMachine):
             self.join(name)
 
     def join(self, name: str) -> None:
-        reg = self._run(self.hub.registry.register(name=name))
+        reg = self._run(self.hub.principals.register(name=name))
         self.tokens[name] = reg.token
         # A newcomer gets the recent announcements (offers here) once.
         self.model.inbox[name] = [Item(seq, text) for seq, text in self.model.announced]

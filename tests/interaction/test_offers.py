@@ -14,7 +14,7 @@ from tests.interaction.test_announcements import rows
 
 
 async def peers(hub: Hub, *names: str) -> list[Peer]:
-    return [(await hub.registry.register(name=n)).peer for n in names]
+    return [(await hub.principals.register(name=n)).peer for n in names]
 
 
 async def kinds(hub: Hub, peer: Peer) -> list[str]:
@@ -143,7 +143,7 @@ async def test_a_claimant_racing_itself_gets_one_claim_and_a_409(hub: Hub) -> No
 
 async def test_workers_find_offers_that_match_their_skills(hub: Hub) -> None:
     (poster,) = await peers(hub, "poster")
-    rustacean = (await hub.registry.register(name="rusty", skills=["rust", "sql"])).peer
+    rustacean = (await hub.principals.register(name="rusty", skills=["rust", "sql"])).peer
     await hub.offers.post(poster, "rust job", required_skills=["rust"])
     hub.clock.advance(31)  # type: ignore[attr-defined]
     await hub.offers.post(poster, "go job", required_skills=[{"id": "go", "name": "Go"}])

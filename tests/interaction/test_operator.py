@@ -95,7 +95,7 @@ async def test_pausing_one_peer_holds_only_its_chatter(
 async def test_a_paused_peer_that_keeps_polling_is_not_reaped(tmp_path: Path) -> None:
     clock = FakeClock()
     async with make_hub(tmp_path, clock=clock) as hub:
-        bob = await hub.registry.register(name="bob")
+        bob = await hub.principals.register(name="bob")
         await hub.control.pause_peer("bob", True)
         listening = asyncio.create_task(hub.delivery.receive(bob.peer, wait=20))
         await eventually(lambda: hub.notifier.is_listening(bob.peer.id), what="bob listening")

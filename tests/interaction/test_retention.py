@@ -23,9 +23,9 @@ FORM = [{"key": "go", "type": "radio", "options": ["yes", "no"]}]
 async def simulate_week(hub: Hub, clock: FakeClock, per_hour: int) -> dict[str, object]:
     """Seven days of traffic: alice talks to bob (who acknowledges everything) and to carol
     (who never does); tasks and offers end or stay open; forms are answered or left."""
-    alice = (await hub.registry.register(name="alice")).peer
-    bob = (await hub.registry.register(name="bob")).peer
-    await hub.registry.register(name="carol")
+    alice = (await hub.principals.register(name="alice")).peer
+    bob = (await hub.principals.register(name="bob")).peer
+    await hub.principals.register(name="carol")
     kept: dict[str, list[str]] = {"carol": [], "open_tasks": [], "pending_forms": []}
     for hour in range(7 * 24):
         for n in range(per_hour):
@@ -101,8 +101,8 @@ async def test_the_operator_purges_on_request_and_history_and_export_say_so(
     clock: Clock = FakeClock()
     async with make_hub(tmp_path, clock=clock, send_rate_capacity=1e9) as hub:
         assert isinstance(clock, FakeClock)
-        alice = (await hub.registry.register(name="alice")).peer
-        bob = (await hub.registry.register(name="bob")).peer
+        alice = (await hub.principals.register(name="alice")).peer
+        bob = (await hub.principals.register(name="bob")).peer
         for n in range(300):
             await hub.delivery.send(alice, to="bob", content=f"old {n} {FILLER}")
         while got := (await hub.delivery.receive(bob, wait=0)).deliveries:

@@ -14,8 +14,8 @@ from caucus.testing import FakeClock
 
 
 async def pair(hub: Hub) -> tuple[Peer, Peer]:
-    alice = (await hub.registry.register(name="alice")).peer
-    bob = (await hub.registry.register(name="bob")).peer
+    alice = (await hub.principals.register(name="alice")).peer
+    bob = (await hub.principals.register(name="bob")).peer
     return alice, bob
 
 
@@ -72,7 +72,7 @@ async def test_fail_and_cancel_reach_the_other_side(hub: Hub) -> None:
 
 async def test_only_the_right_party_may_act_and_a_second_ending_is_409(hub: Hub) -> None:
     alice, bob = await pair(hub)
-    carol = (await hub.registry.register(name="carol")).peer
+    carol = (await hub.principals.register(name="carol")).peer
     task = await hub.tasks.send(alice, to="bob", payload="x")
     with pytest.raises(Forbidden):
         await hub.tasks.cancel(bob, task.id)
@@ -109,8 +109,8 @@ async def test_racing_endings_have_exactly_one_winner(hub: Hub) -> None:
 async def test_a_silent_worker_loses_the_claim_after_the_visibility_timeout(
     hub: Hub, clock: FakeClock
 ) -> None:
-    alice = (await hub.registry.register(name="alice")).peer
-    joined = await hub.registry.register(name="bob")
+    alice = (await hub.principals.register(name="alice")).peer
+    joined = await hub.principals.register(name="bob")
     bob = joined.peer
     task = await hub.tasks.send(alice, to="bob", payload="slow job")
     await inbox(hub, bob)
@@ -131,9 +131,9 @@ async def test_a_gone_workers_task_waits_marked_through_its_grace_then_fails_bac
     """A worker that crashed is reaped before its claim lapses: the task is not requeued to
     nobody. It waits, marked, while the worker may still come back; once its grace is over
     (the worker is forgotten) it fails back to the sender, who is told."""
-    sender = await hub.registry.register(name="alice")
+    sender = await hub.principals.register(name="alice")
     alice = sender.peer
-    bob = (await hub.registry.register(name="bob")).peer
+    bob = (await hub.principals.register(name="bob")).peer
     task = await hub.tasks.send(alice, to="bob", payload="slow job")
     await inbox(hub, bob)
     for _ in range(3):  # bob is reaped; however often the sweep meets the task, one note
@@ -160,7 +160,7 @@ async def test_unclaimed_and_parked_tasks_expire_and_the_sender_is_told(
     hub: Hub, clock: FakeClock
 ) -> None:
     alice, bob = await pair(hub)
-    await hub.registry.register(name="carol")  # never listens: her task stays unclaimed
+    await hub.principals.register(name="carol")  # never listens: her task stays unclaimed
     unclaimed = await hub.tasks.send(alice, to="carol", payload="never read")
     parked = await hub.tasks.send(alice, to="bob", payload="needs input")
     await inbox(hub, bob)

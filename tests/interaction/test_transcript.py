@@ -28,8 +28,8 @@ async def chat(hub: Hub, n: int, start: int = 0) -> None:
 async def test_every_routed_message_gets_one_line(tmp_path: Path) -> None:
     path = tmp_path / "transcript.jsonl"
     async with make_hub(tmp_path, transcript=str(path)) as hub:
-        await hub.registry.register(name="alice")
-        await hub.registry.register(name="bob")
+        await hub.principals.register(name="alice")
+        await hub.principals.register(name="bob")
         await chat(hub, 3)
         await hub.control.say("all", "operator note")
         writer = hub.part(TranscriptWriter)
@@ -51,8 +51,8 @@ async def test_every_routed_message_gets_one_line(tmp_path: Path) -> None:
 async def test_a_restart_continues_where_the_file_ends(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     async with make_hub(tmp_path, transcript=str(path)) as hub:
-        await hub.registry.register(name="alice")
-        await hub.registry.register(name="bob")
+        await hub.principals.register(name="alice")
+        await hub.principals.register(name="bob")
         await chat(hub, 2)
     async with make_hub(tmp_path, transcript=str(path)) as hub:
         await chat(hub, 2, start=2)
@@ -65,8 +65,8 @@ async def test_messages_stored_while_the_file_lagged_are_written_on_restart(
 ) -> None:
     path = tmp_path / "t.jsonl"
     async with make_hub(tmp_path, transcript=str(path)) as hub:
-        await hub.registry.register(name="alice")
-        await hub.registry.register(name="bob")
+        await hub.principals.register(name="alice")
+        await hub.principals.register(name="bob")
         await chat(hub, 2)
     async with make_hub(tmp_path) as hub:  # a run without the transcript
         await chat(hub, 3, start=2)
@@ -80,8 +80,8 @@ async def test_a_torn_last_line_is_reported_and_its_record_written_again(
 ) -> None:
     path = tmp_path / "t.jsonl"
     async with make_hub(tmp_path, transcript=str(path)) as hub:
-        await hub.registry.register(name="alice")
-        await hub.registry.register(name="bob")
+        await hub.principals.register(name="alice")
+        await hub.principals.register(name="bob")
         await chat(hub, 3)
     # Simulate a crash in the middle of writing the last record.
     text = path.read_text().splitlines(keepends=True)
@@ -105,8 +105,8 @@ async def test_the_file_rotates_and_keeps_a_bounded_history(tmp_path: Path) -> N
         transcript_keep=2,
         send_rate_capacity=100,
     ) as hub:
-        await hub.registry.register(name="alice")
-        await hub.registry.register(name="bob")
+        await hub.principals.register(name="alice")
+        await hub.principals.register(name="bob")
         writer = hub.part(TranscriptWriter)
         assert writer is not None
         for i in range(12):

@@ -184,7 +184,7 @@ async def test_a_listen_while_the_watcher_waits_displaces_it_and_loses_nothing(
 
 
 async def test_a_listen_between_two_of_the_watchers_polls_still_displaces_it(hub: Hub) -> None:
-    reg = await hub.registry.register(name="bob")
+    reg = await hub.principals.register(name="bob")
     peer = await hub.principals.agent(reg.token)
     first = await hub.delivery.receive(peer, wait=0, watcher=True)  # one poll, then a gap
     assert not first.superseded
@@ -245,7 +245,7 @@ async def test_a_ticket_is_void_once_replaced_or_its_peer_leaves(
 
 
 async def test_a_ticket_expires(hub: Hub, clock: FakeClock) -> None:
-    reg = await hub.registry.register(name="bob")
+    reg = await hub.principals.register(name="bob")
     peer = await hub.principals.agent(reg.token)
     ticket = await hub.watchers.mint_ticket(peer)
     clock.advance(hub.settings.watch_ticket_ttl + 1)

@@ -8,12 +8,9 @@ import os
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
-
-if TYPE_CHECKING:  # the runtime loads when an agent runs, not with every `caucus` command
-    from caucus.runtime.backends.base import AgentBackend
 
 log = logging.getLogger("caucus.agent")
 
@@ -189,34 +186,21 @@ def agent(
         raise _fail(
             "--unattended is for an agent without --hub: with a hub, the operator approves", 2
         )
-    from caucus.runtime.assembly import Options, StartupError, run_agent
+    from caucus.runtime.assembly import Options, StartupError, make_backend, run_agent
     from caucus.runtime.tools.approval import Policy
 
     if backend is BackendName.OPENAI and not model:
         raise _fail("--backend openai needs --model: the model's name on the server", 2)
-    chosen: AgentBackend
-    servers = mcp_stdio or []
-    if backend is BackendName.MOCK:
-        from caucus.runtime.backends.mock import MockBackend
-
-        chosen = MockBackend()
-    elif backend is BackendName.CLAUDE_CLI:
-        from caucus.runtime.backends.claude_cli import ClaudeCliBackend
-
-        # Claude Code starts and calls the MCP servers itself.
-        chosen = ClaudeCliBackend(command=claude, model=model, mcp_servers=servers)
-        servers = []
-    else:
-        from caucus.runtime.backends.openai_compat import OpenAIBackend
-
-        assert model is not None
-        chosen = OpenAIBackend(
-            model=model,
-            base_url=base_url,
-            api_key=os.environ.get(api_key_env),
-            start_with_tool=start_with_tool,
-            temperature=temperature,
-        )
+    chosen, servers = make_backend(
+        backend.value,
+        model=model,
+        base_url=base_url,
+        claude=claude,
+        api_key=os.environ.get(api_key_env),
+        start_with_tool=start_with_tool,
+        temperature=temperature,
+        servers=mcp_stdio or [],
+    )
     options = Options(
         name=name,
         prompt=loaded,

@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import gc
-import json
 import socket
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
-from rich.console import Console
 
-from caucus import __version__
-from caucus.cli.common import _fail, _run_loop, err
-from caucus.errors import CaucusError
+from caucus.cli.common import _fail, _run_loop
 
 if TYPE_CHECKING:
-    from caucus.config import Settings
+    pass
 
 T = TypeVar("T")
 
@@ -138,7 +132,9 @@ def hub(
     )
     sock = _bind(settings.host, settings.port)
     try:
-        code = _run_loop(_serve(settings, sock, access_log=access_log, json_output=json_output))
+        from caucus.cli.hub_server import serve
+
+        code = _run_loop(serve(settings, sock, access_log=access_log, json_output=json_output))
     finally:
         sock.close()
     if code:
@@ -159,80 +155,3 @@ def _secret(value: str | None, file: Path | None, flag: str) -> str | None:
     if not text:
         _fail(f"{flag}-file {file} is empty")
     return text
-
-
-def tune_gc() -> None:
-    """Garbage-collector settings for a long-running hub process (ADR 0002).
-
-    Every message allocates short-lived objects; with the default generation-0 threshold (700)
-    the collector ran often enough to take ~10% of the hub's CPU. Everything imported so far
-    lives for the whole process, so it is frozen out of every future collection.
-    """
-    gc.collect()
-    gc.freeze()
-    _, gen1, gen2 = gc.get_threshold()
-    gc.set_threshold(50_000, gen1, gen2)
-
-
-async def _serve(
-    settings: Settings, sock: socket.socket, *, access_log: bool, json_output: bool
-) -> int:
-    from caucus.cli.hub_server import HubServer
-    from caucus.server import build_app, open_hub
-    from caucus.web.patience import uvicorn_config
-
-    hub = open_hub(settings)
-    tune_gc()
-    try:
-        await hub.start()  # before serving, so a locked or newer database is a clean error
-    except (CaucusError, RuntimeError, OSError) as exc:
-        err.print(f"[bold red]error:[/] cannot open the database: {exc}")
-        return 2
-    try:
-        bound_port = sock.getsockname()[1]
-        shown_host = f"[{settings.host}]" if ":" in settings.host else settings.host
-        url = f"http://{shown_host}:{bound_port}"
-        db_shown = settings.db_shown()
-        token_file = hub.operator.path
-        if json_output:
-            # Machine-readable, and likely to end up in a supervisor's log: no token, only
-            # where to find it.
-            line = {
-                "url": url,
-                "db": db_shown,
-                "version": __version__,
-                "operator_token_file": str(token_file) if token_file else None,
-            }
-            print(json.dumps(line), flush=True)
-        else:
-            out = Console(soft_wrap=True, highlight=False)
-            out.print(f"[bold]Caucus hub {__version__}[/] listening on [cyan]{url}[/]")
-            out.print(f"database: {db_shown}")
-            where = (
-                f"{'generated, ' if hub.operator.created else ''}kept in {token_file}"
-                if token_file is not None
-                else "the one you configured"
-            )
-            if sys.stdout.isatty():
-                # Like Jupyter: the operator's URL carries the token, in the fragment, which
-                # browsers never send to a server. Only to a terminal: never into a log file.
-                out.print(f"operator: [cyan]{url}/#token={hub.operator.token}[/]")
-                out.print(f"[dim](the token: {where})[/]")
-            else:
-                out.print(f"operator: {url}/ (sign in with the operator token: {where})")
-            out.print(f"[dim]Ctrl-C stops the hub; API reference at {url}/openapi.json[/]")
-            sys.stdout.flush()
-        server = HubServer(
-            uvicorn_config(
-                build_app(hub),
-                settings,
-                log_level=settings.log_level,
-                access_log=access_log,
-                timeout_graceful_shutdown=5,
-            ),
-            hub,
-        )
-        await server.serve(sockets=[sock])
-        return 0 if server.started else 1
-    finally:
-        await hub.stop()

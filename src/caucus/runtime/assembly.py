@@ -72,6 +72,41 @@ class Options:
     stdin: bool
 
 
+def make_backend(
+    kind: str,
+    *,
+    model: str | None,
+    base_url: str,
+    claude: str,
+    api_key: str | None,
+    start_with_tool: str | None,
+    temperature: float | None,
+    servers: list[str],
+) -> tuple[AgentBackend, list[str]]:
+    """The backend named `kind` ("openai", "claude-cli", "mock"), and the MCP servers the
+    agent itself still starts: Claude Code starts and calls its own."""
+    if kind == "mock":
+        from caucus.runtime.backends.mock import MockBackend
+
+        return MockBackend(), servers
+    if kind == "claude-cli":
+        from caucus.runtime.backends.claude_cli import ClaudeCliBackend
+
+        return ClaudeCliBackend(command=claude, model=model, mcp_servers=servers), []
+    from caucus.runtime.backends.openai_compat import OpenAIBackend
+
+    if model is None:
+        raise StartupError("an openai backend needs a model: the model's name on the server")
+    backend = OpenAIBackend(
+        model=model,
+        base_url=base_url,
+        api_key=api_key,
+        start_with_tool=start_with_tool,
+        temperature=temperature,
+    )
+    return backend, servers
+
+
 async def run_agent(backend: AgentBackend, options: Options) -> int:
     import asyncio
     import contextlib

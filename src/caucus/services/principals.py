@@ -9,16 +9,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from caucus.config import Settings
 from caucus.domain.control import Role
-from caucus.domain.peers import Peer, ended
+from caucus.domain.names import check_peer_name
+from caucus.domain.peers import Peer, Registration, ended
 from caucus.errors import Forbidden, Hint, Unauthorized
 from caucus.ids import hash_token, tokens_equal
-from caucus.services.registry import Registry, agent_key_ok
+from caucus.services.registry import Registry
 from caucus.services.roles import Access, Roles
 from caucus.services.watchers import KEY_PREFIX, Watchers
 from caucus.storage.engine import Engine
+
+
+def agent_key_ok(settings: Settings, key: str | None) -> bool:
+    """Whether `key` opens a hub that requires an agent key (always true when none is set)."""
+    required = settings.agent_key
+    if not required:
+        return True
+    return bool(key) and tokens_equal(hash_token(key or ""), hash_token(required))
 
 
 class PrincipalKind(StrEnum):
@@ -107,6 +117,48 @@ class Principals:
             if found is None or found.state.terminal:
                 return
             raise Forbidden("a watch key only waits for messages (GET /watch): it acts as nobody")
+
+    async def register(
+        self,
+        *,
+        name: str,
+        token: str | None = None,
+        skills: Any = None,
+        description: str | None = None,
+        protocol_version: int | None = None,
+        agent_key: str | None = None,
+        source: str | None = None,
+    ) -> Registration:
+        """Join as `name` (the hub's agent key first, where it asks for one); with `token`,
+        come back as the identity it stands for (renamed to `name`) instead."""
+        if not agent_key_ok(self._settings, agent_key):
+            raise Unauthorized(
+                "this hub requires an agent key to register (ask the hub's operator for it)",
+                hint=Hint.AGENT_KEY,
+            )
+        returning = None
+        if token:
+            check_peer_name(name)  # a bad name is the caller's first mistake to hear of
+            peer = await self._registry.by_token(hash_token(token))
+            if peer is None:
+                raise Unauthorized(
+                    "unknown or replaced token: register without a token for a new identity",
+                    hint=Hint.REGISTER,
+                )
+            if peer.state.terminal:
+                raise Unauthorized(
+                    ended(peer) + "; register without a token for a new identity",
+                    hint=Hint.REGISTER,
+                )
+            returning = (token, peer)
+        return await self._registry.register(
+            name=name,
+            skills=skills,
+            description=description,
+            protocol_version=protocol_version,
+            source=source,
+            returning=returning,
+        )
 
     async def agent_by_handle(self, handle: str) -> Peer:
         """The agent an MCP state handle stands for, like `agent` for a token."""

@@ -33,12 +33,11 @@ from caucus.domain.peers import (
     Registration,
     check_description,
     check_status,
-    ended,
     liveness,
     normalize_skills,
 )
-from caucus.errors import Hint, NameInUse, NotFound, Unauthorized
-from caucus.ids import hash_token, new_token, tokens_equal
+from caucus.errors import Hint, NameInUse, NotFound
+from caucus.ids import hash_token, new_token
 from caucus.protocol import PROTOCOL_VERSION, core_text
 from caucus.services.notifier import Notifier
 from caucus.storage.engine import Engine
@@ -48,14 +47,6 @@ _HELD = (PeerState.ACTIVE, PeerState.REAPED)
 HANDLE_PREFIX = "h_"
 PEER_SIGNAL = "peer"  # `peer <id>`: a peer's row changed in a way caches must see
 HANDLES_KEPT = 8  # per peer: each join of a session-less client may mint one
-
-
-def agent_key_ok(settings: Settings, key: str | None) -> bool:
-    """Whether `key` opens a hub that requires an agent key (always true when none is set)."""
-    required = settings.agent_key
-    if not required:
-        return True
-    return bool(key) and tokens_equal(hash_token(key or ""), hash_token(required))
 
 
 def when(ts: float) -> str:
@@ -205,35 +196,22 @@ class Registry:
         self,
         *,
         name: str,
-        token: str | None = None,
         skills: Any = None,
         description: str | None = None,
         protocol_version: int | None = None,
-        agent_key: str | None = None,
         source: str | None = None,
+        returning: tuple[str, Peer] | None = None,
     ) -> Registration:
-        """Join as `name`; with `token`, resume (and rename to `name`) that identity instead.
+        """Join as `name`: a new identity, or with `returning` (the token a caller presented
+        and the peer `Principals` found it stands for) that identity back, renamed to `name`.
         `source` is the client's address, which a transport gives: new identities from one
-        address are budgeted (`register_rate_*`)."""
-        if not agent_key_ok(self._settings, agent_key):
-            raise Unauthorized(
-                "this hub requires an agent key to register (ask the hub's operator for it)",
-                hint=Hint.AGENT_KEY,
-            )
+        address are budgeted (`register_rate_*`). Credentials are `Principals.register`'s."""
         check_peer_name(name)
         clean_skills = normalize_skills(skills) if skills is not None else None
         if description is not None:
             check_description(description)
-        if token:
-            digest = hash_token(token)
-            peer = self._by_hash.get(digest) or await self._db.read(
-                lambda r: r.peers.by_token(digest)
-            )
-            if peer is None:
-                raise Unauthorized(
-                    "unknown or replaced token: register without a token for a new identity",
-                    hint=Hint.REGISTER,
-                )
+        if returning is not None:
+            token, peer = returning
             registration = await self.resume(token, peer, name, clean_skills, description)
         else:
             if source is not None:
@@ -255,7 +233,7 @@ class Registry:
         skills: Any,
         description: str | None,
     ) -> Registration:
-        """Come back as `peer` (whose credential the caller presented), optionally renamed and
+        """Come back as `peer` (whose credential `Principals` accepted), optionally renamed and
         with new skills or description. Whatever was handed out and not acknowledged is
         delivered again now: this is a reconnect."""
         if name is not None:
@@ -263,11 +241,6 @@ class Registry:
         skills = normalize_skills(skills) if skills is not None else None
         if description is not None:
             check_description(description)
-        if peer.state.terminal:
-            raise Unauthorized(
-                ended(peer) + "; register without a token for a new identity",
-                hint=Hint.REGISTER,
-            )
         self._joins_by_peer.take(peer.id)
         peer = self._remember(peer)
         note: str | None = None

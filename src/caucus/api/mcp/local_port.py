@@ -112,7 +112,7 @@ class LocalPort:
         else:
             if name is None:  # its token, and a handle: come back under the held name
                 name = (await self._me()).name
-            reg = await registry.register(
+            reg = await self.hub.principals.register(
                 name=name,
                 token=self._token,
                 skills=skills,

@@ -47,7 +47,7 @@ async def register(
     skills = None
     if body.skills is not None:
         skills = [s if isinstance(s, str) else s.data() for s in body.skills]
-    reg = await hub_of(request).registry.register(
+    reg = await hub_of(request).principals.register(
         name=body.name,
         token=token,
         skills=skills,
