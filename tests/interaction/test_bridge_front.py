@@ -57,12 +57,17 @@ class Host:
         )
         return cls(proc)
 
-    async def send(self, *sent: Any) -> list[Any]:
-        stdin, stdout = self.proc.stdin, self.proc.stdout
+    async def write(self, *sent: Any) -> None:
+        """Write `sent` as one write, waiting for no answer."""
+        stdin = self.proc.stdin
         assert stdin is not None
-        assert stdout is not None
         stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in sent))
         await stdin.drain()
+
+    async def send(self, *sent: Any) -> list[Any]:
+        stdout = self.proc.stdout
+        assert stdout is not None
+        await self.write(*sent)
         wanted = [m["id"] for m in sent if "id" in m]
 
         async def read() -> None:
@@ -76,6 +81,25 @@ class Host:
 
         await within(read(), 60, "the bridge's answers")
         return [self.answers[n] for n in wanted]
+
+    async def notice(self, method: str) -> Any:
+        """Wait for a notification the host has not been sent a line for."""
+        stdout = self.proc.stdout
+        assert stdout is not None
+
+        async def read() -> Any:
+            while True:
+                found = [n for n in self.notices if n.get("method") == method]
+                if found:
+                    return found[0]
+                message = json.loads(await stdout.readline())
+                if "id" in message:
+                    assert message["id"] not in self.answers, f"answered twice: {message}"
+                    self.answers[message["id"]] = message
+                else:
+                    self.notices.append(message)
+
+        return await within(read(), 60, f"the bridge's {method}")
 
     async def close(self) -> None:
         assert self.proc.stdin is not None
@@ -190,19 +214,142 @@ async def test_an_older_or_unknown_version_is_negotiated_as_the_sdk_does(
     assert fast[0]["result"]["protocolVersion"] in ("2025-06-18", "2025-11-25")
 
 
-async def test_a_client_of_the_sessionless_era_is_served_by_the_sdk(
-    tmp_path: Path, url: str
-) -> None:
+def envelope(client: str = "modern", version: str = "2026-07-28") -> dict[str, Any]:
+    """A sessionless-era request's params: the envelope every request carries."""
     meta = {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "modern", "version": "1"},
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientInfo": {"name": client, "version": "1"},
         "io.modelcontextprotocol/clientCapabilities": {},
     }
-    asked = [rpc(1, "tools/list", {"_meta": meta})]
+    return {"_meta": meta}
+
+
+@pytest.mark.parametrize(
+    ("channel", "client"), [("0", "a-host"), ("1", "a-host"), ("0", "claude-code")]
+)
+async def test_the_front_answers_the_sessionless_era_as_the_sdk_does(
+    tmp_path: Path, channel: str, client: str
+) -> None:
+    """Claude Code opens with `server/discover` in the 2026-07-28 envelope: the front answers
+    it and the lists, as the SDK would, output schemas decided by each request's host."""
+    asked = [
+        rpc(1, "server/discover", envelope(client)),
+        rpc(2, "tools/list", envelope(client)),
+        rpc(3, "prompts/list", envelope(client)),
+        rpc(4, "resources/list", envelope(client)),
+        rpc(5, "tools/list", envelope("another-host")),
+    ]
+    env = bridge_env(tmp_path, CAUCUS_CLAUDE_CHANNEL=channel, CAUCUS_NAME="front-check")
+    async with make_hub(tmp_path / "hub", max_content_chars=1234) as hub, serve(hub) as url:
+        fast = await exchange(front(url), env, tmp_path, *asked)
+        slow = await exchange(plain(url), env, tmp_path, *asked)
+    assert fast == slow
+    tools = fast[1]["result"]["tools"]
+    assert "1234" in json.dumps(next(t for t in tools if t["name"] == "say"))
+    assert {"outputSchema" in t for t in tools} == {client != "claude-code"}
+    assert {"outputSchema" in t for t in fast[4]["result"]["tools"]} == {True}
+
+
+LISTEN = "subscriptions/listen"
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+
+
+async def opened(argv: list[str], env: dict[str, str], cwd: Path, wanted: Any) -> Any:
+    """Open a listen stream asking for `wanted` and return its first frame."""
+    host = await Host.start(argv, env, cwd)
+    try:
+        await host.send(rpc(0, "server/discover", envelope()))
+        await host.write(rpc("listen:0", LISTEN, {**envelope(), "notifications": wanted}))
+        return await host.notice(ACKNOWLEDGED)
+    finally:
+        await host.close()
+
+
+@pytest.mark.parametrize(
+    "wanted",
+    [
+        {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": True},
+        {"resourcesListChanged": True, "toolsListChanged": False},
+        {"resourceSubscriptions": ["caucus://inbox"]},
+        {},
+    ],
+)
+async def test_a_listen_stream_is_acknowledged_at_once_as_the_sdk_does(
+    tmp_path: Path, url: str, wanted: dict[str, Any]
+) -> None:
+    """Claude Code sends `server/discover`, then `subscriptions/listen`, and lists nothing
+    until the stream is acknowledged: the front acknowledges it, as the SDK would."""
+    env = bridge_env(tmp_path)
+    fast = await opened(front(url), env, tmp_path, wanted)
+    assert fast == await opened(plain(url), env, tmp_path, wanted)
+
+
+async def test_a_held_listen_stream_is_served_by_the_sdk_after_the_handover(
+    tmp_path: Path,
+) -> None:
+    """The stream the front acknowledged is the SDK's from the handover on: a join is
+    announced on it, and the host hears it opened once."""
+    env = bridge_env(tmp_path)
+    async with make_hub(tmp_path / "hub") as hub, serve(hub) as url:
+        host = await Host.start(front(url), env, tmp_path)
+        try:
+            await host.send(rpc(0, "server/discover", envelope()))
+            listen = {**envelope(), "notifications": {"resourcesListChanged": True}}
+            await host.write(rpc(9, LISTEN, listen))
+            await host.notice(ACKNOWLEDGED)
+            listed = await host.send(rpc(1, "tools/list", envelope()))
+            assert "join" in {t["name"] for t in listed[0]["result"]["tools"]}
+            joined = {"name": "join", "arguments": {"name": "bob"}}
+            done = await host.send(rpc(2, "tools/call", {**envelope(), **joined}))
+            assert done[0]["result"]["structuredContent"]["name"] == "bob"
+            changed = await host.notice("notifications/resources/list_changed")
+        finally:
+            await host.close()
+    assert changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 9
+    assert [n["method"] for n in host.notices].count(ACKNOWLEDGED) == 1
+    assert 9 not in host.answers  # the stream stays open until the host goes
+
+
+async def test_claude_code_s_opening_is_answered_before_the_sdk_could_be_loaded(
+    tmp_path: Path, url: str
+) -> None:
+    """Claude Code 2.1's opening, as it writes it: it hears every answer while the SDK cannot
+    even be imported (an `mcp` package that fails shadows the real one), so none of them waits
+    for the SDK's half a second, or several seconds on a loaded machine."""
+    broken = tmp_path / "shadow" / "mcp"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('the SDK is not loaded yet')\n")
+    env = bridge_env(tmp_path, PYTHONPATH=str(broken.parent))
+    claude = envelope("claude-code")
+    host = await Host.start(front(url), env, tmp_path)
+    try:
+        await host.send(rpc("server-discover-probe-1", "server/discover", claude))
+        listen = {**claude, "notifications": {"toolsListChanged": True}}
+        await host.write(rpc("listen:0", LISTEN, listen))
+        await host.notice(ACKNOWLEDGED)
+        answers = await host.send(
+            rpc(0, "server/discover", claude),
+            rpc(1, "prompts/list", claude),
+            rpc(2, "resources/list", claude),
+            rpc(3, "tools/list", claude),
+        )
+    finally:
+        assert host.proc.stdin is not None
+        host.proc.stdin.close()
+        await within(host.proc.wait(), 30, "the bridge to end")
+    assert [a.get("error") for a in answers] == [None] * 4
+    assert "join" in {t["name"] for t in answers[3]["result"]["tools"]}
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2099-01-01"])
+async def test_a_sessionless_request_the_front_cannot_answer_goes_to_the_sdk(
+    tmp_path: Path, url: str, version: str
+) -> None:
+    said = {"name": "whoami", "arguments": {}}
+    asked = [rpc(1, "tools/call", {**envelope(version=version), **said})]
     env = bridge_env(tmp_path)
     fast = await exchange(front(url), env, tmp_path, *asked)
     assert fast == await exchange(plain(url), env, tmp_path, *asked)
-    assert "say" in {t["name"] for t in fast[0]["result"]["tools"]}
 
 
 def test_the_recorded_answers_are_what_the_code_and_the_sdk_make_now(tmp_path: Path) -> None:

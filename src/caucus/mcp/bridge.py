@@ -30,7 +30,7 @@ from caucus.config import Settings
 from caucus.domain.names import name_from
 from caucus.errors import CaucusError, HubUnavailable
 from caucus.mcp.bridge_inbox import BridgeInbox
-from caucus.mcp.front import REPLAYED_ID, Handover
+from caucus.mcp.front import ACKNOWLEDGED, REPLAYED_ID, SUBSCRIPTION_KEY, Handover
 from caucus.mcp.identity import IdentityStore
 from caucus.mcp.ports import HubPort
 from caucus.mcp.push import CHANNEL_CAPABILITY, ChannelMode, ChannelPush
@@ -286,24 +286,38 @@ async def _handed_over(handover: Handover) -> tuple[Any, Any]:
     pipe = os.fdopen(handover.wire_in, "rb", 0)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
     stdin = _Lines(reader, [*handover.replay, *handover.pending])
-    return stdin, _Wire(handover.wire_out)
+    return stdin, _Wire(handover.wire_out, handover.acknowledged)
 
 
 class _Wire:
-    """stdout for `stdio_server` after the fast front: the answer to the replayed `initialize`
-    (the front already gave the host its own) is dropped, the rest written in order."""
+    """stdout for `stdio_server` after the fast front: what the front already told the host
+    is dropped (the answer to the replayed opening, the acknowledgement of each listen stream
+    it held), the rest written in order."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, acknowledged: list[Any]) -> None:
         self._file = os.fdopen(fd, "wb", 0)
-        self._dropped = False
+        self._replayed = True
+        self._acknowledged = list(acknowledged)
 
     async def write(self, text: str) -> None:
-        if not self._dropped:
-            with contextlib.suppress(ValueError):
-                if json.loads(text).get("id") == REPLAYED_ID:
-                    self._dropped = True
-                    return
+        if (self._replayed or self._acknowledged) and self._told(text):
+            return
         await asyncio.to_thread(self._file.write, text.encode("utf-8"))
+
+    def _told(self, text: str) -> bool:
+        try:
+            message = json.loads(text)
+        except ValueError:
+            return False
+        if self._replayed and message.get("id") == REPLAYED_ID:
+            self._replayed = False
+            return True
+        if message.get("method") == ACKNOWLEDGED:
+            stream = ((message.get("params") or {}).get("_meta") or {}).get(SUBSCRIPTION_KEY)
+            if stream in self._acknowledged:
+                self._acknowledged.remove(stream)
+                return True
+        return False
 
     async def flush(self) -> None:
         return

@@ -1,17 +1,23 @@
 """`caucus bridge`'s fast front: a host sees the tools at once, while the MCP SDK loads.
 
-A host waits for `initialize` and `tools/list` before it shows a server's tools (Gemini CLI
-gives up after 5 s; Claude Code starts the model's turn without them). The MCP SDK alone
-takes about half a second to import, several seconds on a loaded machine. So the bridge's
-process starts here, on the standard library: it reads the host's first lines itself and
-answers `initialize`, `tools/list`, `prompts/list`, `resources/list` and `ping` from
-`front.json`, the SDK's own answers recorded from the real bridge (`mcp/front_snapshot.py`;
-a test keeps the file current), while a thread imports the SDK-served bridge and another asks
+A host waits for its first answers before it shows a server's tools (Gemini CLI gives up
+after 5 s; Claude Code starts the model's turn without them). The MCP SDK alone takes about
+half a second to import, several seconds on a loaded machine. So the bridge's process starts
+here, on the standard library: it reads the host's first lines itself and answers them from
+`front.json`, the SDK's own answers recorded from the real bridge (`mcp/front_snapshot.py`; a
+test keeps the file current), while a thread imports the SDK-served bridge and another asks
 the hub for its limits (which fill the tool descriptions, as the SDK-served bridge fills them:
-`mcp/listing.py`). At the first request it does not answer (a `join`, a `tools/call`) or
-anything unusual (another era, a version it has no answer for), it hands the stream over: the
-SDK is given the host's `initialize` again (under an id of its own, its answer dropped) and
-everything since, and serves from there on.
+`mcp/listing.py`). Both protocol eras: the handshake era's `initialize`, `tools/list`,
+`prompts/list`, `resources/list` and `ping`; the sessionless era's `server/discover` and the
+same lists, each request's envelope read as the SDK reads it. A `subscriptions/listen` is
+acknowledged (Claude Code waits for that before it lists anything) and held: the stream is the
+SDK's to serve, and its own acknowledgement is dropped.
+
+At the first request the front does not answer (a `join`, a `tools/call`) or anything
+unusual (a version it has no answer for, a cursor), it hands the stream over: the SDK is given
+the host's opening again (an `initialize`, or a `server/discover` in the host's envelope,
+under an id of its own, its answer dropped), so it settles on the same era, then everything
+held since, in order, and serves from there on.
 
 Nothing here may import more than the standard library and caucus's smallest modules: a test
 checks the set.
@@ -38,19 +44,27 @@ REPLAYED_ID = "caucus-front:initialize"
 LIMITS_TIMEOUT = 2.0
 READ_SIZE = 65536
 TEXT_ONLY_HOSTS = frozenset({"claude-code"})  # mcp/server.py's, which this must not import
+# The sessionless era's envelope (the SDK's PROTOCOL_VERSION_META_KEY and client-info key).
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CLIENT_KEY = "io.modelcontextprotocol/clientInfo"
+SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+LIST_FLAGS = ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
 
 
 @dataclass
 class Handover:
     """What the SDK-served bridge continues from: lines to replay first (the host's
     `initialize` under `REPLAYED_ID`, its `initialized`), lines read and not answered, the bytes
-    read past the last whole line, and the wire's own descriptors."""
+    read past the last whole line, the listen streams the front acknowledged, and the wire's
+    own descriptors."""
 
     wire_in: int
     wire_out: int
     replay: list[bytes] = field(default_factory=list)
     pending: list[bytes] = field(default_factory=list)
     rest: bytes = b""
+    acknowledged: list[Any] = field(default_factory=list)
 
 
 def parse_args(argv: list[str]) -> tuple[str, str | None] | None:
@@ -95,18 +109,23 @@ def serve(hub_url: str, name: str | None) -> int:
     front = _Front(snapshot, probe, wire_out, name)
     reader = _Lines(wire_in)
     warm: _Background | None = None
+    unanswered: list[bytes] = []
     while True:
+        # The SDK loads once the host has its tools (or waits on a held stream) and nothing
+        # it sent is left to answer: the import would only slow those answers down.
+        if warm is None and (front.listed or front.holding) and not reader.buffered():
+            warm = _Background(_warm_up)
         line = reader.next()
         if line is None:  # the host left before anything was joined: nothing to say goodbye to
             return 0
         if not front.answer(line):
+            unanswered.append(line)
             break
-        if warm is None and front.listed:
-            warm = _Background(_warm_up)
     (warm or _Background(_warm_up)).result()
     from caucus.mcp.bridge import Bridge, run_bridge
 
-    handover = Handover(wire_in, wire_out, front.replay, [*front.pending, line], reader.rest)
+    pending = [*front.pending, *unanswered]
+    handover = Handover(wire_in, wire_out, front.replay, pending, reader.rest, front.acknowledged)
     return run_bridge(Bridge(hub_url, name=name), handover)
 
 
@@ -120,11 +139,13 @@ class _Front:
         self._name = name
         channel = os.environ.get("CAUCUS_CLAUDE_CHANNEL") == "1"
         self._flavour = "channel" if channel else "plain"  # as the bridge decides it
-        self._initialized = False
+        self._era: str | None = None  # "handshake", or the sessionless era's version
         self._outputs = True  # output schemas listed: not for a host that reads text only
         self.listed = False  # once the tools are out, the SDK-served bridge starts loading
+        self.holding = False  # a request only the SDK can answer waits for it
         self.replay: list[bytes] = []
-        self.pending: list[bytes] = []  # notifications the SDK will get after the replay
+        self.pending: list[bytes] = []  # lines the SDK will get after the replay, in order
+        self.acknowledged: list[Any] = []  # listen streams the host has heard opened
 
     def answer(self, line: bytes) -> bool:
         """Answer `line` (or keep it for the SDK); False hands the stream over with it."""
@@ -135,26 +156,55 @@ class _Front:
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             return False
         method, known = message.get("method"), "id" in message
-        if not self._initialized:
-            return known and method == "initialize" and self._initialize(message)
+        params = message.get("params") or {}
+        if not isinstance(params, dict):
+            return False
+        if self._era is None:
+            if not known:
+                return False
+            if method == "initialize":
+                return self._initialize(message)
+            return self._open_sessionless(message, params) and self._answer(message, params)
         if not known:  # a notification: the SDK gets it, in order, once it serves
             (self.replay if method == "notifications/initialized" else self.pending).append(line)
             return True
-        params = message.get("params") or {}
-        if not isinstance(params, dict) or params.get("cursor") is not None:
+        if self._era != "handshake" and _version(params) != self._era:
             return False
+        if method == "subscriptions/listen" and self._era != "handshake":
+            acknowledgement = _acknowledgement(message["id"], params)
+            if acknowledgement is None:
+                return False
+            self._write(acknowledgement)
+            self.acknowledged.append(message["id"])
+            self.pending.append(line)  # the stream is the SDK's to serve once it takes over
+            self.holding = True
+            return True
+        return self._answer(message, params)
+
+    def _answer(self, message: dict[str, Any], params: dict[str, Any]) -> bool:
+        if params.get("cursor") is not None:
+            return False
+        method = message.get("method")
+        answers = self._answers()
         found: Any
         if method == "tools/list":
-            found = {"tools": self._tools()}
+            outputs = self._outputs if self._era == "handshake" else _reads_json(params)
+            found = {**answers.get("tools/list", {}), "tools": self._tools(outputs)}
             self.listed = True
-        elif method in self._snapshot["lists"]:
-            found = self._snapshot["lists"][method]
-        elif method == "ping":
+        elif isinstance(method, str) and method in answers:
+            found = answers[method]
+        elif method == "ping" and self._era == "handshake":
             found = {}
         else:
             return False
         self._write({"jsonrpc": "2.0", "id": message["id"], "result": found})
         return True
+
+    def _answers(self) -> dict[str, Any]:
+        if self._era == "handshake":
+            return dict(self._snapshot["lists"])
+        found: dict[str, Any] = self._snapshot["sessionless"][self._era][self._flavour]
+        return found
 
     def _initialize(self, message: dict[str, Any]) -> bool:
         params = message.get("params")
@@ -170,22 +220,71 @@ class _Front:
         self._write({"jsonrpc": "2.0", "id": message["id"], "result": result})
         replayed = {**message, "id": REPLAYED_ID}
         self.replay.append(json.dumps(replayed).encode() + b"\n")
-        self._initialized = True
+        self._era = "handshake"
         return True
 
-    def _tools(self) -> list[dict[str, Any]]:
+    def _open_sessionless(self, message: dict[str, Any], params: dict[str, Any]) -> bool:
+        """A first request in the sessionless era's envelope, of a version the snapshot has
+        answers for: the SDK will be opened the same way, by a `server/discover` of its own."""
+        version = _version(params)
+        if version is None or version not in self._snapshot["sessionless"]:
+            return False
+        self._era = version
+        opening = {"_meta": params["_meta"]}
+        replayed = {"jsonrpc": "2.0", "id": REPLAYED_ID, "method": "server/discover"}
+        self.replay.append(json.dumps({**replayed, "params": opening}).encode() + b"\n")
+        return True
+
+    def _tools(self, outputs: bool) -> list[dict[str, Any]]:
         from caucus.mcp.listing import fill_tools, listing_values
 
         limits = self._probe.limits(LIMITS_TIMEOUT) or self._snapshot["limits"]
         values = listing_values(limits, self._name or _default_name())
-        return fill_tools(
-            self._snapshot["tools"][self._flavour], values, with_outputs=self._outputs
-        )
+        return fill_tools(self._snapshot["tools"][self._flavour], values, with_outputs=outputs)
 
     def _write(self, message: dict[str, Any]) -> None:
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
         while data:
             data = data[os.write(self._out, data) :]
+
+
+def _version(params: dict[str, Any]) -> str | None:
+    """The sessionless era's protocol version in a request's envelope, if it has one."""
+    meta = params.get("_meta")
+    version = meta.get(VERSION_KEY) if isinstance(meta, dict) else None
+    return version if isinstance(version, str) else None
+
+
+def _acknowledgement(subscription: Any, params: dict[str, Any]) -> dict[str, Any] | None:
+    """The listen stream's first frame, as the SDK's `ListenHandler` writes it (every kind
+    asked for is honored, falsy ones left out); None for a filter the SDK should judge."""
+    asked = params.get("notifications")
+    if not isinstance(asked, dict) or not set(asked) <= {*LIST_FLAGS, "resourceSubscriptions"}:
+        return None
+    honored: dict[str, Any] = {}
+    for flag in LIST_FLAGS:
+        if not isinstance(asked.get(flag, False), bool):
+            return None
+        if asked.get(flag):
+            honored[flag] = True
+    uris = asked.get("resourceSubscriptions") or []
+    if not isinstance(uris, list) or not all(isinstance(u, str) for u in uris):
+        return None
+    if uris:
+        honored["resourceSubscriptions"] = uris
+    meta = {SUBSCRIPTION_KEY: subscription}
+    return {
+        "jsonrpc": "2.0",
+        "method": ACKNOWLEDGED,
+        "params": {"_meta": meta, "notifications": honored},
+    }
+
+
+def _reads_json(params: dict[str, Any]) -> bool:
+    """Whether the host named in a sessionless request's envelope reads a result's JSON (as
+    mcp/server.py decides it per request)."""
+    info = params["_meta"].get(CLIENT_KEY)
+    return not (isinstance(info, dict) and info.get("name") in TEXT_ONLY_HOSTS)
 
 
 def _default_name() -> str | None:
@@ -212,6 +311,9 @@ class _Lines:
     def __init__(self, fd: int) -> None:
         self._fd = fd
         self.rest = b""
+
+    def buffered(self) -> bool:
+        return b"\n" in self.rest
 
     def next(self) -> bytes | None:
         while b"\n" not in self.rest:

@@ -1,11 +1,13 @@
 """The bridge's fast front's answers, recorded from the MCP SDK serving the real bridge.
 
 `python -m caucus.mcp.front_snapshot` writes `mcp/front.json`: for each handshake protocol
-version, what the SDK answers to `initialize`, and the tool catalog's listing template
-(`mcp/listing.py`), each with and without Claude Code channel push; the prompts, the
-resources a bridge lists before `join` (none), and the default limits a listing is filled with
-when the hub does not say its own. `--check` exits 1 if the file is not what the code now
-makes (a test runs it: change a tool, a prompt or the SDK, and the test says to run this).
+version, what the SDK answers to `initialize`; for each sessionless version, what it answers to
+`server/discover`, `prompts/list`, `resources/list` and `tools/list` (that one without its
+tools); and the tool catalog's listing template (`mcp/listing.py`), each with and without
+Claude Code channel push; the prompts, the resources a bridge lists before `join` (none), and
+the default limits a listing is filled with when the hub does not say its own. `--check`
+exits 1 if the file is not what the code now makes (a test runs it: change a tool, a prompt
+or the SDK, and the test says to run this).
 
 Every answer is taken from the SDK itself, over memory streams, as `stdio_server` writes it:
 nothing here restates the protocol.
@@ -23,11 +25,12 @@ import mcp_types as types
 from mcp.server.lowlevel import NotificationOptions
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from caucus import __version__
 from caucus.config import Settings
 from caucus.mcp.bridge import Bridge
+from caucus.mcp.front import CLIENT_KEY, VERSION_KEY
 from caucus.mcp.push import CHANNEL_CAPABILITY
 from caucus.wire.room import Limits
 
@@ -73,9 +76,22 @@ def _initialize(version: str) -> dict[str, Any]:
     }
 
 
+def _sessionless(number: int, method: str, version: str) -> dict[str, Any]:
+    meta = {
+        VERSION_KEY: version,
+        CLIENT_KEY: {"name": "caucus-front-snapshot", "version": __version__},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    return {"jsonrpc": "2.0", "id": number, "method": method, "params": {"_meta": meta}}
+
+
+SESSIONLESS = ("server/discover", "prompts/list", "resources/list", "tools/list")
+
+
 async def _snapshot() -> dict[str, Any]:
     initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
     initialize: dict[str, dict[str, Any]] = {}
+    sessionless: dict[str, dict[str, Any]] = {}
     templates: dict[str, list[dict[str, Any]]] = {}
     lists: dict[str, Any] = {}
     for channel in (False, True):
@@ -97,6 +113,12 @@ async def _snapshot() -> dict[str, Any]:
                     "prompts/list": answers[1]["result"],
                     "resources/list": answers[2]["result"],
                 }
+            for version in MODERN_PROTOCOL_VERSIONS:
+                asked = [_sessionless(n, m, version) for n, m in enumerate(SESSIONLESS)]
+                results = [a["result"] for a in await _answers(bridge, channel, asked)]
+                del results[-1]["tools"]  # the front fills them in, as for the handshake era
+                answered = dict(zip(SESSIONLESS, results, strict=True))
+                sessionless.setdefault(version, {})[flavour] = answered
             templates[flavour] = bridge.tools().template()
         finally:
             bridge.identities.close()
@@ -105,6 +127,7 @@ async def _snapshot() -> dict[str, Any]:
         "caucus": __version__,
         "initialize": initialize,
         "lists": lists,
+        "sessionless": sessionless,
         "tools": templates,
         # As a bridge fills them when the hub does not answer: the settings' defaults.
         "limits": Limits.of(Settings.model_construct()).model_dump(mode="json"),
