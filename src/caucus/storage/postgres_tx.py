@@ -35,7 +35,7 @@ class PgTx:
 
     dialect = "postgres"
     shared = True
-    __slots__ = ("_conn", "_q", "pipeline", "woken")
+    __slots__ = ("_conn", "_q", "failed", "pipeline", "woken")
 
     def __init__(self, conn: psycopg.Connection[Any], q: Queries) -> None:
         self._conn = conn
@@ -44,6 +44,10 @@ class PgTx:
         # In pipeline mode (a writer's batch) each statement is synced before its unit reads
         # the result, so a unit sees what it would see outside one.
         self.pipeline: psycopg.Pipeline | None = None
+        # A statement of the batch failed on the server: whatever a unit made of it (a caught
+        # Duplicate, a refusal), the transaction is aborted. Told by this, not by the
+        # connection's status, which a pipeline may still report as active just then.
+        self.failed = False
 
     def _execute(self, name: str, params: Params | None) -> psycopg.Cursor[Any]:
         try:
@@ -51,10 +55,16 @@ class PgTx:
             if self.pipeline is not None:
                 self.pipeline.sync()
             return cur
-        except pg_errors.UniqueViolation as exc:
-            raise Duplicate(str(exc)) from None
-        except psycopg.DataError as exc:
-            raise _unstorable(exc) from None
+        except psycopg.Error as exc:
+            raise self._failure(exc) from None
+
+    def _failure(self, exc: psycopg.Error) -> Exception:
+        self.failed = True
+        if isinstance(exc, pg_errors.UniqueViolation):
+            return Duplicate(str(exc))
+        if isinstance(exc, psycopg.DataError):
+            return _unstorable(exc)
+        return exc
 
     def one(self, name: str, params: Params | None = None) -> Row | None:
         row: Row | None = self._execute(name, params).fetchone()
@@ -66,17 +76,15 @@ class PgTx:
             return lambda: rows
         try:
             cur = self._conn.execute(self._q[name], params)  # sent, not waited on
-        except psycopg.DataError as exc:
-            raise _unstorable(exc) from None
+        except psycopg.Error as exc:
+            raise self._failure(exc) from None
 
         def fetch() -> list[Row]:
             # The first read waits for every statement sent before it (one round trip).
             try:
                 rows: list[Row] = cur.fetchall()
-            except pg_errors.UniqueViolation as exc:
-                raise Duplicate(str(exc)) from None
-            except psycopg.DataError as exc:
-                raise _unstorable(exc) from None
+            except psycopg.Error as exc:
+                raise self._failure(exc) from None
             return rows
 
         return fetch
@@ -106,10 +114,8 @@ class PgTx:
                 if self.pipeline is not None:
                     self.pipeline.sync()
                 return cur.rowcount
-        except pg_errors.UniqueViolation as exc:
-            raise Duplicate(str(exc)) from None
-        except psycopg.DataError as exc:
-            raise _unstorable(exc) from None
+        except psycopg.Error as exc:
+            raise self._failure(exc) from None
 
     def array(self, values: Sequence[Any]) -> Any:
         return list(values)

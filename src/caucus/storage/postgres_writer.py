@@ -27,7 +27,6 @@ try:
 except ImportError:  # pragma: no cover - the extra is not installed
     psycopg = None  # type: ignore[assignment]
 else:
-    _INERROR = psycopg.pq.TransactionStatus.INERROR
     _IDLE = psycopg.pq.TransactionStatus.IDLE
 
 log = logging.getLogger(__name__)
@@ -150,7 +149,8 @@ class PgWriter:
         try:
             try:
                 return self._pipelined(conn, tx, repos, batch)
-            except _Replay:
+            except (_Replay, pg_errors.InFailedSqlTransaction):
+                # The second: a failed statement nothing read, found out at the COMMIT.
                 _rollback(conn)
                 return self._replayed(conn, tx, repos, batch)
         except psycopg.Error as exc:  # the commit itself failed: nothing of the batch holds
@@ -170,6 +170,7 @@ class PgWriter:
         trip per statement its units wait on, plus one. The units of one kind that may run
         together (`Together`) do so, where the first of them stands in the batch."""
         tx.woken.clear()
+        tx.failed = False
         outcomes: list[tuple[Any, BaseException | None] | None] = [None] * len(batch)
         groups = _kinds(batch)
         with conn.pipeline() as pipe:
@@ -183,11 +184,11 @@ class PgWriter:
                 ]
                 for members, finish in started:
                     self.together += len(members)
-                    for j, outcome in zip(members, _finish(conn, finish, members), strict=True):
+                    for j, outcome in zip(members, _finish(tx, finish, members), strict=True):
                         outcomes[j] = outcome
                 for i, (unit, _) in enumerate(batch):
                     if outcomes[i] is None:
-                        outcomes[i] = _plain(conn, repos, unit)
+                        outcomes[i] = _plain(tx, repos, unit)
                 for payload in _wake_payloads(self._token, sorted(tx.woken)):
                     conn.execute(self._q["wake_notify"], {"payload": payload})
                 conn.execute(b"COMMIT")
@@ -235,18 +236,16 @@ class _Replay(Exception):
     """A unit made a statement fail: the batch is rolled back and replayed unit by unit."""
 
 
-def _plain(
-    conn: psycopg.Connection[Any], repos: Repos, unit: Unit[Any]
-) -> tuple[Any, BaseException | None]:
+def _plain(tx: PgTx, repos: Repos, unit: Unit[Any]) -> tuple[Any, BaseException | None]:
     try:
         value = unit(repos)
     except CaucusError as exc:
-        if conn.info.transaction_status == _INERROR:
+        if tx.failed:
             raise _Replay from exc  # it caught a failed statement (Duplicate) and refused
         return None, exc
     except Exception as exc:
         raise _Replay from exc
-    if conn.info.transaction_status == _INERROR:
+    if tx.failed:
         raise _Replay
     return value, None
 
@@ -282,14 +281,14 @@ def _start(
 
 
 def _finish(
-    conn: psycopg.Connection[Any], finish: Callable[[], list[Any]], members: list[int]
+    tx: PgTx, finish: Callable[[], list[Any]], members: list[int]
 ) -> list[tuple[Any, BaseException | None]]:
     """Read what units of one kind became: each its own value or CaucusError."""
     try:
         values = finish()
     except Exception as exc:
         raise _Replay from exc
-    if conn.info.transaction_status == _INERROR or len(values) != len(members):
+    if tx.failed or len(values) != len(members):
         raise _Replay
     return [(None, v) if isinstance(v, CaucusError) else (v, None) for v in values]
 
