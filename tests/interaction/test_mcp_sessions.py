@@ -13,6 +13,7 @@ import pytest
 from mcp import Client
 
 from caucus.api.mcp.sessions import Sessions
+from caucus.domain.peers import PeerState
 from caucus.server import build_app
 from caucus.testing import FakeClock, make_hub, serve
 from tests.interaction.test_mcp_http import INIT, JSON_RPC, rpc
@@ -129,3 +130,18 @@ async def test_an_initialize_the_sdk_refuses_is_never_answered_on_paper(
         async with chunked as reply:
             assert reply.status_code == 200
         assert sessions.opened_on_paper == 0
+
+
+async def test_a_client_that_ends_its_session_finds_its_peer_offline_at_once(
+    tmp_path: Path,
+) -> None:
+    """The session's end is answered only once the hub has marked its peer offline, so a
+    client that joins again straight after resumes the peer, never races its own goodbye."""
+    async with make_hub(tmp_path) as hub, serve(hub) as url:
+        async with Client(f"{url}/mcp", mode="legacy") as client:
+            handle = (await call(client, "join", name="kept"))["handle"]
+        for n in range(5):
+            assert (await hub.registry.find("kept")).state is PeerState.REAPED, n  # offline
+            async with Client(f"{url}/mcp", mode="legacy") as again:
+                back = await call(again, "join", handle=handle)
+            assert (back["name"], back["outcome"]) == ("kept", "resumed"), n

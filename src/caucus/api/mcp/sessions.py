@@ -136,7 +136,22 @@ class Sessions(StreamableHTTPSessionManager):
                     send = self._learning(kind, opening[0], send)
         elif session_id is not None and session_id in self._unjoined:
             await self._build(session_id)
-        await super()._handle_stateful_request(scope, receive, send)
+        if scope["method"] != "DELETE":
+            await super()._handle_stateful_request(scope, receive, send)
+            return
+        # The client hears its session ended only once it has (its peer shows offline): the
+        # SDK answers first and ends the session after, and a client that joins again at once
+        # would otherwise find its peer still online, and the session's end undo the join.
+        held: list[Message] = []
+
+        async def holding(message: Message) -> None:
+            held.append(message)
+
+        try:
+            await super()._handle_stateful_request(scope, receive, holding)
+        finally:
+            for message in held:
+                await send(message)
 
     async def _open_on_paper(
         self,
