@@ -7,7 +7,9 @@ From the outside in, every request meets:
 2. `_Served`: puts the hub and the console feed into the request's scope, which is the only
    way the routes find them (an app assembled from the routers any other way refuses every
    request);
-3. `FastLane`: `POST /send` and `GET /receive` without FastAPI (ADR 0002);
+3. `FastLane`: `POST /send` and `GET /receive` without FastAPI (ADR 0002); and before all
+   of these, served by uvicorn's protocol itself, the same two for a known agent, without
+   an ASGI cycle at all (`lean_lane`: `api/lean_lane.py`, `web/lean_http.py`, ADR 0026);
 4. `McpFront`: `/mcp` to the MCP endpoint (`api/mcp/http.py`);
 5. FastAPI, behind `JsonBodies` (the body limit and the one JSON reader): the API, the
    operator's routes and the console.
@@ -28,6 +30,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from caucus import __version__
 from caucus.api.hotpath import FastLane
+from caucus.api.lean_lane import HubLane
 from caucus.api.mcp.http import MCP_PATH, McpEndpoint
 from caucus.api.routes import (
     activity,
@@ -147,26 +150,35 @@ class CaucusApp:
                 refill=settings.shield_refill,
                 what="refusals from this address",
             ),
-            party=self._party,
+            party=lambda scope: self._party(scope["headers"]),
             strangers=settings.stranger_concurrency,
             stranger_rate=settings.stranger_rate,
             stranger_burst=settings.stranger_burst,
             max_body_bytes=settings.max_body_bytes,
         )
-        self._app = Guard(
+        guard = Guard(
             shield,
             allowed_hosts=settings.allowed_hosts,
             allowed_origins=settings.allowed_origins,
             adds_own_headers=FastLane.serves,
         )
+        self._app = guard
+        # What uvicorn's protocol serves without an ASGI cycle (web/lean_http.py, ADR 0026).
+        self.lean_lane = HubLane(
+            hub,
+            guard,
+            self._party,
+            lambda: self.served is not None,
+            settings.max_body_bytes,
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._app(scope, receive, send)
 
-    def _party(self, scope: Scope) -> Party:
-        """Who a request is, told without any I/O (for `Shield`)."""
+    def _party(self, headers: list[tuple[bytes, bytes]]) -> Party:
+        """Who a request is, told from its headers without any I/O (for `Shield`)."""
         party = Party.STRANGER
-        for name, value in scope["headers"]:
+        for name, value in headers:
             if name == b"authorization":
                 try:
                     token = parse_bearer(value.decode("latin-1"))

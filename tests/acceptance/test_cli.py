@@ -189,6 +189,7 @@ async def test_no_credential_reaches_stdout_or_the_log_at_any_level(tmp_path: Pa
             await alice.wait_ready()
             await alice.register("alice")
             await alice.peers()
+            await alice.receive(timeout=0)  # the lean lane's, logged as uvicorn's are
             assert alice.token is not None
             minted.append(alice.token)
             async with httpx2.AsyncClient(base_url=url) as http:
@@ -201,6 +202,7 @@ async def test_no_credential_reaches_stdout_or_the_log_at_any_level(tmp_path: Pa
         out, err = proc.communicate(timeout=30)
     logged = out + err
     assert "GET /peers" in logged  # the access log is on
+    assert '"GET /receive?timeout=0' in logged
     assert "session" in logged.lower()  # the MCP SDK's own DEBUG/INFO lines are in
     assert "[redacted]" in logged
     assert "hunter22" not in logged

@@ -158,7 +158,7 @@ class FastLane:
             return path == "/receive"
         if method != "POST":
             return False
-        return path in ("/send", "/tasks") or _task_move(path) is not None
+        return path in ("/send", "/tasks") or task_move(path) is not None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -170,7 +170,7 @@ class FastLane:
                 if path == "/tasks":
                     await self._guarded(self._send_task, scope, receive, send)
                     return
-                if path.startswith("/tasks/") and _task_move(path) is not None:
+                if path.startswith("/tasks/") and task_move(path) is not None:
                     await self._guarded(self._move_task, scope, receive, send)
                     return
             elif path == "/receive" and method == "GET":
@@ -206,7 +206,7 @@ class FastLane:
         await _respond(send, 200, await send_task(served(scope).hub, token, raw), self.headers)
 
     async def _move_task(self, scope: Scope, receive: Receive, send: Send) -> None:
-        found = _task_move(scope["path"])
+        found = task_move(scope["path"])
         assert found is not None
         task_id, verb = found
         if MOVES[verb][1]:
@@ -251,7 +251,7 @@ class FastLane:
         await _respond(send, 200, body, self.headers)
 
 
-def _task_move(path: str) -> tuple[str, str] | None:
+def task_move(path: str) -> tuple[str, str] | None:
     """(task id, verb) of a POST /tasks/{task_id}/{verb} path the lane serves."""
     parts = path.split("/")
     if len(parts) == 4 and parts[1] == "tasks" and parts[2] and parts[3] in MOVES:

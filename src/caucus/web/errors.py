@@ -70,13 +70,21 @@ def error_response(
     )
 
 
+def error_parts(exc: CaucusError) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+    """The status, JSON body and own headers (Retry-After) of the answer to `exc`, as every
+    lane writes it."""
+    headers = []
+    if isinstance(exc, RateLimited):
+        headers.append((b"retry-after", str(max(1, math.ceil(exc.retry_after))).encode()))
+    return exc.status, json.dumps(error_body(exc)).encode(), headers
+
+
 def caucus_error_response(
     exc: CaucusError, extra_headers: list[tuple[bytes, bytes]] | None = None
 ) -> Response:
-    headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in extra_headers or ()}
-    if isinstance(exc, RateLimited):
-        headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
-    return error_response(exc.status, error_body(exc), headers or None)
+    status, body, own = error_parts(exc)
+    headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in [*(extra_headers or ()), *own]}
+    return Response(body, status_code=status, media_type="application/json", headers=headers)
 
 
 def unexpected_error_body() -> dict[str, str]:

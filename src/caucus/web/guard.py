@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from caucus.errors import Forbidden, MisdirectedRequest
+from caucus.errors import CaucusError, Forbidden, MisdirectedRequest
 from caucus.web.errors import caucus_error_response
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -75,6 +75,28 @@ class Guard:
             return False  # "null" (sandboxed frames, files) and anything odd
         return split_host(authority) == split_host(host_header)
 
+    def refusal(self, raw_host: bytes | None, raw_origin: bytes | None) -> CaucusError | None:
+        """Why a request with these Host and Origin headers is refused, or None."""
+        host = raw_host.decode("latin-1") if raw_host is not None else None
+        verdict = self._host_verdicts.get(raw_host) if raw_host is not None else False
+        if verdict is None and host is not None:
+            verdict = self._host_ok(host)
+            if len(self._host_verdicts) < 1024:  # bounded: Host is client-chosen
+                self._host_verdicts[raw_host] = verdict  # type: ignore[index]
+        if host is None or not verdict:
+            return MisdirectedRequest(
+                f"this hub does not answer to Host {host!r}; if it is behind a proxy, add "
+                "the name to --allowed-hosts",
+            )
+        if raw_origin is not None:
+            origin = raw_origin.decode("latin-1")
+            if not self._origin_ok(origin, host):
+                return Forbidden(
+                    f"requests from the web origin {origin!r} are refused; a console served "
+                    "elsewhere must be listed in --allowed-origins"
+                )
+        return None
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
@@ -84,32 +106,10 @@ class Guard:
             if name == b"host":
                 raw_host = value
             elif name == b"origin":
-                origin = value.decode("latin-1")
-        host = raw_host.decode("latin-1") if raw_host is not None else None
-        verdict = self._host_verdicts.get(raw_host) if raw_host is not None else False
-        if verdict is None and host is not None:
-            verdict = self._host_ok(host)
-            if len(self._host_verdicts) < 1024:  # bounded: Host is client-chosen
-                self._host_verdicts[raw_host] = verdict  # type: ignore[index]
-        if host is None or not verdict:
-            refusal = caucus_error_response(
-                MisdirectedRequest(
-                    f"this hub does not answer to Host {host!r}; if it is behind a proxy, add "
-                    "the name to --allowed-hosts",
-                ),
-                SECURITY_HEADERS,
-            )
-            await refusal(scope, receive, send)
-            return
-        if origin is not None and not self._origin_ok(origin, host):
-            refusal = caucus_error_response(
-                Forbidden(
-                    f"requests from the web origin {origin!r} are refused; a console served "
-                    "elsewhere must be listed in --allowed-origins"
-                ),
-                SECURITY_HEADERS,
-            )
-            await refusal(scope, receive, send)
+                origin = value
+        refused = self.refusal(raw_host, origin)
+        if refused is not None:
+            await caucus_error_response(refused, SECURITY_HEADERS)(scope, receive, send)
             return
 
         if self.adds_own_headers(scope["method"], scope["path"]):

@@ -43,7 +43,7 @@ def _timeout_response(what: str) -> bytes:
     return head + body
 
 
-class _Patient(HttpToolsProtocol):
+class Patient(HttpToolsProtocol):
     head_timeout: float = 10.0
     body_timeout: float = 30.0
 
@@ -84,6 +84,10 @@ class _Patient(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         super().on_headers_complete()
+        self._body_deadline()
+
+    def _body_deadline(self) -> None:
+        """The head is in: its deadline ends, and the body's begins if one is coming."""
         self._disarm()
         if any(
             (name == b"content-length" and value.strip() not in (b"", b"0"))
@@ -98,9 +102,12 @@ class _Patient(HttpToolsProtocol):
 
 
 def patient_http(head_timeout: float, body_timeout: float) -> type[HttpToolsProtocol]:
-    """uvicorn's httptools protocol with these deadlines (see the module docstring)."""
+    """uvicorn's httptools protocol with these deadlines (see the module docstring), and the
+    lean lane for an app that has one (`web/lean_http.py`)."""
+    from caucus.web.lean_http import LeanHttp
+
     return type(
-        "PatientHttp", (_Patient,), {"head_timeout": head_timeout, "body_timeout": body_timeout}
+        "PatientHttp", (LeanHttp,), {"head_timeout": head_timeout, "body_timeout": body_timeout}
     )
 
 

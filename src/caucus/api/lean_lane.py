@@ -1,0 +1,116 @@
+"""The hub's lean lane (`web/lean_http.py`): a known agent's `POST /send`, `GET /receive` and
+a task's round trip (`POST /tasks`, `POST /tasks/{id}/{reply|fail|input|cancel}`), answered by
+the very handlers the ASGI lane calls (`hotpath.py`, `hot_tasks.py`), without an ASGI cycle.
+
+It takes a request only where the ASGI stack would have let it straight through to those
+handlers: the Host and Origin the `Guard` accepts, a credential the `Shield` counts as a known
+party's, a declared body within the limit, and a hub that is serving. Everything else goes
+the ASGI way, where it is refused, queued or served as before (ADR 0026).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from caucus.api.hot_tasks import MOVES, move_task, send_task
+from caucus.api.hotpath import (
+    REPLAYED_HEADER,
+    dumps,
+    parse_query,
+    receive_messages,
+    send_message,
+    task_move,
+)
+from caucus.errors import CaucusError
+from caucus.services.hub import Hub
+from caucus.web.bearer import bearer_from_scope
+from caucus.web.body import check_content_type
+from caucus.web.errors import error_parts, unexpected_error_body
+from caucus.web.guard import SECURITY_HEADERS, Guard
+from caucus.web.lean_http import Headers
+from caucus.web.shield import Party
+
+log = logging.getLogger(__name__)
+
+_REPLAYED = (REPLAYED_HEADER.lower().encode(), b"true")
+
+
+class HubLane:
+    """What `LeanHttp` asks of the hub's app."""
+
+    def __init__(
+        self,
+        hub: Hub,
+        guard: Guard,
+        party: Callable[[Headers], Party],
+        serving: Callable[[], bool],
+        max_body_bytes: int,
+    ) -> None:
+        self.hub = hub
+        self.guard = guard
+        self.party = party
+        self.serving = serving
+        self.max_body = max_body_bytes
+        self.answered = 0  # requests the lane took (a benchmark's and a test's figure)
+
+    def admits(self, method: bytes, path: bytes, headers: Headers) -> bool:
+        if b"%" in path:
+            return False  # uvicorn decodes it for the routes: theirs to answer
+        if method == b"POST":
+            if path not in (b"/send", b"/tasks") and task_move(path.decode("latin-1")) is None:
+                return False
+        elif method != b"GET" or path != b"/receive":
+            return False
+        host = origin = None
+        declared = 0
+        for name, value in headers:
+            if name == b"host":
+                host = value
+            elif name == b"origin":
+                origin = value
+            elif name == b"content-length":
+                if not value.isdigit():
+                    return False
+                declared = int(value)
+            elif name == b"transfer-encoding":
+                return False
+        if declared > self.max_body or self.guard.refusal(host, origin) is not None:
+            return False
+        return self.serving() and self.party(headers) is Party.KNOWN
+
+    async def answer(
+        self,
+        method: bytes,
+        path: bytes,
+        query: bytes,
+        headers: Headers,
+        body: bytes,
+        park: Callable[[], object],
+    ) -> tuple[int, bytes, Headers]:
+        self.answered += 1
+        try:
+            token = bearer_from_scope(headers)
+            if method == b"GET":
+                batch = await receive_messages(self.hub, token, parse_query(query), park)
+                return 200, batch, SECURITY_HEADERS
+            if path == b"/send":
+                check_content_type(headers)
+                sent, replayed = await send_message(self.hub, token, body)
+                return 200, sent, [*SECURITY_HEADERS, _REPLAYED] if replayed else SECURITY_HEADERS
+            if path == b"/tasks":
+                check_content_type(headers)
+                return 200, await send_task(self.hub, token, body), SECURITY_HEADERS
+            move = task_move(path.decode("latin-1"))
+            assert move is not None  # admitted
+            task_id, verb = move
+            if MOVES[verb][1]:
+                check_content_type(headers)
+            moved = await move_task(self.hub, token, task_id, verb, body)
+            return 200, moved, SECURITY_HEADERS
+        except CaucusError as exc:
+            status, refused, own = error_parts(exc)
+            return status, refused, [*SECURITY_HEADERS, *own]
+        except Exception:
+            log.exception("unhandled error on %s %s", method.decode(), path.decode())
+            return 500, dumps(unexpected_error_body()), SECURITY_HEADERS

@@ -1,0 +1,200 @@
+"""The lean lane: a known agent's hot requests answered from the HTTP parser's own callbacks.
+
+uvicorn serves every request as an ASGI cycle: a scope, a cycle object with its event, a task
+running the app, the app's middleware each wrapping `send`, and response headers checked one by
+one against two regular expressions. For the two requests that make up nearly all of a hub's
+traffic (an agent's `POST /send` and `GET /receive`) that cycle cost more CPU than the durable
+relay behind it (ADR 0026). So an app may offer a `LeanLane`: when a request's head is in,
+the protocol asks the lane whether it takes the request (the route, the Host and Origin
+checks, a credential the hub knows, a declared body within the limit: everything the ASGI
+stack would have let straight through), and if it does the body is gathered here, the lane's
+handler runs in a task of its own, and the answer is written to the transport as it is.
+Anything else, and anything unusual (HTTP/1.0, `Expect`, a chunked body, an upgrade, a request
+pipelined behind another), takes the ASGI path unchanged, so every refusal is still made once,
+in one place.
+
+To uvicorn's protocol a lean request is its current cycle (`_Lean` has what the protocol
+reads of one), so keep-alive, pipelining, the head and body deadlines of `patience.py`, the
+connection cap and a graceful shutdown all work as for any request. A parked receive whose
+client hangs up is cancelled, as the ASGI lane's disconnect watcher does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Protocol
+
+import httptools
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE
+
+from caucus.web.patience import Patient
+
+log = logging.getLogger(__name__)
+
+Headers = list[tuple[bytes, bytes]]
+_JSON = b"content-type: application/json\r\ncontent-length: "
+
+
+class LeanLane(Protocol):
+    """What an app offers the protocol (`CaucusApp.lean_lane`)."""
+
+    def admits(self, method: bytes, path: bytes, headers: Headers) -> bool:
+        """Whether the lane answers this request, from its head alone."""
+        ...
+
+    async def answer(
+        self, method: bytes, path: bytes, query: bytes, headers: Headers, body: bytes, park: Any
+    ) -> tuple[int, bytes, Headers]:
+        """(status, JSON body, headers) for the request; `park()` is called when a receive
+        starts to wait."""
+        ...
+
+
+class _NothingWaits:
+    def set(self) -> None:
+        return
+
+
+_NOTHING_WAITS = _NothingWaits()
+
+
+class _Lean:
+    """A lean request, as the protocol around it sees a cycle."""
+
+    __slots__ = (
+        "body",
+        "disconnected",
+        "headers",
+        "keep_alive",
+        "message_event",
+        "method",
+        "more_body",
+        "parked",
+        "path",
+        "query",
+        "response_complete",
+        "response_started",
+        "task",
+    )
+
+    def __init__(self, method: bytes, path: bytes, query: bytes, headers: Headers) -> None:
+        self.method, self.path, self.query, self.headers = method, path, query, headers
+        self.body = b""
+        self.more_body = True
+        self.response_started = self.response_complete = False
+        self.keep_alive = True
+        self.disconnected = False
+        self.parked = False
+        self.task: asyncio.Task[None] | None = None
+        # The protocol sets it on a hang-up; nothing waits on it. Not `self`: a request that
+        # referred to itself would live until the collector's next pass instead of its end,
+        # and the collector's passes grow with what they find (ADR 0026: tail latency).
+        self.message_event = _NOTHING_WAITS
+
+    def park(self) -> None:
+        """The receive waits from here on: a client that is gone ends it."""
+        self.parked = True
+        if self.disconnected and self.task is not None:
+            self.task.cancel()
+
+
+class LeanHttp(Patient):
+    """`Patient` (uvicorn's httptools protocol with deadlines) with the app's lean lane."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._lane: LeanLane | None = getattr(self.app, "lean_lane", None)
+
+    def on_headers_complete(self) -> None:
+        lean = self._lean_request()
+        if lean is None:
+            super().on_headers_complete()
+            return
+        self.cycle = lean  # type: ignore[assignment]
+        self._body_deadline()
+
+    def _lean_request(self) -> _Lean | None:
+        lane, parser = self._lane, self.parser
+        if lane is None or self.pipeline or self.expect_100_continue:
+            return None
+        if self.cycle is not None and not self.cycle.response_complete:
+            return None  # pipelined behind a request still answering: uvicorn queues it
+        if parser.get_http_version() != "1.1" or not parser.should_keep_alive():
+            return None
+        if parser.should_upgrade():
+            return None
+        limit = self.limit_concurrency
+        if limit is not None and (len(self.connections) >= limit or len(self.tasks) >= limit):
+            return None  # the ASGI path answers 503
+        method = parser.get_method()
+        url = httptools.parse_url(self.url)
+        if not lane.admits(method, url.path, self.headers):
+            return None
+        return _Lean(method, url.path, url.query or b"", self.headers)
+
+    def on_body(self, body: bytes) -> None:
+        cycle = self.cycle
+        if isinstance(cycle, _Lean):
+            cycle.body += body  # at most the declared length, which the lane checked
+            return
+        super().on_body(body)
+
+    def on_message_complete(self) -> None:
+        cycle = self.cycle
+        if not isinstance(cycle, _Lean):
+            super().on_message_complete()
+            return
+        self._disarm()
+        cycle.more_body = False
+        task = self.loop.create_task(self._serve(cycle))
+        cycle.task = task
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        cycle = self.cycle
+        super().connection_lost(exc)
+        if not isinstance(cycle, _Lean) or cycle.response_complete:
+            return
+        if cycle.parked and cycle.task is not None:
+            cycle.task.cancel()
+
+    async def _serve(self, cycle: _Lean) -> None:
+        lane = self._lane
+        assert lane is not None
+        this = cycle.task
+        try:
+            status, body, headers = await lane.answer(
+                cycle.method, cycle.path, cycle.query, cycle.headers, cycle.body, cycle.park
+            )
+        except asyncio.CancelledError:
+            if cycle.disconnected and this is not None:
+                this.uncancel()  # the client hung up on its long-poll: nothing to answer
+                return
+            raise
+        if self.flow.write_paused and not cycle.disconnected:
+            await self.flow.drain()
+        if cycle.disconnected or self.transport.is_closing():
+            return
+        if self.access_log:
+            self._log_access(cycle, status)
+        cycle.response_started = True
+        head = [STATUS_LINE[status]]
+        for name, value in (*self.server_state.default_headers, *headers):
+            head += (name, b": ", value, b"\r\n")
+        if not cycle.keep_alive:
+            head.append(b"connection: close\r\n")
+        head += (_JSON, str(len(body)).encode(), b"\r\n\r\n", body)
+        self.transport.write(b"".join(head))
+        cycle.response_complete = True
+        if not cycle.keep_alive:
+            self.transport.close()
+        self.on_response_complete()
+
+    def _log_access(self, cycle: _Lean, status: int) -> None:
+        """The line uvicorn's access log would have written for the request."""
+        client = "%s:%d" % self.client if self.client else "-"  # noqa: UP031 - uvicorn's form
+        target = cycle.path + (b"?" + cycle.query if cycle.query else b"")
+        method, path = cycle.method.decode("ascii"), target.decode("latin-1")
+        self.access_logger.info('%s - "%s %s HTTP/1.1" %d', client, method, path, status)
