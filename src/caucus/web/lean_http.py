@@ -26,7 +26,7 @@ import logging
 from typing import Any, Protocol
 
 import httptools
-from uvicorn.protocols.http.httptools_impl import STATUS_LINE
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from caucus.web.patience import Patient
 
@@ -106,13 +106,31 @@ class LeanHttp(Patient):
         super().__init__(*args, **kwargs)
         self._lane: LeanLane | None = getattr(self.app, "lean_lane", None)
 
+    def on_message_begin(self) -> None:
+        # uvicorn's, but the ASGI scope waits until a request turns out to need one: a lean
+        # request never does, and a parked one would hold it as long as it waits (ADR 0026).
+        self.url = b""
+        self.expect_100_continue = False
+        self.headers = []
+        if self._deadline is None:
+            self._arm(self.head_timeout, "head")
+
     def on_headers_complete(self) -> None:
         lean = self._lean_request()
         if lean is None:
+            self._scope_after_all()
             super().on_headers_complete()
             return
+        self.scope = None  # type: ignore[assignment]  # an earlier request's: not needed
         self.cycle = lean  # type: ignore[assignment]
         self._body_deadline()
+
+    def _scope_after_all(self) -> None:
+        """The scope uvicorn's `on_message_begin` makes, for the request already read."""
+        url, headers, expect = self.url, self.headers, self.expect_100_continue
+        HttpToolsProtocol.on_message_begin(self)
+        self.url, self.headers, self.expect_100_continue = url, headers, expect
+        self.scope["headers"] = headers
 
     def _lean_request(self) -> _Lean | None:
         lane, parser = self._lane, self.parser
