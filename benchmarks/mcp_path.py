@@ -11,6 +11,10 @@ is a latency, not a queue):
    answer: HTTP `POST /send` against MCP `tools/call say`. The difference is what the MCP
    layer (its framing, validation, result rendering and the SDK client's own work) adds.
 
+Beside each door's latencies it prints the hub's own CPU per message (user + system, /proc,
+all its threads) while that door ran: what of the MCP overhead is the hub's, and what is the
+client's.
+
 Issue 33's targets: MCP delivery p50 ≤ 1.3x HTTP's; `tools/call` overhead ≤ 1 ms p50. The
 figures are end to end, clients included: the SDK client's own CPU counts against MCP, as a
 host's would. Run: `.venv/bin/python benchmarks/mcp_path.py` (`--count N`).
@@ -98,17 +102,22 @@ async def mcp_paths(url: str, count: int, tag: str) -> tuple[list[float], list[f
     return delivery, calls
 
 
-async def measure(url: str, count: int) -> dict[str, list[float]]:
+async def measure(url: str, count: int, pid: int) -> tuple[dict[str, list[float]], list[float]]:
+    """The latencies through each door, and the hub's CPU per message (µs) while each ran."""
     await http_paths(url, 20, "0")  # warm both doors
     await mcp_paths(url, 5, "0")
+    before = relay.process_cpu(pid)
     http_delivery, http_calls = await http_paths(url, count, "1")
+    middle = relay.process_cpu(pid)
     mcp_delivery, mcp_calls = await mcp_paths(url, count, "1")
-    return {
+    after = relay.process_cpu(pid)
+    found = {
         "http_delivery": http_delivery,
         "http_call": http_calls,
         "mcp_delivery": mcp_delivery,
         "mcp_call": mcp_calls,
     }
+    return found, [(middle - before) / count * 1e6, (after - middle) / count * 1e6]
 
 
 def main() -> None:
@@ -120,13 +129,14 @@ def main() -> None:
     env = {**relay.BENCH_ENV, "CAUCUS_HOME": str(tmp)}
     hub, url = relay.start(relay.hub_command(tmp / "bench.db"), env)
     try:
-        found = asyncio.run(measure(url, args.count))
+        found, cpu = asyncio.run(measure(url, args.count, hub.pid))
     finally:
         relay.stop(hub)
     figures = {f"{k}_{p}_ms": round(pct(v, p), 2) for k, v in found.items() for p in (50, 99)}
     ratio = statistics.median(found["mcp_delivery"]) / statistics.median(found["http_delivery"])
     overhead = statistics.median(found["mcp_call"]) - statistics.median(found["http_call"])
     figures |= {"delivery_ratio": round(ratio, 2), "call_overhead_ms": round(overhead, 2)}
+    figures |= {"http_hub_cpu_us": round(cpu[0]), "mcp_hub_cpu_us": round(cpu[1])}
     if args.json:
         print(json.dumps(figures, indent=2))
         return
@@ -138,7 +148,11 @@ def main() -> None:
             f"call p50 {figures[f'{door}_call_50_ms']:6.2f} ms  "
             f"p99 {figures[f'{door}_call_99_ms']:6.2f} ms"
         )
-    print(f"\n  MCP/HTTP delivery p50   {ratio:6.2f}x   target <= {TARGET_DELIVERY_RATIO}x")
+    print(
+        f"\n  hub CPU per message     HTTP {cpu[0]:5.0f} us   MCP {cpu[1]:5.0f} us "
+        f"(a send or say, its listen or receive; all the hub's threads)"
+    )
+    print(f"  MCP/HTTP delivery p50   {ratio:6.2f}x   target <= {TARGET_DELIVERY_RATIO}x")
     print(
         f"  tools/call overhead p50 {overhead:6.2f} ms  target <= {TARGET_CALL_OVERHEAD_MS} ms"
         " (say over POST /send)"
