@@ -112,6 +112,39 @@ async def receive_messages(
     return Batch.__pydantic_serializer__.to_json(batch)
 
 
+_REPLAYED = (REPLAYED_HEADER.lower().encode(), b"true")
+
+
+async def answer_hot(
+    hub: Hub,
+    method: str,
+    path: str,
+    query: bytes,
+    headers: list[tuple[bytes, bytes]],
+    body: bytes,
+    on_park: Callable[[], object] | None = None,
+) -> tuple[bytes, list[tuple[bytes, bytes]]]:
+    """A hot route's answer, once its body is read: the JSON body and the route's own headers
+    (the replay mark). Both lanes call it (this module's `FastLane`, `lean_lane.py`); it
+    raises `CaucusError` as the documented routes do."""
+    token = bearer_from_scope(headers)
+    if method == "GET":
+        return await receive_messages(hub, token, parse_query(query), on_park), []
+    if path == "/send":
+        check_content_type(headers)
+        sent, replayed = await send_message(hub, token, body)
+        return sent, [_REPLAYED] if replayed else []
+    if path == "/tasks":
+        check_content_type(headers)
+        return await send_task(hub, token, body), []
+    found = task_move(path)
+    assert found is not None  # only a hot route comes here
+    task_id, verb = found
+    if MOVES[verb][1]:
+        check_content_type(headers)
+    return await move_task(hub, token, task_id, verb, body), []
+
+
 def parse_query(raw: bytes) -> dict[str, str]:
     """The few plain parameters the hot routes take; percent-decoding only when present."""
     text = raw.decode("latin-1")
@@ -163,17 +196,10 @@ class FastLane:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             path, method = scope["path"], scope["method"]
-            if method == "POST":
-                if path == "/send":
-                    await self._guarded(self._send, scope, receive, send)
-                    return
-                if path == "/tasks":
-                    await self._guarded(self._send_task, scope, receive, send)
-                    return
-                if path.startswith("/tasks/") and task_move(path) is not None:
-                    await self._guarded(self._move_task, scope, receive, send)
-                    return
-            elif path == "/receive" and method == "GET":
+            if method == "POST" and (path in ("/send", "/tasks") or task_move(path) is not None):
+                await self._guarded(self._post, scope, receive, send)
+                return
+            if path == "/receive" and method == "GET":
                 await self._guarded(self._receive, scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -187,38 +213,14 @@ class FastLane:
             log.exception("unhandled error on %s %s", scope["method"], scope["path"])
             await _respond(send, 500, dumps(unexpected_error_body()), self.headers)
 
-    async def _send(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
         raw = await read_body(receive, self.max_body_bytes, scope["headers"])
-        check_content_type(scope["headers"])
         hub = served(scope).hub
-        body, replayed = await send_message(hub, bearer_from_scope(scope["headers"]), raw)
-        extra = [(REPLAYED_HEADER.lower().encode(), b"true")] if replayed else []
-        await _respond(send, 200, body, self.headers + extra)
-
-    async def _json_body(self, scope: Scope, receive: Receive) -> bytes:
-        raw = await read_body(receive, self.max_body_bytes, scope["headers"])
-        check_content_type(scope["headers"])
-        return raw
-
-    async def _send_task(self, scope: Scope, receive: Receive, send: Send) -> None:
-        raw = await self._json_body(scope, receive)
-        token = bearer_from_scope(scope["headers"])
-        await _respond(send, 200, await send_task(served(scope).hub, token, raw), self.headers)
-
-    async def _move_task(self, scope: Scope, receive: Receive, send: Send) -> None:
-        found = task_move(scope["path"])
-        assert found is not None
-        task_id, verb = found
-        if MOVES[verb][1]:
-            raw = await self._json_body(scope, receive)
-        else:
-            raw = await read_body(receive, self.max_body_bytes, scope["headers"])
-        token = bearer_from_scope(scope["headers"])
-        body = await move_task(served(scope).hub, token, task_id, verb, raw)
-        await _respond(send, 200, body, self.headers)
+        body, own = await answer_hot(hub, "POST", scope["path"], b"", scope["headers"], raw)
+        await _respond(send, 200, body, self.headers + own)
 
     async def _receive(self, scope: Scope, receive: Receive, send: Send) -> None:
-        query = parse_query(scope["query_string"])
+        raw_query = scope["query_string"]
         # A client that hangs up ends its long-poll, so nothing is claimed for a reader that is
         # gone. The watcher cancels this request's task; that cancellation is ours to absorb.
         this = asyncio.current_task()
@@ -238,8 +240,15 @@ class FastLane:
             watcher = asyncio.ensure_future(watch())
 
         try:
-            token = bearer_from_scope(scope["headers"])
-            body = await receive_messages(served(scope).hub, token, query, start_watching)
+            body, _ = await answer_hot(
+                served(scope).hub,
+                "GET",
+                "/receive",
+                raw_query,
+                scope["headers"],
+                b"",
+                start_watching,
+            )
         except asyncio.CancelledError:
             if hung_up:
                 this.uncancel()

@@ -13,27 +13,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from caucus.api.hot_tasks import MOVES, move_task, send_task
-from caucus.api.hotpath import (
-    REPLAYED_HEADER,
-    dumps,
-    parse_query,
-    receive_messages,
-    send_message,
-    task_move,
-)
+from caucus.api.hotpath import answer_hot, dumps, task_move
 from caucus.errors import CaucusError
 from caucus.services.hub import Hub
-from caucus.web.bearer import bearer_from_scope
-from caucus.web.body import check_content_type
 from caucus.web.errors import error_parts, unexpected_error_body
 from caucus.web.guard import SECURITY_HEADERS, Guard
 from caucus.web.lean_http import Headers
 from caucus.web.shield import Party
 
 log = logging.getLogger(__name__)
-
-_REPLAYED = (REPLAYED_HEADER.lower().encode(), b"true")
 
 
 class HubLane:
@@ -90,24 +78,10 @@ class HubLane:
     ) -> tuple[int, bytes, Headers]:
         self.answered += 1
         try:
-            token = bearer_from_scope(headers)
-            if method == b"GET":
-                batch = await receive_messages(self.hub, token, parse_query(query), park)
-                return 200, batch, SECURITY_HEADERS
-            if path == b"/send":
-                check_content_type(headers)
-                sent, replayed = await send_message(self.hub, token, body)
-                return 200, sent, [*SECURITY_HEADERS, _REPLAYED] if replayed else SECURITY_HEADERS
-            if path == b"/tasks":
-                check_content_type(headers)
-                return 200, await send_task(self.hub, token, body), SECURITY_HEADERS
-            move = task_move(path.decode("latin-1"))
-            assert move is not None  # admitted
-            task_id, verb = move
-            if MOVES[verb][1]:
-                check_content_type(headers)
-            moved = await move_task(self.hub, token, task_id, verb, body)
-            return 200, moved, SECURITY_HEADERS
+            found, own = await answer_hot(
+                self.hub, method.decode("ascii"), path.decode("latin-1"), query, headers, body, park
+            )
+            return 200, found, [*SECURITY_HEADERS, *own]
         except CaucusError as exc:
             status, refused, own = error_parts(exc)
             return status, refused, [*SECURITY_HEADERS, *own]
