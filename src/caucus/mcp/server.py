@@ -121,7 +121,7 @@ class ToolServer:
             version=__version__,
             instructions=INSTRUCTIONS,
             on_list_tools=self._list,
-            on_call_tool=self._call,
+            on_call_tool=self.call_tool,
             get_tool_input_schema=self._input_schema,
             **inbox,
         )
@@ -190,7 +190,7 @@ class ToolServer:
         return schema_of(tool.args) if tool is not None else None
 
     # --- tools/call ---------------------------------------------------------------------------
-    async def _call(
+    async def call_tool(
         self, ctx: Context, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         tool = self.catalog.tools.get(params.name)

@@ -26,6 +26,7 @@ from typing import Any
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
+from caucus.api.mcp.call_lane import CallLane
 from caucus.api.mcp.inbox import InboxResources
 from caucus.api.mcp.local_port import LocalPort
 from caucus.api.mcp.sessions import Sessions
@@ -95,6 +96,7 @@ class McpEndpoint:
             unjoined_idle=settings.mcp_unjoined_idle,
             monotonic=hub.clock.monotonic,
         )
+        self.calls = CallLane(self._manager, self.tools, max_body=settings.max_body_bytes)
 
     def session_state(self, session_id: str) -> str | None:
         """ "joined", "unjoined" or None (no such session open), without any I/O."""
@@ -120,7 +122,9 @@ class McpEndpoint:
             log.error("/mcp was reached without caucus.server.build_app; refused")
             await error_response(500, unexpected_error_body())(scope, receive, send)
             return
-        await self._manager.handle_request(scope, receive, send)
+        rest = await self.calls.serve(scope, receive, send)
+        if rest is not None:  # not a tool call the lane takes: the SDK's
+            await self._manager.handle_request(scope, rest, send)
 
     # --- who a call is ------------------------------------------------------------------------
     async def _call_for(self, ctx: Context, handle: str | None) -> Call:

@@ -26,6 +26,7 @@ from typing import Any
 from uuid import uuid4
 
 import anyio
+import mcp_types as types
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import Message, Receive, Scope, Send
@@ -89,6 +90,9 @@ class Sessions(StreamableHTTPSessionManager):
         self._unjoined_idle = unjoined_idle
         self._templates: dict[tuple[Any, ...], _Template] = {}
         self._building: str | None = None  # the id `_admit_session` gives the next transport
+        # What each built session's client said of itself in its initialize, where it was seen:
+        # what a tool call answered outside the SDK (`call_lane.py`) needs of the session.
+        self._clients: dict[str, types.InitializeRequestParams] = {}
         self.opened_on_paper = 0  # sessions answered from a template, ever
 
     def state(self, session_id: str) -> str | None:
@@ -96,6 +100,23 @@ class Sessions(StreamableHTTPSessionManager):
         if session_id in self._unjoined:
             return "unjoined"
         return "joined" if session_id in self._server_instances else None
+
+    def ready(
+        self, session_id: str
+    ) -> tuple[StreamableHTTPServerTransport, types.InitializeRequestParams] | None:
+        """A built, live session's transport and its client's initialize, if a request on it
+        may be answered outside the SDK: it is not ending, no credential owns it, and its
+        initialize was seen."""
+        transport = self._server_instances.get(session_id)
+        client = self._clients.get(session_id)
+        if transport is None or client is None or transport.is_terminated:
+            return None
+        if session_id in self._session_owners:
+            return None
+        idle = transport.idle_scope
+        if idle is not None and idle.cancel_called:
+            return None
+        return transport, client
 
     @property
     def built_sessions(self) -> int:
@@ -123,9 +144,9 @@ class Sessions(StreamableHTTPSessionManager):
         headers: list[tuple[bytes, bytes]] = scope["headers"]
         session_id = next((v.decode("latin-1") for k, v in headers if k == SESSION_HEADER), None)
         if session_id is None and scope["method"] == "POST":
-            body = await _whole_body(headers, receive, self.max_request_body_size)
+            body = await whole_body(headers, receive, self.max_request_body_size)
             if body is not None:
-                receive = _replaying(body, receive)
+                receive = replaying(body, receive)
                 opening = _initialize(body)
                 if opening is not None:
                     kind = (opening[1], *(_header(headers, h) for h in KIND_HEADERS))
@@ -133,7 +154,7 @@ class Sessions(StreamableHTTPSessionManager):
                     if template is not None:
                         await self._open_on_paper(template, opening[0], headers, body, send)
                         return
-                    send = self._learning(kind, opening[0], send)
+                    send = self._learning(kind, opening[0], body, send)
         elif session_id is not None and session_id in self._unjoined:
             await self._build(session_id)
         if scope["method"] != "DELETE":
@@ -172,9 +193,11 @@ class Sessions(StreamableHTTPSessionManager):
         )
         await send({"type": "http.response.body", "body": out_body})
 
-    def _learning(self, kind: tuple[Any, ...], request_id: str | int, send: Send) -> Send:
+    def _learning(
+        self, kind: tuple[Any, ...], request_id: str | int, body: bytes, send: Send
+    ) -> Send:
         """`send`, keeping what the SDK answers as the template for `kind` if it is a plain
-        success that opened a session."""
+        success that opened a session, and the client's initialize under the session's id."""
         start: Message | None = None
         chunks: list[bytes] = []
 
@@ -182,6 +205,10 @@ class Sessions(StreamableHTTPSessionManager):
             nonlocal start
             if message["type"] == "http.response.start":
                 start = message
+                session_id = _header(list(message.get("headers", [])), SESSION_HEADER)
+                client = _client(body)
+                if session_id is not None and client is not None:
+                    self._clients[session_id.decode("latin-1")] = client
             elif message["type"] == "http.response.body" and start is not None:
                 chunks.append(message.get("body", b""))
                 if not message.get("more_body", False):
@@ -228,8 +255,11 @@ class Sessions(StreamableHTTPSessionManager):
             await anyio.sleep_forever()
             raise AssertionError  # pragma: no cover
 
+        client = _client(paper.body)
+        if client is not None:
+            self._clients[session_id] = client
         await self._serve_opening_request(
-            transport, scope, _replaying(paper.body, nothing_more), discard
+            transport, scope, replaying(paper.body, nothing_more), discard
         )
 
     # --- the SDK's hooks ----------------------------------------------------------------------
@@ -254,6 +284,7 @@ class Sessions(StreamableHTTPSessionManager):
             if paper is not None:
                 continue  # nothing was built
             transport = self._server_instances.pop(oldest, None)
+            self._clients.pop(oldest, None)
             if transport is not None and self._task_group is not None:
                 log.info("ended the oldest MCP session that had not joined")
                 self._task_group.start_soon(transport.terminate)
@@ -263,6 +294,7 @@ class Sessions(StreamableHTTPSessionManager):
         self, session_id: str, transport: StreamableHTTPServerTransport
     ) -> None:
         known = session_id in self._server_instances
+        self._clients.pop(session_id, None)
         if self._unjoined.get(session_id, False) is None:
             del self._unjoined[session_id]
         await super()._discard_session(session_id, transport)
@@ -275,7 +307,7 @@ def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> bytes | None:
     return next((v for k, v in headers if k == name), None)
 
 
-async def _whole_body(
+async def whole_body(
     headers: list[tuple[bytes, bytes]], receive: Receive, limit: int | None
 ) -> bytes | None:
     """The body of a request that declares a length within `limit`; None (nothing read) for
@@ -294,7 +326,7 @@ async def _whole_body(
     return b"".join(chunks)
 
 
-def _replaying(body: bytes, receive: Receive) -> Receive:
+def replaying(body: bytes, receive: Receive) -> Receive:
     """A `receive` that hands over `body` once, then whatever the client sends next."""
     pending = [body]
 
@@ -327,6 +359,15 @@ def _initialize(body: bytes) -> tuple[str | int, str] | None:
     ):
         return None
     return request_id, version
+
+
+def _client(body: bytes) -> types.InitializeRequestParams | None:
+    """The params of the initialize request `body`, if it is one the SDK would accept."""
+    try:
+        message = json.loads(body)
+        return types.InitializeRequestParams.model_validate(message["params"], by_name=False)
+    except (ValueError, TypeError, KeyError, UnicodeDecodeError):
+        return None  # pydantic's ValidationError is a ValueError
 
 
 def _template(start: Message, body: bytes, request_id: str | int) -> _Template | None:

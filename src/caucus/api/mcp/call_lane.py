@@ -1,0 +1,239 @@
+"""A tool call on a handshake-era `/mcp` session, answered without the SDK's session machinery.
+
+Through the SDK a `tools/call` on a session goes through its transport (a Starlette request,
+the accept and session checks, an SSE response with its own task group and memory streams),
+the session's message loop (another stream, a task per request) and the low-level server's
+dispatch, before it reaches `ToolServer.call_tool`, and back the same way: ~0.7 ms of the
+hub's time per call, more than the service call it wraps (issue 33, `benchmarks/mcp_path.py`).
+
+`CallLane` takes a `tools/call` straight to `ToolServer.call_tool` when the SDK would have
+let it through to it unchanged: a POST on a session the SDK has built and that is live (not
+ending, not owned by a credential, its initialize seen), with the content type and accept
+headers the SDK asks for, a handshake-era protocol version, a body within the limit that is
+one well-formed `tools/call` request (nothing task-augmented). Everything else, every refusal
+included, is handed to the SDK unchanged, the body replayed; so are all other methods.
+
+The answer is the SDK's own result, shaped by the same per-version sieve, as one JSON body
+when the call ends within `STREAM_AFTER` (the modern transport of the SDK does the same, for a
+longer window); a call that runs longer (a parked `listen`) gets an SSE stream, as the SDK
+would have opened at once, kept alive with comments until the result is its one event. As the
+SDK's transport does, the call holds the session open while it runs, and a client that hangs
+up cancels it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, cast
+
+import anyio
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.session import ServerSession
+from mcp.server.streamable_http import StreamableHTTPServerTransport, check_accept_headers
+from mcp_types import methods
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+from starlette.requests import Request
+from starlette.types import Message, Receive, Scope, Send
+
+from caucus.api.mcp.sessions import SESSION_HEADER, Sessions, replaying, whole_body
+from caucus.mcp.server import ToolServer
+
+log = logging.getLogger(__name__)
+
+STREAM_AFTER = 1.0  # seconds a call may run before its answer becomes an SSE stream
+PING_EVERY = 15.0  # seconds between keep-alive comments on such a stream (the SDK's interval)
+_VERSION_HEADER = b"mcp-protocol-version"
+_PARAMS = frozenset({"name", "arguments", "_meta"})
+_INTERNAL_ERROR = -32603
+_FIRST = asyncio.FIRST_COMPLETED
+_PING = b": ping\r\n\r\n"
+
+
+class _Client:
+    """What a tool call reads of its session: the client's initialize."""
+
+    __slots__ = ("client_params",)
+
+    def __init__(self, client_params: types.InitializeRequestParams) -> None:
+        self.client_params = client_params
+
+
+class CallLane:
+    def __init__(self, sessions: Sessions, tools: ToolServer, *, max_body: int) -> None:
+        self._sessions = sessions
+        self._tools = tools
+        self._max_body = max_body
+        self.answered = 0  # calls answered here, ever (a test's evidence that the lane ran)
+
+    async def serve(self, scope: Scope, receive: Receive, send: Send) -> Receive | None:
+        """Answer the request if it is a tool call this lane takes (None); otherwise the
+        `receive` to hand the SDK (the body replayed if it was read)."""
+        if scope["method"] != "POST":
+            return receive
+        headers: list[tuple[bytes, bytes]] = scope["headers"]
+        session_id = version = None
+        for key, value in headers:
+            if key == SESSION_HEADER:
+                session_id = value.decode("latin-1")
+            elif key == _VERSION_HEADER:
+                version = value.decode("latin-1")
+        if session_id is None or version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            return receive
+        ready = self._sessions.ready(session_id)
+        if ready is None:
+            return receive
+        request = Request(scope)
+        has_json, has_sse = check_accept_headers(request)
+        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if not (has_json and has_sse) or content_type != "application/json":
+            return receive
+        if await ready[0]._security.validate_request(request, is_post=True) is not None:
+            return receive
+        body = await whole_body(headers, receive, self._max_body)
+        if body is None:
+            return receive
+        call = _tool_call(body)
+        if call is None:
+            return replaying(body, receive)
+        request_id, params = call
+        transport, client = ready
+        assert version is not None
+        context: ServerRequestContext[Any, Any] = ServerRequestContext(
+            session=cast(ServerSession, _Client(client)),
+            lifespan_context=None,
+            protocol_version=version,
+            method="tools/call",
+            params=params.model_dump(by_alias=True, exclude_none=True),
+            request_id=request_id,
+            meta=params.meta,
+            request=request,
+        )
+        self.answered += 1
+        with _in_flight(transport):
+            await self._answer(context, params, request_id, session_id, receive, send)
+        return None
+
+    async def _answer(
+        self,
+        context: ServerRequestContext[Any, Any],
+        params: types.CallToolRequestParams,
+        request_id: str | int,
+        session_id: str,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        version = context.protocol_version
+        running = asyncio.ensure_future(self._result(context, params, version))
+        hangup = asyncio.ensure_future(_disconnected(receive))
+        try:
+            await asyncio.wait((running, hangup), timeout=STREAM_AFTER, return_when=_FIRST)
+            if hangup.done():
+                return  # the client went: `finally` cancels the call
+            session = (SESSION_HEADER, session_id.encode("latin-1"))
+            if running.done():
+                body = _response(request_id, running.result())
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 200,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            session,
+                            (b"content-length", str(len(body)).encode()),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+            await send({"type": "http.response.start", "status": 200, "headers": [*_SSE, session]})
+            while not running.done():
+                await send({"type": "http.response.body", "body": _PING, "more_body": True})
+                await asyncio.wait((running, hangup), timeout=PING_EVERY, return_when=_FIRST)
+                if hangup.done():
+                    return
+            event = b"event: message\r\ndata: %b\r\n\r\n" % _response(request_id, running.result())
+            await send({"type": "http.response.body", "body": event})
+        finally:
+            hangup.cancel()
+            running.cancel()
+
+    async def _result(
+        self,
+        context: ServerRequestContext[Any, Any],
+        params: types.CallToolRequestParams,
+        version: str,
+    ) -> dict[str, Any]:
+        """The JSON-RPC `result` or `error` member, as the SDK would have written it."""
+        try:
+            result = await self._tools.call_tool(context, params)
+            dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+            return {"result": methods.serialize_server_result("tools/call", version, dumped)}
+        except Exception:  # as the SDK: never a handler's internals on the wire
+            log.exception("tool call %s failed", params.name)
+            return {"error": {"code": _INTERNAL_ERROR, "message": "Internal error"}}
+
+
+_SSE = [
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"connection", b"keep-alive"),
+    (b"content-type", b"text/event-stream"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+def _tool_call(body: bytes) -> tuple[str | int, types.CallToolRequestParams] | None:
+    """(id, params) of a body that is one well-formed `tools/call` request, else None."""
+    try:
+        message = json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return None
+    request_id, params = message.get("id"), message.get("params")
+    if message.get("jsonrpc") != "2.0" or set(message) != {"jsonrpc", "id", "method", "params"}:
+        return None
+    if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+        return None
+    if not isinstance(params, Mapping) or not _PARAMS.issuperset(params):
+        return None
+    try:
+        return request_id, types.CallToolRequestParams.model_validate(params, by_name=False)
+    except ValidationError:
+        return None  # the SDK answers it, with its own error
+
+
+def _response(request_id: str | int, outcome: dict[str, Any]) -> bytes:
+    message = {"jsonrpc": "2.0", "id": request_id, **outcome}
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+async def _disconnected(receive: Receive) -> None:
+    message: Message = await receive()
+    while message["type"] != "http.disconnect":
+        message = await receive()
+
+
+@contextmanager
+def _in_flight(transport: StreamableHTTPServerTransport) -> Iterator[None]:
+    """The session stays open while a call runs, and idles from when its last one ends (the
+    accounting the SDK's `StreamableHTTPServerTransport.handle_request` does)."""
+    idle, timeout = transport.idle_scope, transport._idle_timeout
+    if idle is None or timeout is None:
+        yield
+        return
+    transport._requests_in_flight += 1
+    idle.deadline = math.inf
+    try:
+        yield
+    finally:
+        transport._requests_in_flight -= 1
+        if not transport._requests_in_flight:
+            # A join in the call may have lengthened it (`Sessions.promote`).
+            idle.deadline = anyio.current_time() + (transport._idle_timeout or timeout)
