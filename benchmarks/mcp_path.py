@@ -78,9 +78,11 @@ class McpConn(relay.Conn):
         super().__init__(host, port)
         self.headers = {"Accept": "application/json, text/event-stream"}
 
-    async def post(self, message: dict[str, Any]) -> tuple[int, bytes]:
+    async def post(
+        self, message: dict[str, Any], extra: dict[str, str] | None = None
+    ) -> tuple[int, bytes]:
         body = json.dumps(message).encode()
-        head = "".join(f"{k}: {v}\r\n" for k, v in self.headers.items())
+        head = "".join(f"{k}: {v}\r\n" for k, v in {**self.headers, **(extra or {})}.items())
         self.writer.write(
             f"POST /mcp HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n{head}\r\n".encode()
@@ -107,8 +109,7 @@ class McpConn(relay.Conn):
         return status, data
 
     async def call(self, number: int, tool: str, **args: object) -> dict[str, Any]:
-        message = {"name": tool, "arguments": args}
-        status, data = await self.post(rpc(number, "tools/call", message))
+        status, data = await self.post(rpc(number, "tools/call", self.params(tool, args)))
         assert status == 200, data
         if data.startswith(b"{"):
             reply = json.loads(data)
@@ -118,6 +119,9 @@ class McpConn(relay.Conn):
         assert not result["isError"], result
         content: dict[str, Any] = result["structuredContent"]
         return content
+
+    def params(self, tool: str, args: dict[str, object]) -> dict[str, Any]:
+        return {"name": tool, "arguments": args}
 
     async def open_session(self, name: str) -> McpConn:
         await self.open()
@@ -135,15 +139,54 @@ class McpConn(relay.Conn):
         return self
 
 
+class ModernConn(McpConn):
+    """The 2026-07-28 era: no session; every request carries its envelope, and the tools the
+    state handle `join` returned."""
+
+    MODERN = "2026-07-28"
+
+    def __init__(self, host: str, port: int) -> None:
+        super().__init__(host, port)
+        self.headers |= {"Mcp-Protocol-Version": self.MODERN, "Mcp-Method": "tools/call"}
+        self.handle: str | None = None
+
+    def params(self, tool: str, args: dict[str, object]) -> dict[str, Any]:
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": self.MODERN,
+            "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+        if self.handle is not None:
+            args = {**args, "handle": self.handle}
+        return {"name": tool, "arguments": args, "_meta": meta}
+
+    async def call(self, number: int, tool: str, **args: object) -> dict[str, Any]:
+        message = rpc(number, "tools/call", self.params(tool, args))
+        status, data = await self.post(message, {"Mcp-Name": tool})
+        assert status == 200, data
+        reply = json.loads(data)
+        result: dict[str, Any] = reply["result"]
+        assert not result["isError"], result
+        content: dict[str, Any] = result["structuredContent"]
+        return content
+
+    async def open_session(self, name: str) -> McpConn:
+        await self.open()
+        self.handle = (await self.call(1, "join", name=name))["handle"]
+        return self
+
+
 def rpc(number: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": number, "method": method, "params": params}
 
 
-async def mcp_lean_paths(url: str, count: int, tag: str) -> tuple[list[float], list[float]]:
+async def mcp_lean_paths(
+    url: str, count: int, tag: str, era: type[McpConn] = McpConn
+) -> tuple[list[float], list[float]]:
     """(delivery ms, say round trip ms) over `/mcp` from a lean JSON-RPC client."""
     host, port = relay.host_port(url)
-    sender = await McpConn(host, port).open_session(f"lean-s{tag}")
-    receiver = await McpConn(host, port).open_session(f"lean-r{tag}")
+    sender = await era(host, port).open_session(f"lean-s{tag}")
+    receiver = await era(host, port).open_session(f"lean-r{tag}")
     delivery: list[float] = []
     calls: list[float] = []
     for n in range(count):
@@ -190,7 +233,12 @@ async def mcp_paths(url: str, count: int, tag: str) -> tuple[list[float], list[f
     return delivery, calls
 
 
-DOORS = {"http": http_paths, "mcp": mcp_lean_paths, "sdk": mcp_paths}
+async def mcp_modern_paths(url: str, count: int, tag: str) -> tuple[list[float], list[float]]:
+    """(delivery ms, say round trip ms) over `/mcp` in the 2026-07-28 era, lean client."""
+    return await mcp_lean_paths(url, count, tag, ModernConn)
+
+
+DOORS = {"http": http_paths, "mcp": mcp_lean_paths, "modern": mcp_modern_paths, "sdk": mcp_paths}
 
 
 async def measure(
@@ -226,6 +274,8 @@ def main() -> None:
     overhead = p50["mcp_call"] - p50["http_call"]
     figures |= {"delivery_ratio": round(ratio, 2), "call_overhead_ms": round(overhead, 2)}
     figures |= {
+        "modern_delivery_ratio": round(p50["modern_delivery"] / p50["http_delivery"], 2),
+        "modern_call_overhead_ms": round(p50["modern_call"] - p50["http_call"], 2),
         "sdk_delivery_ratio": round(p50["sdk_delivery"] / p50["http_delivery"], 2),
         "sdk_call_overhead_ms": round(p50["sdk_call"] - p50["http_call"], 2),
     }
@@ -234,7 +284,7 @@ def main() -> None:
         print(json.dumps(figures, indent=2))
         return
     print(f"\nMCP beside HTTP on one hub ({args.count} messages each, one at a time)\n")
-    doors = {"http": "HTTP", "mcp": "MCP", "sdk": "MCP, SDK client"}
+    doors = {"http": "HTTP", "mcp": "MCP", "modern": "MCP 2026-07-28", "sdk": "MCP, SDK client"}
     for door, label in doors.items():
         print(
             f"  {label:15}  delivery p50 {figures[f'{door}_delivery_50_ms']:6.2f} ms  "
@@ -251,6 +301,10 @@ def main() -> None:
     print(
         f"  tools/call overhead p50 {overhead:6.2f} ms  target <= {TARGET_CALL_OVERHEAD_MS} ms"
         " (say over POST /send)"
+    )
+    print(
+        f"  2026-07-28 era          {figures['modern_delivery_ratio']:6.2f}x, "
+        f"{figures['modern_call_overhead_ms']:.2f} ms (no session: the handle in every call)"
     )
     print(
         f"  with the SDK client     {figures['sdk_delivery_ratio']:6.2f}x, "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -151,3 +152,71 @@ async def test_a_call_holds_its_session_open_and_a_hang_up_cancels_it(
         assert not transport.is_terminated
         whoami = rpc(7, "tools/call", {"name": "whoami", "arguments": {}})
         assert (await http.post("/mcp", json=whoami, headers=headers)).status_code == 200
+
+
+MODERN = "2026-07-28"
+
+
+def _modern(number: int, call: dict[str, Any], client: str, handle: str | None) -> Any:
+    """A 2026-07-28 request: its envelope in `_meta`, the routing headers beside it."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientInfo": {"name": client, "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    arguments = dict(call.get("arguments", {}))
+    if handle is not None:
+        arguments["handle"] = handle
+    params = {"name": call["name"], "arguments": arguments, "_meta": meta}
+    headers = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": call["name"]}
+    return rpc(number, "tools/call", params), headers
+
+
+@pytest.mark.parametrize("client", ["a-host", "claude-code"])
+async def test_the_lane_answers_a_sessionless_call_as_the_sdk_does(
+    served: tuple[str, McpEndpoint], monkeypatch: pytest.MonkeyPatch, client: str
+) -> None:
+    url, mcp = served
+    async with httpx2.AsyncClient(base_url=url, headers=JSON_RPC) as http:
+        body, headers = _modern(1, {"name": "join", "arguments": {"name": "modern"}}, client, None)
+        joined = _message(await http.post("/mcp", json=body, headers=headers))
+        assert not joined["result"]["isError"], joined
+        found = re.search(r"Your handle is (\S+):", joined["result"]["content"][0]["text"])
+        assert found is not None, joined
+        handle = found.group(1)
+
+        async def answers() -> list[dict[str, Any]]:
+            found = []
+            for n, call in enumerate(CALLS):
+                body, headers = _modern(10 + n, call, client, handle)
+                reply = await http.post("/mcp", json=body, headers=headers)
+                assert reply.status_code == 200
+                found.append(_message(reply))
+            return found
+
+        before = mcp.calls.answered
+        fast = await answers()
+        assert mcp.calls.answered - before == len(CALLS)
+
+        async def to_the_sdk(scope: Scope, receive: Receive, send: Send) -> Receive:
+            return receive
+
+        monkeypatch.setattr(mcp.calls, "serve", to_the_sdk)
+        slow = await answers()
+    assert fast == slow
+    assert all(a["result"]["resultType"] == "complete" for a in fast)
+    assert all("io.modelcontextprotocol/serverInfo" in a["result"]["_meta"] for a in fast)
+
+
+async def test_a_sessionless_call_the_sdk_would_refuse_goes_to_it(
+    served: tuple[str, McpEndpoint],
+) -> None:
+    url, mcp = served
+    whoami = {"name": "whoami", "arguments": {}}
+    async with httpx2.AsyncClient(base_url=url, headers=JSON_RPC) as http:
+        body, headers = _modern(1, whoami, "a-host", None)
+        mismatch = await http.post("/mcp", json=body, headers={**headers, "mcp-name": "say"})
+        assert mismatch.status_code == 400
+        del body["params"]["_meta"]
+        assert (await http.post("/mcp", json=body, headers=headers)).status_code == 400
+        assert mcp.calls.answered == 0

@@ -1,4 +1,4 @@
-"""A tool call on a handshake-era `/mcp` session, answered without the SDK's session machinery.
+"""A tool call on `/mcp`, on either protocol era, answered without the SDK's session machinery.
 
 Through the SDK a `tools/call` on a session goes through its transport (a Starlette request,
 the accept and session checks, an SSE response with its own task group and memory streams),
@@ -7,13 +7,16 @@ dispatch, before it reaches `ToolServer.call_tool`, and back the same way: ~0.7 
 hub's time per call, more than the service call it wraps (issue 33, `benchmarks/mcp_path.py`).
 
 `CallLane` takes a `tools/call` straight to `ToolServer.call_tool` when the SDK would have
-let it through to it unchanged: a POST on a session the SDK has built and that is live (not
-ending, not owned by a credential, its initialize seen), with the content type and accept
-headers the SDK asks for, a handshake-era protocol version, a body within the limit that is
-one well-formed `tools/call` request (nothing task-augmented). Everything else, every refusal
-included, is handed to the SDK unchanged, the body replayed; so are all other methods.
+let it through to it unchanged: a POST with the content type, accept and Host/Origin headers
+the SDK asks for, a body within the limit that is one well-formed `tools/call` request
+(nothing task-augmented, no `Mcp-Param-*` headers), and either a handshake-era version on a
+session the SDK has built and that is live (not ending, not owned by a credential, its
+initialize seen) or the 2026-07-28 era with an envelope and routing headers the SDK's own
+classifier accepts (no session; the client is who its envelope says). Everything else, every
+refusal included, is handed to the SDK unchanged, the body replayed; so are all other methods.
 
-The answer is the SDK's own result, shaped by the same per-version sieve, as one JSON body
+The answer is the SDK's own result, shaped by the same per-version sieve (and, on 2026-07-28,
+completed with `resultType` and the `serverInfo` stamp as the SDK's runner does), as one JSON body
 when the call ends within `STREAM_AFTER` (the modern transport of the SDK does the same, for a
 longer window); a call that runs longer (a parked `listen`) gets an SSE stream, as the SDK
 would have opened at once, kept alive with comments until the result is its one event. As the
@@ -33,11 +36,19 @@ from typing import Any, cast
 
 import anyio
 import mcp_types as types
+from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.session import ServerSession
 from mcp.server.streamable_http import StreamableHTTPServerTransport, check_accept_headers
+from mcp.server.transport_security import TransportSecurityMiddleware
+from mcp.shared.inbound import (
+    InboundLadderRejection,
+    classify_inbound_request,
+    find_duplicated_routing_header,
+)
+from mcp_types import SERVER_INFO_META_KEY as _SERVER_INFO
 from mcp_types import methods
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
@@ -50,6 +61,7 @@ log = logging.getLogger(__name__)
 STREAM_AFTER = 1.0  # seconds a call may run before its answer becomes an SSE stream
 PING_EVERY = 15.0  # seconds between keep-alive comments on such a stream (the SDK's interval)
 _VERSION_HEADER = b"mcp-protocol-version"
+_PARAM_HEADER = b"mcp-param-"  # checked against a tool's schema by the SDK: its to judge
 _PARAMS = frozenset({"name", "arguments", "_meta"})
 _INTERNAL_ERROR = -32603
 _FIRST = asyncio.FIRST_COMPLETED
@@ -57,11 +69,12 @@ _PING = b": ping\r\n\r\n"
 
 
 class _Client:
-    """What a tool call reads of its session: the client's initialize."""
+    """What a tool call reads of its session: the client's initialize (or, without a session,
+    what its request's envelope says of it)."""
 
     __slots__ = ("client_params",)
 
-    def __init__(self, client_params: types.InitializeRequestParams) -> None:
+    def __init__(self, client_params: types.InitializeRequestParams | None) -> None:
         self.client_params = client_params
 
 
@@ -70,6 +83,7 @@ class CallLane:
         self._sessions = sessions
         self._tools = tools
         self._max_body = max_body
+        self._security = TransportSecurityMiddleware(sessions.security_settings)
         self.answered = 0  # calls answered here, ever (a test's evidence that the lane ran)
 
     async def serve(self, scope: Scope, receive: Receive, send: Send) -> Receive | None:
@@ -84,17 +98,23 @@ class CallLane:
                 session_id = value.decode("latin-1")
             elif key == _VERSION_HEADER:
                 version = value.decode("latin-1")
-        if session_id is None or version not in HANDSHAKE_PROTOCOL_VERSIONS:
+        if version is None:
             return receive
-        ready = self._sessions.ready(session_id)
-        if ready is None:
+        ready = None
+        if session_id is not None and version in HANDSHAKE_PROTOCOL_VERSIONS:
+            ready = self._sessions.ready(session_id)
+            if ready is None:
+                return receive
+            security = ready[0]._security
+        elif session_id is None and version in MODERN_PROTOCOL_VERSIONS:
+            security = self._security
+        else:
             return receive
         request = Request(scope)
         has_json, has_sse = check_accept_headers(request)
-        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if not (has_json and has_sse) or content_type != "application/json":
+        if not (has_json and has_sse) or any(k.startswith(_PARAM_HEADER) for k, _ in headers):
             return receive
-        if await ready[0]._security.validate_request(request, is_post=True) is not None:
+        if await security.validate_request(request, is_post=True) is not None:
             return receive
         body = await whole_body(headers, receive, self._max_body)
         if body is None:
@@ -102,21 +122,25 @@ class CallLane:
         call = _tool_call(body)
         if call is None:
             return replaying(body, receive)
-        request_id, params = call
-        transport, client = ready
-        assert version is not None
+        request_id, params, message = call
+        if ready is not None:
+            client: types.InitializeRequestParams | None = ready[1]
+        else:
+            client = _envelope(message, request)
+            if client is None:
+                return replaying(body, receive)
         context: ServerRequestContext[Any, Any] = ServerRequestContext(
             session=cast(ServerSession, _Client(client)),
             lifespan_context=None,
             protocol_version=version,
             method="tools/call",
-            params=params.model_dump(by_alias=True, exclude_none=True),
+            params=message["params"],
             request_id=request_id,
             meta=params.meta,
             request=request,
         )
         self.answered += 1
-        with _in_flight(transport):
+        with _in_flight(ready[0] if ready is not None else None):
             await self._answer(context, params, request_id, session_id, receive, send)
         return None
 
@@ -125,7 +149,7 @@ class CallLane:
         context: ServerRequestContext[Any, Any],
         params: types.CallToolRequestParams,
         request_id: str | int,
-        session_id: str,
+        session_id: str | None,
         receive: Receive,
         send: Send,
     ) -> None:
@@ -136,7 +160,7 @@ class CallLane:
             await asyncio.wait((running, hangup), timeout=STREAM_AFTER, return_when=_FIRST)
             if hangup.done():
                 return  # the client went: `finally` cancels the call
-            session = (SESSION_HEADER, session_id.encode("latin-1"))
+            session = [(SESSION_HEADER, session_id.encode("latin-1"))] if session_id else []
             if running.done():
                 body = _response(request_id, running.result())
                 await send(
@@ -145,14 +169,14 @@ class CallLane:
                         "status": 200,
                         "headers": [
                             (b"content-type", b"application/json"),
-                            session,
+                            *session,
                             (b"content-length", str(len(body)).encode()),
                         ],
                     }
                 )
                 await send({"type": "http.response.body", "body": body})
                 return
-            await send({"type": "http.response.start", "status": 200, "headers": [*_SSE, session]})
+            await send({"type": "http.response.start", "status": 200, "headers": [*_SSE, *session]})
             while not running.done():
                 await send({"type": "http.response.body", "body": _PING, "more_body": True})
                 await asyncio.wait((running, hangup), timeout=PING_EVERY, return_when=_FIRST)
@@ -174,7 +198,14 @@ class CallLane:
         try:
             result = await self._tools.call_tool(context, params)
             dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-            return {"result": methods.serialize_server_result("tools/call", version, dumped)}
+            dumped = methods.serialize_server_result("tools/call", version, dumped)
+            if version in MODERN_PROTOCOL_VERSIONS:  # as the SDK's runner completes one
+                dumped.setdefault("resultType", "complete")
+                meta = dumped.get("_meta")
+                if meta is None or (isinstance(meta, dict) and meta.get(_SERVER_INFO) is None):
+                    stamp = self._tools.server.server_info_stamp
+                    dumped["_meta"] = {**(meta or {}), _SERVER_INFO: stamp}
+            return {"result": dumped}
         except Exception:  # as the SDK: never a handler's internals on the wire
             log.exception("tool call %s failed", params.name)
             return {"error": {"code": _INTERNAL_ERROR, "message": "Internal error"}}
@@ -188,8 +219,10 @@ _SSE = [
 ]
 
 
-def _tool_call(body: bytes) -> tuple[str | int, types.CallToolRequestParams] | None:
-    """(id, params) of a body that is one well-formed `tools/call` request, else None."""
+def _tool_call(
+    body: bytes,
+) -> tuple[str | int, types.CallToolRequestParams, dict[str, Any]] | None:
+    """(id, params, the message) of a body that is one well-formed `tools/call` request."""
     try:
         message = json.loads(body)
     except (ValueError, UnicodeDecodeError, RecursionError):
@@ -204,9 +237,24 @@ def _tool_call(body: bytes) -> tuple[str | int, types.CallToolRequestParams] | N
     if not isinstance(params, Mapping) or not _PARAMS.issuperset(params):
         return None
     try:
-        return request_id, types.CallToolRequestParams.model_validate(params, by_name=False)
+        typed = types.CallToolRequestParams.model_validate(params, by_name=False)
     except ValidationError:
         return None  # the SDK answers it, with its own error
+    return request_id, typed, message
+
+
+def _envelope(message: dict[str, Any], request: Request) -> types.InitializeRequestParams | None:
+    """For a 2026-07-28 request whose envelope and routing headers the SDK would accept, what
+    its client says of itself (as the SDK's `Connection.from_envelope` reads it); else None."""
+    if find_duplicated_routing_header(request.headers.items()) is not None:
+        return None
+    verdict = classify_inbound_request(message, headers=dict(request.headers))
+    if isinstance(verdict, InboundLadderRejection):
+        return None
+    connection = Connection.from_envelope(
+        verdict.protocol_version, verdict.client_info, verdict.client_capabilities
+    )
+    return connection.client_params
 
 
 def _response(request_id: str | int, outcome: dict[str, Any]) -> bytes:
@@ -221,9 +269,12 @@ async def _disconnected(receive: Receive) -> None:
 
 
 @contextmanager
-def _in_flight(transport: StreamableHTTPServerTransport) -> Iterator[None]:
+def _in_flight(transport: StreamableHTTPServerTransport | None) -> Iterator[None]:
     """The session stays open while a call runs, and idles from when its last one ends (the
     accounting the SDK's `StreamableHTTPServerTransport.handle_request` does)."""
+    if transport is None:  # no session
+        yield
+        return
     idle, timeout = transport.idle_scope, transport._idle_timeout
     if idle is None or timeout is None:
         yield
