@@ -125,6 +125,8 @@ BENCH_ENV = {
     "CAUCUS_RESUME_RATE_CAPACITY": "1000000",
     "CAUCUS_STRANGER_RATE": "1000000",
     "CAUCUS_STRANGER_BURST": "1000000",
+    # Each phase registers its own agents: a long run would fill the room (peers_max).
+    "CAUCUS_PEERS_MAX": "1000000",
     "CAUCUS_LOG_LEVEL": "warning",
 }
 

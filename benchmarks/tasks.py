@@ -108,6 +108,8 @@ def main() -> None:
         "CAUCUS_RESUME_RATE_CAPACITY": "1000000",
         "CAUCUS_STRANGER_RATE": "1000000",
         "CAUCUS_STRANGER_BURST": "1000000",
+        # Each phase registers its own agents: a long run would fill the room (peers_max).
+        "CAUCUS_PEERS_MAX": "1000000",
         "CAUCUS_LOG_LEVEL": "warning",
         "CAUCUS_HOME": str(tmp),
     }
