@@ -64,7 +64,6 @@ _VERSION_HEADER = b"mcp-protocol-version"
 _PARAM_HEADER = b"mcp-param-"  # checked against a tool's schema by the SDK: its to judge
 _PARAMS = frozenset({"name", "arguments", "_meta"})
 _INTERNAL_ERROR = -32603
-_FIRST = asyncio.FIRST_COMPLETED
 _PING = b": ping\r\n\r\n"
 
 
@@ -153,40 +152,31 @@ class CallLane:
         receive: Receive,
         send: Send,
     ) -> None:
-        version = context.protocol_version
-        running = asyncio.ensure_future(self._result(context, params, version))
-        hangup = asyncio.ensure_future(_disconnected(receive))
+        """Run the call in this task (most end at once: no task is made for them); one still
+        running after `STREAM_AFTER` gets its stream opened and kept alive by another."""
+        session = [(SESSION_HEADER, session_id.encode("latin-1"))] if session_id else []
+        caller = asyncio.current_task()
+        stream = _Stream(send, receive, session, caller)
+        later = asyncio.get_running_loop().call_later(STREAM_AFTER, stream.open)
         try:
-            await asyncio.wait((running, hangup), timeout=STREAM_AFTER, return_when=_FIRST)
-            if hangup.done():
-                return  # the client went: `finally` cancels the call
-            session = [(SESSION_HEADER, session_id.encode("latin-1"))] if session_id else []
-            if running.done():
-                body = _response(request_id, running.result())
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 200,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            *session,
-                            (b"content-length", str(len(body)).encode()),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
+            outcome = await self._result(context, params, context.protocol_version)
+        except asyncio.CancelledError:
+            await stream.close()
+            if stream.hung_up() and caller is not None:
+                caller.uncancel()  # the client went: nothing to answer
                 return
-            await send({"type": "http.response.start", "status": 200, "headers": [*_SSE, *session]})
-            while not running.done():
-                await send({"type": "http.response.body", "body": _PING, "more_body": True})
-                await asyncio.wait((running, hangup), timeout=PING_EVERY, return_when=_FIRST)
-                if hangup.done():
-                    return
-            event = b"event: message\r\ndata: %b\r\n\r\n" % _response(request_id, running.result())
-            await send({"type": "http.response.body", "body": event})
+            raise
         finally:
-            hangup.cancel()
-            running.cancel()
+            later.cancel()
+        body = _response(request_id, outcome)
+        if not await stream.close():
+            headers = [(b"content-type", b"application/json"), *session]
+            headers.append((b"content-length", str(len(body)).encode()))
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+        elif not stream.hung_up():
+            event = b"event: message\r\ndata: %b\r\n\r\n" % body
+            await send({"type": "http.response.body", "body": event})
 
     async def _result(
         self,
@@ -217,6 +207,53 @@ _SSE = [
     (b"content-type", b"text/event-stream"),
     (b"x-accel-buffering", b"no"),
 ]
+
+
+class _Stream:
+    """A long call's SSE stream: opened once the call has run `STREAM_AFTER`, kept alive with
+    comments, and watched for the client hanging up (which cancels the call's task)."""
+
+    def __init__(
+        self,
+        send: Send,
+        receive: Receive,
+        session: list[tuple[bytes, bytes]],
+        caller: asyncio.Task[Any] | None,
+    ) -> None:
+        self._send, self._receive, self._session, self._caller = send, receive, session, caller
+        self._tasks: list[asyncio.Task[None]] = []
+        self._gone = False
+
+    def open(self) -> None:
+        self._tasks = [
+            asyncio.ensure_future(self._keep_alive()),
+            asyncio.ensure_future(self._watch()),
+        ]
+
+    def hung_up(self) -> bool:
+        return self._gone
+
+    async def close(self) -> bool:
+        """Stop keeping the stream alive; whether it was opened."""
+        if not self._tasks:
+            return False
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        return True
+
+    async def _keep_alive(self) -> None:
+        start = {"type": "http.response.start", "status": 200, "headers": [*_SSE, *self._session]}
+        await self._send(start)
+        while True:
+            await self._send({"type": "http.response.body", "body": _PING, "more_body": True})
+            await asyncio.sleep(PING_EVERY)
+
+    async def _watch(self) -> None:
+        await _disconnected(self._receive)
+        self._gone = True
+        if self._caller is not None:
+            self._caller.cancel()
 
 
 def _tool_call(
