@@ -10,8 +10,9 @@ is a latency, not a queue), through three doors:
   client's own work on top, as a Python host would pay it.
 
 For each: delivery (a receiver parked, a sender sends, until the receiver has the message)
-and a send's round trip (the same service call through each door). Beside them the hub's
-own CPU per message (user + system, /proc, all its threads) while each door ran.
+and a send's round trip (the same service call through each door). The doors take turns, one
+message each, so a shared machine's drift moves all of them alike. Beside them the hub's own
+CPU per message (user + system, /proc, all its threads) while each door's turns ran.
 
 Issue 33's targets, on the hub's doors (the lean clients, so the two sides differ only in
 the hub): MCP delivery p50 <= 1.3x HTTP's; `tools/call say`'s overhead over `POST /send`
@@ -23,11 +24,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,31 +47,30 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
 
 
-async def http_paths(url: str, count: int, tag: str) -> tuple[list[float], list[float]]:
-    """(delivery ms, send round trip ms) over plain HTTP."""
+Samples = AsyncGenerator[tuple[float, float], None]  # (delivery ms, send round trip ms), one a step
+
+
+async def http_door(url: str, tag: str) -> Samples:
+    """Plain HTTP: `POST /send`, a parked `GET /receive`."""
     host, port = relay.host_port(url)
     sender = await relay.Conn(host, port, await relay.register(url, f"http-s{tag}")).open()
     receiver = await relay.Conn(host, port, await relay.register(url, f"http-r{tag}")).open()
-    delivery: list[float] = []
-    calls: list[float] = []
     ack = None
-    for n in range(count):
+    for n in itertools.count():
         path = "/receive?timeout=10" + (f"&ack={ack}" if ack is not None else "")
         parked = asyncio.ensure_future(receiver.request("GET", path))
         await asyncio.sleep(0.002)  # the receive parks before the send, as in the MCP run
         body = json.dumps({"to": f"http-r{tag}", "content": f"m{n}"}).encode()
         started = time.perf_counter()
         status, _ = await sender.request("POST", "/send", body)
-        calls.append((time.perf_counter() - started) * 1000)
+        call = (time.perf_counter() - started) * 1000
         assert status == 200
         status, data = await parked
-        delivery.append((time.perf_counter() - started) * 1000)
+        delivery = (time.perf_counter() - started) * 1000
         messages = json.loads(data)["messages"]
         assert [m["content"] for m in messages] == [f"m{n}"], messages
         ack = messages[-1]["seq"]
-    sender.close()
-    receiver.close()
-    return delivery, calls
+        yield delivery, call
 
 
 class McpConn(relay.Conn):
@@ -180,31 +182,25 @@ def rpc(number: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": number, "method": method, "params": params}
 
 
-async def mcp_lean_paths(
-    url: str, count: int, tag: str, era: type[McpConn] = McpConn
-) -> tuple[list[float], list[float]]:
-    """(delivery ms, say round trip ms) over `/mcp` from a lean JSON-RPC client."""
+async def mcp_door(url: str, tag: str, era: type[McpConn] = McpConn) -> Samples:
+    """`/mcp` from a lean JSON-RPC client: `say`, a parked `listen`."""
     host, port = relay.host_port(url)
     sender = await era(host, port).open_session(f"lean-s{tag}")
     receiver = await era(host, port).open_session(f"lean-r{tag}")
-    delivery: list[float] = []
-    calls: list[float] = []
-    for n in range(count):
+    for n in itertools.count():
         parked = asyncio.ensure_future(receiver.call(2 + n, "listen", timeout=10))
         await asyncio.sleep(0.002)  # the listen parks before the say
         started = time.perf_counter()
         await sender.call(2 + n, "say", to=f"lean-r{tag}", content=f"m{n}")
-        calls.append((time.perf_counter() - started) * 1000)
+        call = (time.perf_counter() - started) * 1000
         got = await parked
-        delivery.append((time.perf_counter() - started) * 1000)
+        delivery = (time.perf_counter() - started) * 1000
         assert [m["content"] for m in got["messages"]] == [f"m{n}"], got
-    sender.close()
-    receiver.close()
-    return delivery, calls
+        yield delivery, call
 
 
-async def mcp_paths(url: str, count: int, tag: str) -> tuple[list[float], list[float]]:
-    """(delivery ms, say round trip ms) over `/mcp` with the official SDK client."""
+async def sdk_door(url: str, tag: str) -> Samples:
+    """`/mcp` through the official MCP SDK client."""
     from mcp import Client
 
     async def call(client: Any, tool: str, **args: object) -> dict[str, Any]:
@@ -213,47 +209,59 @@ async def mcp_paths(url: str, count: int, tag: str) -> tuple[list[float], list[f
         content: dict[str, Any] = result.structured_content
         return content
 
-    delivery: list[float] = []
-    calls: list[float] = []
     async with (
         Client(f"{url}/mcp", mode="legacy") as sender,
         Client(f"{url}/mcp", mode="legacy") as receiver,
     ):
         await call(sender, "join", name=f"mcp-s{tag}")
         await call(receiver, "join", name=f"mcp-r{tag}")
-        for n in range(count):
+        for n in itertools.count():
             parked = asyncio.ensure_future(call(receiver, "listen", timeout=10))
             await asyncio.sleep(0.002)
             started = time.perf_counter()
             await call(sender, "say", to=f"mcp-r{tag}", content=f"m{n}")
-            calls.append((time.perf_counter() - started) * 1000)
+            said = (time.perf_counter() - started) * 1000
             got = await parked
-            delivery.append((time.perf_counter() - started) * 1000)
+            delivery = (time.perf_counter() - started) * 1000
             assert [m["content"] for m in got["messages"]] == [f"m{n}"], got
-    return delivery, calls
+            yield delivery, said
 
 
-async def mcp_modern_paths(url: str, count: int, tag: str) -> tuple[list[float], list[float]]:
-    """(delivery ms, say round trip ms) over `/mcp` in the 2026-07-28 era, lean client."""
-    return await mcp_lean_paths(url, count, tag, ModernConn)
+async def modern_door(url: str, tag: str) -> Samples:
+    """`/mcp` in the 2026-07-28 era (no session, the handle in every call), lean client."""
+    async for sample in mcp_door(url, tag, ModernConn):
+        yield sample
 
 
-DOORS = {"http": http_paths, "mcp": mcp_lean_paths, "modern": mcp_modern_paths, "sdk": mcp_paths}
+DOORS: dict[str, Callable[[str, str], Samples]] = {
+    "http": http_door,
+    "mcp": mcp_door,
+    "modern": modern_door,
+    "sdk": sdk_door,
+}
 
 
 async def measure(
     url: str, count: int, pid: int
 ) -> tuple[dict[str, list[float]], dict[str, float]]:
-    """The latencies through each door, and the hub's CPU per message (µs) while each ran."""
-    for door, paths in DOORS.items():  # warm every door
-        await paths(url, 5, f"w{door}")
-    found: dict[str, list[float]] = {}
-    cpu: dict[str, float] = {}
-    for door, paths in DOORS.items():
-        before = relay.process_cpu(pid)
-        found[f"{door}_delivery"], found[f"{door}_call"] = await paths(url, count, door)
-        cpu[door] = (relay.process_cpu(pid) - before) / count * 1e6
-    return found, cpu
+    """The latencies through each door, and the hub's CPU per message (µs) in each. The doors
+    take turns, one message each, so a shared machine's drift lands on all of them alike."""
+    doors = {name: door(url, name) for name, door in DOORS.items()}
+    found: dict[str, list[float]] = {f"{d}_{k}": [] for d in DOORS for k in ("delivery", "call")}
+    cpu = dict.fromkeys(DOORS, 0.0)
+    try:
+        for n in range(count + 5):  # the first five of each warm it up
+            for name, samples in doors.items():
+                before = relay.process_cpu(pid)
+                delivery, call = await anext(samples)
+                if n >= 5:
+                    cpu[name] += relay.process_cpu(pid) - before
+                    found[f"{name}_delivery"].append(delivery)
+                    found[f"{name}_call"].append(call)
+    finally:
+        for samples in doors.values():
+            await samples.aclose()
+    return found, {name: spent / count * 1e6 for name, spent in cpu.items()}
 
 
 def main() -> None:

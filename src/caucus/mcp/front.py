@@ -39,9 +39,10 @@ from caucus.defaults import DEFAULT_HUB
 
 SNAPSHOT = Path(__file__).with_name("front.json")
 REPLAYED_ID = "caucus-front:initialize"
-# Seconds the hub has to answer for its limits; tools/list waits for them, as the SDK-served
-# bridge does (a hub that is down refuses at once, and the defaults fill the listing).
-LIMITS_TIMEOUT = 2.0
+# Seconds the hub has to answer for its limits; tools/list waits for them as long as the
+# SDK-served bridge does (HubClient's timeout), so a busy hub gets the same listing from both;
+# a hub that is down refuses at once, and the defaults fill the listing.
+LIMITS_TIMEOUT = 10.0
 READ_SIZE = 65536
 TEXT_ONLY_HOSTS = frozenset({"claude-code"})  # mcp/server.py's, which this must not import
 # The sessionless era's envelope (the SDK's PROTOCOL_VERSION_META_KEY and client-info key).
