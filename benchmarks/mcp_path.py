@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import statistics
@@ -47,7 +48,9 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
 
 
-Samples = AsyncGenerator[tuple[float, float], None]  # (delivery ms, send round trip ms), one a step
+Samples = AsyncGenerator[
+    tuple[float, float], bool | None
+]  # sent True: stop  # (delivery ms, send round trip ms), one a step
 
 
 async def http_door(url: str, tag: str) -> Samples:
@@ -70,7 +73,10 @@ async def http_door(url: str, tag: str) -> Samples:
         messages = json.loads(data)["messages"]
         assert [m["content"] for m in messages] == [f"m{n}"], messages
         ack = messages[-1]["seq"]
-        yield delivery, call
+        if (yield delivery, call):
+            break
+    sender.close()
+    receiver.close()
 
 
 class McpConn(relay.Conn):
@@ -196,7 +202,10 @@ async def mcp_door(url: str, tag: str, era: type[McpConn] = McpConn) -> Samples:
         got = await parked
         delivery = (time.perf_counter() - started) * 1000
         assert [m["content"] for m in got["messages"]] == [f"m{n}"], got
-        yield delivery, call
+        if (yield delivery, call):
+            break
+    sender.close()
+    receiver.close()
 
 
 async def sdk_door(url: str, tag: str) -> Samples:
@@ -224,13 +233,18 @@ async def sdk_door(url: str, tag: str) -> Samples:
             got = await parked
             delivery = (time.perf_counter() - started) * 1000
             assert [m["content"] for m in got["messages"]] == [f"m{n}"], got
-            yield delivery, said
+            if (yield delivery, said):
+                break
 
 
 async def modern_door(url: str, tag: str) -> Samples:
     """`/mcp` in the 2026-07-28 era (no session, the handle in every call), lean client."""
-    async for sample in mcp_door(url, tag, ModernConn):
-        yield sample
+    samples = mcp_door(url, tag, ModernConn)
+    sample = await anext(samples)
+    while not (yield sample):
+        sample = await anext(samples)
+    with contextlib.suppress(StopAsyncIteration):
+        await samples.asend(True)
 
 
 DOORS: dict[str, Callable[[str, str], Samples]] = {
@@ -259,8 +273,9 @@ async def measure(
                     found[f"{name}_delivery"].append(delivery)
                     found[f"{name}_call"].append(call)
     finally:
-        for samples in doors.values():
-            await samples.aclose()
+        for samples in doors.values():  # each door ends its loop and closes what it opened
+            with contextlib.suppress(StopAsyncIteration):
+                await samples.asend(True)
     return found, {name: spent / count * 1e6 for name, spent in cpu.items()}
 
 
