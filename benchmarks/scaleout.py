@@ -37,6 +37,8 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "src"))
 import relay
 from caucus.testing.postgres import fresh_database, throwaway_cluster
 
+TARGET_ONE = 0.8  # PostgreSQL with one process over SQLite's one (issue 33; issue 14 had 0.5)
+
 
 def start_hubs(db: str, n: int, home: Path) -> list[tuple[Any, str]]:
     env = {**relay.BENCH_ENV, "CAUCUS_HOME": str(home)}
@@ -245,8 +247,11 @@ def report(figures: dict[str, dict[str, relay.Result]], args: argparse.Namespace
     )
     one = rows.get("postgres x1")
     if one is not None:
-        verdict = "meets" if one["ratio_to_sqlite"] >= 0.5 else "misses"
-        print(f"PostgreSQL, one process: {one['ratio_to_sqlite']:.2f}x SQLite ({verdict} 0.5x)")
+        verdict = "meets" if one["ratio_to_sqlite"] >= TARGET_ONE else "misses"
+        print(
+            f"PostgreSQL, one process: {one['ratio_to_sqlite']:.2f}x SQLite "
+            f"({verdict} issue 33's {TARGET_ONE}x)"
+        )
     rates = [rows[k]["msgs_per_s"] for k in rows if k.startswith("postgres")]
     rising = all(b >= a for a, b in itertools.pairwise(rates))
     print(
