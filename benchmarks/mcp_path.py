@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -257,26 +258,31 @@ DOORS: dict[str, Callable[[str, str], Samples]] = {
 
 async def measure(
     url: str, count: int, pid: int
-) -> tuple[dict[str, list[float]], dict[str, float]]:
-    """The latencies through each door, and the hub's CPU per message (µs) in each. The doors
-    take turns, one message each, so a shared machine's drift lands on all of them alike."""
+) -> tuple[dict[str, list[float]], dict[str, float], dict[str, float]]:
+    """The latencies through each door, and the CPU per message (µs) in each of the hub and
+    of this process (the clients). The doors take turns, one message each, so a shared
+    machine's drift lands on all of them alike."""
     doors = {name: door(url, name) for name, door in DOORS.items()}
     found: dict[str, list[float]] = {f"{d}_{k}": [] for d in DOORS for k in ("delivery", "call")}
-    cpu = dict.fromkeys(DOORS, 0.0)
+    hub_cpu = dict.fromkeys(DOORS, 0.0)
+    own_cpu = dict.fromkeys(DOORS, 0.0)
+    me = os.getpid()
     try:
         for n in range(count + 5):  # the first five of each warm it up
             for name, samples in doors.items():
-                before = relay.process_cpu(pid)
+                hub_before, own_before = relay.process_cpu(pid), relay.process_cpu(me)
                 delivery, call = await anext(samples)
                 if n >= 5:
-                    cpu[name] += relay.process_cpu(pid) - before
+                    hub_cpu[name] += relay.process_cpu(pid) - hub_before
+                    own_cpu[name] += relay.process_cpu(me) - own_before
                     found[f"{name}_delivery"].append(delivery)
                     found[f"{name}_call"].append(call)
     finally:
         for samples in doors.values():  # each door ends its loop and closes what it opened
             with contextlib.suppress(StopAsyncIteration):
                 await samples.asend(True)
-    return found, {name: spent / count * 1e6 for name, spent in cpu.items()}
+    per = {name: spent / count * 1e6 for name, spent in hub_cpu.items()}
+    return found, per, {name: spent / count * 1e6 for name, spent in own_cpu.items()}
 
 
 def main() -> None:
@@ -288,7 +294,7 @@ def main() -> None:
     env = {**relay.BENCH_ENV, "CAUCUS_HOME": str(tmp)}
     hub, url = relay.start(relay.hub_command(tmp / "bench.db"), env)
     try:
-        found, cpu = asyncio.run(measure(url, args.count, hub.pid))
+        found, cpu, client_cpu = asyncio.run(measure(url, args.count, hub.pid))
     finally:
         relay.stop(hub)
     figures = {f"{k}_{p}_ms": round(pct(v, p), 2) for k, v in found.items() for p in (50, 99)}
@@ -303,6 +309,7 @@ def main() -> None:
         "sdk_call_overhead_ms": round(p50["sdk_call"] - p50["http_call"], 2),
     }
     figures |= {f"{door}_hub_cpu_us": round(us) for door, us in cpu.items()}
+    figures |= {f"{door}_client_cpu_us": round(us) for door, us in client_cpu.items()}
     if args.json:
         print(json.dumps(figures, indent=2))
         return
@@ -313,12 +320,13 @@ def main() -> None:
             f"  {label:15}  delivery p50 {figures[f'{door}_delivery_50_ms']:6.2f} ms  "
             f"p99 {figures[f'{door}_delivery_99_ms']:6.2f}   "
             f"send p50 {figures[f'{door}_call_50_ms']:6.2f} ms  "
-            f"p99 {figures[f'{door}_call_99_ms']:6.2f}   hub CPU {cpu[door]:5.0f} us/msg"
+            f"p99 {figures[f'{door}_call_99_ms']:6.2f}   CPU: hub {cpu[door]:5.0f}, "
+            f"client {client_cpu[door]:5.0f} us/msg"
         )
     print(
         "\n  (a lean keep-alive client on HTTP and MCP, so the two differ only in the hub; "
-        "the\n  SDK client's row adds its own work. Hub CPU: a send or say with its receive or "
-        "listen,\n  all the hub's threads.)\n"
+        "the\n  SDK client's row adds its own work. CPU: a send or say with its receive or "
+        "listen,\n  all the hub's threads; the client's, this process's.)\n"
     )
     print(f"  MCP/HTTP delivery p50   {ratio:6.2f}x   target <= {TARGET_DELIVERY_RATIO}x")
     print(
