@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from caucus.api.mcp import call_lane
 from caucus.api.mcp.http import McpEndpoint
@@ -220,3 +220,28 @@ async def test_a_sessionless_call_the_sdk_would_refuse_goes_to_it(
         del body["params"]["_meta"]
         assert (await http.post("/mcp", json=body, headers=headers)).status_code == 400
         assert mcp.calls.answered == 0
+
+
+async def test_a_stream_closed_before_its_head_went_out_says_so() -> None:
+    """The stream's timer may fire just as the call ends: its keep-alive task is made but has
+    not run. Closing it must say nothing was sent, so the answer goes out as one JSON body
+    (not a body without its head)."""
+    sent: list[Message] = []
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    async def receive() -> Message:
+        await asyncio.Event().wait()  # the client never hangs up
+        raise AssertionError
+
+    stream = call_lane._Stream(send, receive, [], asyncio.current_task())
+    stream.open()
+    assert await stream.close() is False
+    assert sent == []
+
+    opened = call_lane._Stream(send, receive, [], asyncio.current_task())
+    opened.open()
+    await eventually(lambda: len(sent) == 2, what="the head and a first keep-alive")
+    assert await opened.close() is True
+    assert sent[0]["type"] == "http.response.start"

@@ -223,6 +223,7 @@ class _Stream:
         self._send, self._receive, self._session, self._caller = send, receive, session, caller
         self._tasks: list[asyncio.Task[None]] = []
         self._gone = False
+        self._started = False
 
     def open(self) -> None:
         self._tasks = [
@@ -234,17 +235,17 @@ class _Stream:
         return self._gone
 
     async def close(self) -> bool:
-        """Stop keeping the stream alive; whether it was opened."""
-        if not self._tasks:
-            return False
+        """Stop keeping the stream alive; whether its head went out (the timer may have fired
+        just as the call ended, with nothing sent yet: the answer is then one JSON body)."""
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        return True
+        return self._started
 
     async def _keep_alive(self) -> None:
         start = {"type": "http.response.start", "status": 200, "headers": [*_SSE, *self._session]}
         await self._send(start)
+        self._started = True
         while True:
             await self._send({"type": "http.response.body", "body": _PING, "more_body": True})
             await asyncio.sleep(PING_EVERY)
