@@ -118,7 +118,8 @@ class McpConn(relay.Conn):
         return status, data
 
     async def call(self, number: int, tool: str, **args: object) -> dict[str, Any]:
-        status, data = await self.post(rpc(number, "tools/call", self.params(tool, args)))
+        message = rpc(number, "tools/call", self.params(tool, args))
+        status, data = await self.post(message, self.routing(tool))
         assert status == 200, data
         if data.startswith(b"{"):
             reply = json.loads(data)
@@ -131,6 +132,10 @@ class McpConn(relay.Conn):
 
     def params(self, tool: str, args: dict[str, object]) -> dict[str, Any]:
         return {"name": tool, "arguments": args}
+
+    def routing(self, tool: str) -> dict[str, str]:
+        """Headers a call carries beside its session's."""
+        return {}
 
     async def open_session(self, name: str) -> McpConn:
         await self.open()
@@ -169,15 +174,8 @@ class ModernConn(McpConn):
             args = {**args, "handle": self.handle}
         return {"name": tool, "arguments": args, "_meta": meta}
 
-    async def call(self, number: int, tool: str, **args: object) -> dict[str, Any]:
-        message = rpc(number, "tools/call", self.params(tool, args))
-        status, data = await self.post(message, {"Mcp-Name": tool})
-        assert status == 200, data
-        reply = json.loads(data)
-        result: dict[str, Any] = reply["result"]
-        assert not result["isError"], result
-        content: dict[str, Any] = result["structuredContent"]
-        return content
+    def routing(self, tool: str) -> dict[str, str]:
+        return {"Mcp-Name": tool}
 
     async def open_session(self, name: str) -> McpConn:
         await self.open()

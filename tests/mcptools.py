@@ -8,8 +8,10 @@ handle through every call, as a 2026-07-28 client without a session must.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import httpx2
 from mcp import Client
 
 
@@ -68,3 +70,14 @@ class Session:
 
     async def fail(self, tool: str, **args: object) -> tuple[str, str]:
         return await fail(self.client, tool, **self._with(tool, args))
+
+
+def reply_message(reply: httpx2.Response) -> dict[str, Any]:
+    """The one JSON-RPC message in a raw `/mcp` reply, a JSON body or an SSE stream."""
+    if reply.headers["content-type"].startswith("application/json"):
+        body: dict[str, Any] = reply.json()
+        return body
+    data = [line[6:] for line in reply.text.splitlines() if line.startswith("data: ")]
+    assert len(data) == 1, reply.text
+    message: dict[str, Any] = json.loads(data[0])
+    return message

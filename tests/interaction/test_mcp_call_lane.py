@@ -4,7 +4,6 @@ session machinery, exactly as the SDK would have answered it (issue 33)."""
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,6 +18,7 @@ from caucus.api.mcp.http import McpEndpoint
 from caucus.server import build_app
 from caucus.testing import make_hub, serve
 from tests.interaction.test_mcp_http import INIT, JSON_RPC, rpc
+from tests.mcptools import reply_message
 from tests.waiting import eventually
 
 
@@ -30,17 +30,6 @@ async def served(tmp_path: Path) -> AsyncIterator[tuple[str, McpEndpoint]]:
             yield url, app.mcp
 
 
-def _message(reply: httpx2.Response) -> dict[str, Any]:
-    """The JSON-RPC response in a reply, JSON or SSE."""
-    if reply.headers["content-type"] == "application/json":
-        body: dict[str, Any] = reply.json()
-        return body
-    data = [line[6:] for line in reply.text.splitlines() if line.startswith("data: ")]
-    assert len(data) == 1, reply.text
-    message: dict[str, Any] = json.loads(data[0])
-    return message
-
-
 async def _session(http: httpx2.AsyncClient, version: str, name: str) -> dict[str, str]:
     """A joined session's headers."""
     initialize = rpc(0, "initialize", {**INIT, "protocolVersion": version})
@@ -49,7 +38,7 @@ async def _session(http: httpx2.AsyncClient, version: str, name: str) -> dict[st
     note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
     assert (await http.post("/mcp", json=note, headers=headers)).status_code == 202
     join = rpc(1, "tools/call", {"name": "join", "arguments": {"name": name}})
-    joined = _message(await http.post("/mcp", json=join, headers=headers))
+    joined = reply_message(await http.post("/mcp", json=join, headers=headers))
     assert not joined["result"]["isError"], joined
     return headers
 
@@ -71,7 +60,7 @@ async def _answers(http: httpx2.AsyncClient, headers: dict[str, str]) -> list[di
         for n, call in enumerate(CALLS)
     ]
     assert {r.status_code for r in replies} == {200}
-    return [_message(r) for r in replies]
+    return [reply_message(r) for r in replies]
 
 
 @pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18", "2025-03-26"])
@@ -99,7 +88,7 @@ async def test_other_methods_and_refusals_go_to_the_sdk(served: tuple[str, McpEn
         headers = await _session(http, "2025-11-25", "other")
         before = mcp.calls.answered
         listed = await http.post("/mcp", json=rpc(2, "tools/list", {}), headers=headers)
-        assert "tools" in _message(listed)["result"]
+        assert "tools" in reply_message(listed)["result"]
         whoami = rpc(3, "tools/call", {"name": "whoami", "arguments": {}})
         unknown = {**headers, "mcp-session-id": "f" * 32}
         assert (await http.post("/mcp", json=whoami, headers=unknown)).status_code == 404
@@ -128,7 +117,7 @@ async def test_a_long_call_becomes_a_kept_alive_stream(
         reply = await http.post("/mcp", json=listen, headers=headers)
         assert reply.headers["content-type"] == "text/event-stream"
         assert reply.text.startswith(": ping\r\n\r\n")
-        assert _message(reply)["result"]["structuredContent"]["messages"] == []
+        assert reply_message(reply)["result"]["structuredContent"]["messages"] == []
         # The call held the session open past its idle timeout (0.5 s): it still serves.
         whoami = rpc(6, "tools/call", {"name": "whoami", "arguments": {}})
         assert (await http.post("/mcp", json=whoami, headers=headers)).status_code == 200
@@ -179,7 +168,7 @@ async def test_the_lane_answers_a_sessionless_call_as_the_sdk_does(
     url, mcp = served
     async with httpx2.AsyncClient(base_url=url, headers=JSON_RPC) as http:
         body, headers = _modern(1, {"name": "join", "arguments": {"name": "modern"}}, client, None)
-        joined = _message(await http.post("/mcp", json=body, headers=headers))
+        joined = reply_message(await http.post("/mcp", json=body, headers=headers))
         assert not joined["result"]["isError"], joined
         found = re.search(r"Your handle is (\S+):", joined["result"]["content"][0]["text"])
         assert found is not None, joined
@@ -191,7 +180,7 @@ async def test_the_lane_answers_a_sessionless_call_as_the_sdk_does(
                 body, headers = _modern(10 + n, call, client, handle)
                 reply = await http.post("/mcp", json=body, headers=headers)
                 assert reply.status_code == 200
-                found.append(_message(reply))
+                found.append(reply_message(reply))
             return found
 
         before = mcp.calls.answered

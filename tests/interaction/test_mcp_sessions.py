@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import httpx2
 import pytest
@@ -17,7 +16,7 @@ from caucus.domain.peers import PeerState
 from caucus.server import build_app
 from caucus.testing import FakeClock, make_hub, serve
 from tests.interaction.test_mcp_http import INIT, JSON_RPC, rpc
-from tests.mcptools import call
+from tests.mcptools import call, reply_message
 
 
 @pytest.fixture
@@ -33,17 +32,6 @@ async def _chunks(body: bytes) -> AsyncIterator[bytes]:
     yield body[10:]
 
 
-def _response(reply: httpx2.Response) -> dict[str, Any]:
-    """The JSON-RPC response in a reply, SSE or JSON."""
-    if reply.headers["content-type"].startswith("application/json"):
-        body: dict[str, Any] = reply.json()
-        return body
-    data = [line[6:] for line in reply.text.splitlines() if line.startswith("data: ")]
-    assert len(data) == 1, reply.text
-    message: dict[str, Any] = json.loads(data[0])
-    return message
-
-
 async def test_initializes_are_answered_on_paper_and_built_when_the_client_comes_back(
     served: tuple[str, Sessions],
 ) -> None:
@@ -53,7 +41,7 @@ async def test_initializes_are_answered_on_paper_and_built_when_the_client_comes
         assert {r.status_code for r in replies} == {200}
         ids = [r.headers["mcp-session-id"] for r in replies]
         assert len(set(ids)) == 20
-        answers = [_response(r) for r in replies]
+        answers = [reply_message(r) for r in replies]
         assert [a["id"] for a in answers] == list(range(20))  # each its own request's id
         assert all(a["result"] == answers[0]["result"] for a in answers)  # the SDK's result
         assert sessions.opened_on_paper == 19  # the first of the kind went to the SDK
@@ -67,7 +55,7 @@ async def test_initializes_are_answered_on_paper_and_built_when_the_client_comes
         assert done.status_code == 202
         assert sessions.built_sessions == 2
         join = rpc(30, "tools/call", {"name": "join", "arguments": {}})
-        joined = _response(await http.post("/mcp", json=join, headers=later))
+        joined = reply_message(await http.post("/mcp", json=join, headers=later))
         content = joined["result"]["structuredContent"]
         assert (content["name"], content["outcome"]) == ("raw-test", "created")  # its clientInfo
         assert sessions.state(ids[7]) == "joined"
