@@ -28,7 +28,7 @@ from caucus.mcp import prompts
 from caucus.mcp.hints import TOOL_HINTS
 from caucus.mcp.listing import fill_tools, listing_values
 from caucus.mcp.schema import schema_of
-from caucus.mcp.tools import Call, Catalog
+from caucus.mcp.tools import Call, Catalog, Reply
 from caucus.wire.room import Limits
 
 log = logging.getLogger(__name__)
@@ -193,6 +193,21 @@ class ToolServer:
     async def call_tool(
         self, ctx: Context, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        outcome = await self.run_tool(ctx, params)
+        if isinstance(outcome, types.CallToolResult):
+            return outcome
+        result, line = outcome
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=line)],
+            structured_content=result.model_dump(mode="json"),
+        )
+
+    async def run_tool(
+        self, ctx: Context, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | Reply:
+        """The call's result and its line when it succeeded for a client that reads both (a
+        caller that writes the wire form itself: `CallLane`); any other outcome as the
+        `CallToolResult` the client gets."""
         tool = self.catalog.tools.get(params.name)
         if tool is None:
             names = ", ".join(self.catalog.tools)
@@ -229,12 +244,9 @@ class ToolServer:
             )
             return error_result(failure, text_only=text_only)
         call.port.report_call(tool.name, ok=True, error=None, detail=None, ms=ms)
-        content: list[types.ContentBlock] = [types.TextContent(type="text", text=line)]
         if text_only:
-            return types.CallToolResult(content=content)
-        return types.CallToolResult(
-            content=content, structured_content=result.model_dump(mode="json")
-        )
+            return types.CallToolResult(content=[types.TextContent(type="text", text=line)])
+        return result, line
 
 
 def error_result(exc: CaucusError, *, text_only: bool = False) -> types.CallToolResult:

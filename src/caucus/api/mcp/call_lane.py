@@ -30,11 +30,8 @@ import asyncio
 import json
 import logging
 import math
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from typing import Any, cast
 
-import anyio
 import mcp_types as types
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
@@ -55,6 +52,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from caucus.api.mcp.sessions import SESSION_HEADER, Sessions, replaying, whole_body
 from caucus.mcp.server import ToolServer
+from caucus.wire.fields import Wire
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +63,9 @@ _PARAM_HEADER = b"mcp-param-"  # checked against a tool's schema by the SDK: its
 _PARAMS = frozenset({"name", "arguments", "_meta"})
 _INTERNAL_ERROR = -32603
 _PING = b": ping\r\n\r\n"
+# The headers the SDK's transport judges a POST by: accept, content type, Host, Origin.
+_CHECKED = frozenset({b"accept", b"content-type", b"host", b"origin"})
+_ADMITS_KEPT = 256  # combinations of their values remembered as admitted
 
 
 class _Client:
@@ -83,6 +84,8 @@ class CallLane:
         self._tools = tools
         self._max_body = max_body
         self._security = TransportSecurityMiddleware(sessions.security_settings)
+        self._admits: set[tuple[Any, ...]] = set()
+        self._stamp: bytes | None = None
         self.answered = 0  # calls answered here, ever (a test's evidence that the lane ran)
 
     async def serve(self, scope: Scope, receive: Receive, send: Send) -> Receive | None:
@@ -110,10 +113,7 @@ class CallLane:
         else:
             return receive
         request = Request(scope)
-        has_json, has_sse = check_accept_headers(request)
-        if not (has_json and has_sse) or any(k.startswith(_PARAM_HEADER) for k, _ in headers):
-            return receive
-        if await security.validate_request(request, is_post=True) is not None:
+        if not await self._admitted(request, headers, security):
             return receive
         body = await whole_body(headers, receive, self._max_body)
         if body is None:
@@ -139,9 +139,37 @@ class CallLane:
             request=request,
         )
         self.answered += 1
-        with _in_flight(ready[0] if ready is not None else None):
+        with _InFlight(ready[0] if ready is not None else None):
             await self._answer(context, params, request_id, session_id, receive, send)
         return None
+
+    async def _admitted(
+        self,
+        request: Request,
+        headers: list[tuple[bytes, bytes]],
+        security: TransportSecurityMiddleware,
+    ) -> bool:
+        """Whether the SDK's transport would take this request's headers (its accept, content
+        type, Host and Origin checks), asked once per combination of their values: a client
+        sends the same ones with every call."""
+        key: list[Any] = [id(security.settings)]
+        for name, value in headers:
+            if name in _CHECKED:
+                key.append((name, value))
+            elif name.startswith(_PARAM_HEADER):
+                return False
+        known = tuple(key)
+        if known in self._admits:
+            return True
+        has_json, has_sse = check_accept_headers(request)
+        if not (has_json and has_sse):
+            return False
+        if await security.validate_request(request, is_post=True) is not None:
+            return False
+        if len(self._admits) >= _ADMITS_KEPT:
+            self._admits.clear()
+        self._admits.add(known)
+        return True
 
     async def _answer(
         self,
@@ -159,7 +187,7 @@ class CallLane:
         stream = _Stream(send, receive, session, caller)
         later = asyncio.get_running_loop().call_later(STREAM_AFTER, stream.open)
         try:
-            outcome = await self._result(context, params, context.protocol_version)
+            body = await self._body(context, params, request_id)
         except asyncio.CancelledError:
             await stream.close()
             if stream.hung_up() and caller is not None:
@@ -168,7 +196,6 @@ class CallLane:
             raise
         finally:
             later.cancel()
-        body = _response(request_id, outcome)
         if not await stream.close():
             headers = [(b"content-type", b"application/json"), *session]
             headers.append((b"content-length", str(len(body)).encode()))
@@ -178,16 +205,20 @@ class CallLane:
             event = b"event: message\r\ndata: %b\r\n\r\n" % body
             await send({"type": "http.response.body", "body": event})
 
-    async def _result(
+    async def _body(
         self,
         context: ServerRequestContext[Any, Any],
         params: types.CallToolRequestParams,
-        version: str,
-    ) -> dict[str, Any]:
-        """The JSON-RPC `result` or `error` member, as the SDK would have written it."""
+        request_id: str | int,
+    ) -> bytes:
+        """The JSON-RPC response, as the SDK would have written it."""
+        version = context.protocol_version
         try:
-            result = await self._tools.call_tool(context, params)
-            dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+            outcome = await self._tools.run_tool(context, params)
+            if isinstance(outcome, tuple):
+                result, line = outcome
+                return self._succeeded(request_id, version, result, line)
+            dumped = outcome.model_dump(by_alias=True, mode="json", exclude_none=True)
             dumped = methods.serialize_server_result("tools/call", version, dumped)
             if version in MODERN_PROTOCOL_VERSIONS:  # as the SDK's runner completes one
                 dumped.setdefault("resultType", "complete")
@@ -195,10 +226,28 @@ class CallLane:
                 if meta is None or (isinstance(meta, dict) and meta.get(_SERVER_INFO) is None):
                     stamp = self._tools.server.server_info_stamp
                     dumped["_meta"] = {**(meta or {}), _SERVER_INFO: stamp}
-            return {"result": dumped}
+            return _response(request_id, {"result": dumped})
         except Exception:  # as the SDK: never a handler's internals on the wire
             log.exception("tool call %s failed", params.name)
-            return {"error": {"code": _INTERNAL_ERROR, "message": "Internal error"}}
+            return _response(
+                request_id, {"error": {"code": _INTERNAL_ERROR, "message": "Internal error"}}
+            )
+
+    def _succeeded(self, request_id: str | int, version: str, result: Wire, line: str) -> bytes:
+        """A call that succeeded, written straight from its result: what building a
+        `CallToolResult` and passing it through the SDK's sieve gives for a text line and
+        structured content (the tests hold the two equal, on every era), with the structured
+        content serialized once, by its own model."""
+        head = b'{"jsonrpc":"2.0","id":%b,"result":{"content":[{"type":"text","text":%b}]' % (
+            _json(request_id),
+            _json(line),
+        )
+        if version in MODERN_PROTOCOL_VERSIONS:
+            if self._stamp is None:
+                self._stamp = _json({_SERVER_INFO: self._tools.server.server_info_stamp})
+            head += b',"resultType":"complete","_meta":' + self._stamp
+        structured: bytes = result.__pydantic_serializer__.to_json(result)
+        return head + b',"isError":false,"structuredContent":' + structured + b"}}"
 
 
 _SSE = [
@@ -237,9 +286,10 @@ class _Stream:
     async def close(self) -> bool:
         """Stop keeping the stream alive; whether its head went out (the timer may have fired
         just as the call ended, with nothing sent yet: the answer is then one JSON body)."""
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._tasks:  # most calls end before the stream opens: nothing to stop
+            for task in self._tasks:
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
         return self._started
 
     async def _keep_alive(self) -> None:
@@ -265,14 +315,18 @@ def _tool_call(
         message = json.loads(body)
     except (ValueError, UnicodeDecodeError, RecursionError):
         return None
-    if not isinstance(message, dict) or message.get("method") != "tools/call":
+    # Four members, two of them right and the other two of the right types: exactly
+    # `jsonrpc`, `method`, `id` and `params`.
+    if type(message) is not dict or len(message) != 4:
+        return None
+    if message.get("method") != "tools/call" or message.get("jsonrpc") != "2.0":
         return None
     request_id, params = message.get("id"), message.get("params")
-    if message.get("jsonrpc") != "2.0" or set(message) != {"jsonrpc", "id", "method", "params"}:
+    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
         return None
-    if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+    if type(params) is not dict:
         return None
-    if not isinstance(params, Mapping) or not _PARAMS.issuperset(params):
+    if not _PARAMS.issuperset(params):
         return None
     try:
         typed = types.CallToolRequestParams.model_validate(params, by_name=False)
@@ -296,8 +350,14 @@ def _envelope(message: dict[str, Any], request: Request) -> types.InitializeRequ
 
 
 def _response(request_id: str | int, outcome: dict[str, Any]) -> bytes:
-    message = {"jsonrpc": "2.0", "id": request_id, **outcome}
-    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+    return _json({"jsonrpc": "2.0", "id": request_id, **outcome})
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
+def _json(value: object) -> bytes:
+    return _ENCODER.encode(value).encode()
 
 
 async def _disconnected(receive: Receive) -> None:
@@ -306,23 +366,30 @@ async def _disconnected(receive: Receive) -> None:
         message = await receive()
 
 
-@contextmanager
-def _in_flight(transport: StreamableHTTPServerTransport | None) -> Iterator[None]:
+class _InFlight:
     """The session stays open while a call runs, and idles from when its last one ends (the
     accounting the SDK's `StreamableHTTPServerTransport.handle_request` does)."""
-    if transport is None:  # no session
-        yield
-        return
-    idle, timeout = transport.idle_scope, transport._idle_timeout
-    if idle is None or timeout is None:
-        yield
-        return
-    transport._requests_in_flight += 1
-    idle.deadline = math.inf
-    try:
-        yield
-    finally:
+
+    __slots__ = ("_transport",)
+
+    def __init__(self, transport: StreamableHTTPServerTransport | None) -> None:
+        self._transport = transport  # None: no session
+
+    def __enter__(self) -> None:
+        transport = self._transport
+        if transport is None or transport.idle_scope is None or transport._idle_timeout is None:
+            self._transport = None
+            return
+        transport._requests_in_flight += 1
+        transport.idle_scope.deadline = math.inf
+
+    def __exit__(self, *_: object) -> None:
+        transport = self._transport
+        if transport is None:
+            return
         transport._requests_in_flight -= 1
-        if not transport._requests_in_flight:
-            # A join in the call may have lengthened it (`Sessions.promote`).
-            idle.deadline = anyio.current_time() + (transport._idle_timeout or timeout)
+        idle, timeout = transport.idle_scope, transport._idle_timeout
+        if not transport._requests_in_flight and idle is not None and timeout is not None:
+            # A join in the call may have lengthened it (`Sessions.promote`). The clock is
+            # anyio's `current_time()` on asyncio (the hub's loop), read without its lookup.
+            idle.deadline = asyncio.get_running_loop().time() + timeout
