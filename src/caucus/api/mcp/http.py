@@ -15,6 +15,7 @@ at once: its peer shows offline and stays resumable for the grace period.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
 from collections import OrderedDict
@@ -50,6 +51,9 @@ log = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
 MAX_PORTS = 10_000  # identities remembered by token or handle; the least recently used go
+# The request headers a call reads (Starlette's `Headers` would decode every one per lookup).
+_READ = frozenset({b"authorization", b"mcp-session-id", AGENT_KEY_HEADER.lower().encode()})
+MAX_URLS = 64  # ways of reaching the hub remembered (scheme, Host, address, root path)
 
 
 class McpEndpoint:
@@ -59,6 +63,7 @@ class McpEndpoint:
         self.hub = hub
         self._sessions: dict[str, LocalPort] = {}
         self._keyed: OrderedDict[bytes, LocalPort] = OrderedDict()
+        self._urls: dict[tuple[Any, ...], str | None] = {}
         self.inbox = InboxResources(hub, self._peer_of)
         catalog = Catalog(
             watch_for=self._watch_for,
@@ -146,8 +151,7 @@ class McpEndpoint:
         port.offer_agent_key(headers.get(AGENT_KEY_HEADER.lower()))
         client = getattr(ctx.request, "client", None)
         port.source = client.host if client is not None else None
-        base_url = getattr(ctx.request, "base_url", None)
-        port.hub_url = str(base_url).rstrip("/") if base_url is not None else None
+        port.hub_url = self._hub_url(ctx.request)
         return Call(
             port,
             default_name=client_name(ctx),
@@ -156,6 +160,24 @@ class McpEndpoint:
             local=_loopback(port.source),
             follows=follows_lines(ctx),
         )
+
+    def _hub_url(self, request: object) -> str | None:
+        """The hub as the client reaches it, worked out once per way of reaching it."""
+        scope = getattr(request, "scope", None)
+        if not isinstance(scope, dict):
+            return None
+        host = next((v for k, v in scope.get("headers", ()) if k == b"host"), None)
+        key = (
+            scope.get("scheme"),
+            host,
+            scope.get("server"),
+            scope.get("app_root_path", scope.get("root_path")),
+        )
+        if key not in self._urls:
+            if len(self._urls) >= MAX_URLS:
+                self._urls.clear()
+            self._urls[key] = str(getattr(request, "base_url", "")).rstrip("/") or None
+        return self._urls[key]
 
     async def _known(self, key: bytes, fresh: LocalPort) -> LocalPort:
         """The port remembered under `key`; a new one only once its credential is proven, so
@@ -236,6 +258,7 @@ class McpEndpoint:
         return Limits.of(self.hub.settings, self.hub.control.state())
 
 
+@functools.lru_cache(maxsize=1024)
 def _loopback(host: str | None) -> bool:
     try:
         return host is not None and ipaddress.ip_address(host).is_loopback
@@ -245,6 +268,13 @@ def _loopback(host: str | None) -> bool:
 
 def _headers(ctx: Context) -> Any:
     request = ctx.request
+    scope = getattr(request, "scope", None)
+    if isinstance(scope, dict) and "headers" in scope:  # the ones a call reads, in one pass
+        found: dict[str, str] = {}
+        for key, value in scope["headers"]:
+            if key in _READ:  # the first of a repeated one, as Starlette's `get` gives
+                found.setdefault(key.decode("latin-1"), value.decode("latin-1"))
+        return found
     return getattr(request, "headers", None) or {}
 
 
@@ -258,4 +288,9 @@ def client_name(ctx: Context) -> str | None:
     params = ctx.session.client_params
     if params is None or not params.client_info.name:
         return None
-    return name_from(params.client_info.name)
+    return _name_from(params.client_info.name)
+
+
+@functools.lru_cache(maxsize=256)
+def _name_from(client: str) -> str | None:
+    return name_from(client)
