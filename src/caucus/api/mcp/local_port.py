@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -136,9 +138,19 @@ class LocalPort:
     def report_call(
         self, tool: str, *, ok: bool, error: str | None, detail: str | None, ms: float
     ) -> None:
-        self.hub.activity.record(
-            self._name, tool, ok=ok, error=error, detail=detail, ms=ms, via=Via.MCP
+        # Recorded as soon as the call's answer is on its way, not before it: the activity view
+        # is the room's record of calls, not a step the caller should wait for.
+        record = functools.partial(
+            self.hub.activity.record,
+            self._name,
+            tool,
+            ok=ok,
+            error=error,
+            detail=detail,
+            ms=ms,
+            via=Via.MCP,
         )
+        asyncio.get_running_loop().call_soon(record)
 
     async def offline(self) -> None:
         if self._token is None and self._handle is None:
