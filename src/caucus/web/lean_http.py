@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import httptools
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
+from caucus.web.one_write import OneWrite
 from caucus.web.patience import Patient
 
 log = logging.getLogger(__name__)
@@ -119,7 +120,10 @@ class LeanHttp(Patient):
         lean = self._lean_request()
         if lean is None:
             self._scope_after_all()
+            before = self.cycle
             super().on_headers_complete()
+            if self.cycle is not before:  # uvicorn's, just made (none for an upgrade)
+                self.cycle.transport = OneWrite(self.transport, self.loop)  # type: ignore[assignment]
             return
         self.scope = None  # type: ignore[assignment]  # an earlier request's: not needed
         self.cycle = lean  # type: ignore[assignment]
