@@ -25,7 +25,7 @@ def test_every_postgres_statement_compiles_against_the_migrated_schema(
     with psycopg.connect(dsn, autocommit=True) as conn:
         for name in sorted(q.names()):
             text = q[name]
-            params = dict.fromkeys(re.findall(r"%\(([a-z_]+)\)s", text))
+            params = dict.fromkeys(re.findall(r"%\(([a-z_]+)\)[sb]", text))
             # What cannot be explained (LISTEN, DDL) runs, and is rolled back.
             run = f"EXPLAIN {text}" if _EXPLAINABLE.match(text.lstrip()) else text
             try:

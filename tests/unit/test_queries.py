@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from caucus.storage.migrate import migrate_sqlite
-from caucus.storage.queries import combine, parse, positional, queries
+from caucus.storage.queries import combine, parse, positional, pyformat, queries
 
 SQL = Path(__file__).resolve().parents[2] / "src" / "caucus" / "storage" / "sql"
 
@@ -106,3 +106,20 @@ def test_no_repository_branches_on_the_dialect() -> None:
         if ".dialect" in line
     ]
     assert asks == []
+
+
+def test_postgres_arrays_travel_in_binary_and_other_parameters_as_chosen() -> None:
+    """A declared array is bound `%(name)b` (psycopg's text form escapes each string with a
+    regular expression, twenty times slower); every other parameter stays `%(name)s`, and a
+    literal percent sign is doubled."""
+    sql = pyformat(
+        "SELECT * FROM unnest(CAST(:ids AS TEXT[]), CAST( :tss AS DOUBLE PRECISION[] ))"
+        " WHERE name = :name AND x LIKE '5%' AND state = ANY(:states)"
+    )
+    assert sql == (
+        "SELECT * FROM unnest(CAST(%(ids)b AS TEXT[]), CAST( %(tss)b AS DOUBLE PRECISION[] ))"
+        " WHERE name = %(name)s AND x LIKE '5%%' AND state = ANY(%(states)s)"
+    )
+    hot = queries("postgres")["messages_insert_direct_many"]
+    assert "%(contents)b" in hot
+    assert re.findall(r"%\((\w+)\)s", hot) == []  # the batched send takes arrays only

@@ -94,9 +94,20 @@ def _no_params(params: Mapping[str, Any]) -> tuple[Any, ...]:
     return ()
 
 
+# An array parameter as its statement declares it: `CAST(:name AS <type>[])`.
+_ARRAY = re.compile(r"CAST\(\s*:([a-z_][a-z0-9_]*)\s+AS\s+[A-Z][A-Z ]*\[\]\s*\)", re.I)
+
+
 def pyformat(sql: str) -> str:
-    """`:name` parameters as psycopg takes them (`%(name)s`), a literal `%` doubled."""
-    return _PARAM.sub(r"%(\1)s", sql.replace("%", "%%"))
+    """`:name` parameters as psycopg takes them (`%(name)s`), a literal `%` doubled. An array
+    (`CAST(:name AS TEXT[])`) travels in binary (`%(name)b`): psycopg writes a list of strings
+    as text by escaping each element with a regular expression, ~5 us per string on the writer
+    thread, where the binary form packs it for a twentieth of that; a batch's sends and claims
+    are a dozen such arrays each."""
+    binary = set(_ARRAY.findall(sql))
+    return _PARAM.sub(
+        lambda m: f"%({m[1]}){'b' if m[1] in binary else 's'}", sql.replace("%", "%%")
+    )
 
 
 def _file(folder: str) -> dict[str, str]:
