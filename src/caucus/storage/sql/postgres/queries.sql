@@ -165,11 +165,13 @@ WITH q AS (
 ), summary AS (
     SELECT q.peer_id,
         (SELECT COUNT(*) FROM acked a WHERE a.peer_id = q.peer_id) AS acked,
+        -- Read only when nothing was handed out: a receive that got messages returns them.
+        CASE WHEN EXISTS (SELECT 1 FROM picked p WHERE p.peer_id = q.peer_id) THEN NULL ELSE
         (SELECT MIN(x.visible_at) FROM deliveries x
          WHERE x.peer_id = q.peer_id AND x.visible_at > q.now
            AND (q.priority_only = 0 OR x.lane = 0)
            AND x.seq NOT IN (SELECT a.seq FROM acked a WHERE a.peer_id = q.peer_id))
-            AS next_visible
+        END AS next_visible
     FROM q
 )
 SELECT s.peer_id AS claimant, s.acked, s.next_visible, h.delivery_count, m.*
