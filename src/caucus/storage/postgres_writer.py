@@ -191,8 +191,9 @@ class PgWriter:
                         outcomes[i] = _plain(tx, repos, unit)
                 for payload in _wake_payloads(self._token, sorted(tx.woken)):
                     conn.execute(self._q["wake_notify"], {"payload": payload})
+                # No sync here: leaving the pipeline sends one and reads every result, the
+                # COMMIT's included (a failure raises there), in one round trip, not two.
                 conn.execute(b"COMMIT")
-                pipe.sync()
             finally:
                 tx.pipeline = None
         return [
