@@ -28,6 +28,9 @@ def test_every_postgres_statement_compiles_against_the_migrated_schema(
             params = dict.fromkeys(re.findall(r"%\(([a-z_]+)\)[sb]", text))
             # What cannot be explained (LISTEN, DDL) runs, and is rolled back.
             run = f"EXPLAIN {text}" if _EXPLAINABLE.match(text.lstrip()) else text
+            if text.startswith("VACUUM"):  # it cannot run inside a transaction: it just runs
+                conn.execute(run, params)
+                continue
             try:
                 with conn.transaction():
                     conn.execute(run, params)

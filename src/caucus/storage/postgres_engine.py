@@ -23,6 +23,9 @@ from typing import Any, TypeVar
 from caucus.domain.retention import StoreSize
 from caucus.errors import StorageError
 from caucus.storage.engine import Unit
+from caucus.storage.postgres_tidy import CHURN as TIDY_CHURN
+from caucus.storage.postgres_tidy import EVERY as TIDY_EVERY
+from caucus.storage.postgres_tidy import Tidy, vacuum_with
 from caucus.storage.postgres_tx import PgTx, storage_error
 from caucus.storage.postgres_writer import PgWriter
 from caucus.storage.queries import queries
@@ -97,7 +100,15 @@ class PgEngine:
     dialect = "postgres"
     shared = True
 
-    def __init__(self, dsn: str, *, batch_max: int = 512, readers: int = 4) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        batch_max: int = 512,
+        readers: int = 4,
+        tidy_churn: int = TIDY_CHURN,
+        tidy_every: float = TIDY_EVERY,
+    ) -> None:
         require_psycopg()
         self.dsn = dsn
         self._q = queries("postgres")
@@ -108,6 +119,8 @@ class PgEngine:
         self._signal: list[Callable[[str], None]] = []
         self._listener: asyncio.Task[None] | None = None
         self._listening: asyncio.Event | None = None
+        vacuum = vacuum_with(self._reads.connection, self._q["deliveries_vacuum"])
+        self.tidy = Tidy(lambda: self._writer.ops, vacuum, churn=tidy_churn, every=tidy_every)
 
     @property
     def stats(self) -> dict[str, int]:
@@ -134,8 +147,10 @@ class PgEngine:
         self._listening = asyncio.Event()
         self._listener = asyncio.create_task(self._listen(), name="caucus-pg-listen")
         await self._listening.wait()
+        self.tidy.start()
 
     async def close(self) -> None:
+        await self.tidy.stop()
         if self._listener is not None:
             self._listener.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

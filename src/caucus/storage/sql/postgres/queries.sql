@@ -132,6 +132,10 @@ SELECT d.delivery_count, m.* FROM deliveries d JOIN messages m ON m.seq = d.seq
 WHERE d.peer_id = :peer_id AND d.visible_at <= :now AND d.lane = 0 ORDER BY d.seq LIMIT :limit
 FOR UPDATE OF d SKIP LOCKED;
 
+-- name: deliveries_vacuum
+-- Run by the hub as the table churns (storage/postgres_tidy.py), outside any transaction.
+VACUUM (SKIP_LOCKED) deliveries;
+
 -- name: deliveries_ack_claim_many
 -- The receives a writer's batch holds, one per peer, in one statement, each as
 -- deliveries_ack_claim: for every peer at least one row, `claimant` its id, with what it
