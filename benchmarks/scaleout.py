@@ -14,7 +14,9 @@ the figures and each one's ratio to the SQLite baseline, and the CPU each messag
 system from /proc over the closed loop): the hub processes together and each, PostgreSQL's
 backends serving them and its own processes, so what more cores would carry can be worked out
 from a 2-core run. Goal (issue 14): PostgreSQL with one process >= 0.5x SQLite, throughput
-rising with processes; issue 33 asks 0.8x. Run:
+rising with processes; issue 33 asks 0.8x, judged on the median of `--reps` closed loops
+alternating a SQLite process and a PostgreSQL one, both running (a shared machine's drift then
+moves both sides alike). Run:
 `.venv/bin/python benchmarks/scaleout.py` (`--quick` for 1-second phases).
 """
 
@@ -159,6 +161,9 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=500.0, help="offered messages/s")
     parser.add_argument("--wakes", type=int, default=100, help="wake-up samples")
     parser.add_argument("--processes", default="1,2,4", help="PostgreSQL process counts")
+    parser.add_argument(
+        "--reps", type=int, default=3, help="alternations of SQLite and PostgreSQL x1 (the ratio)"
+    )
     parser.add_argument("--quick", action="store_true", help="1-second phases, 30 wake-ups")
     parser.add_argument("--json", action="store_true", help="print figures as JSON")
     args = parser.parse_args()
@@ -189,10 +194,45 @@ def main() -> None:
             finally:
                 for proc, _ in hubs:
                     relay.stop(proc)
-    report(figures, args)
+        ratios = alternated(server, tmp, args) if 1 in counts and args.reps > 0 else []
+    report(figures, args, ratios)
 
 
-def report(figures: dict[str, dict[str, relay.Result]], args: argparse.Namespace) -> None:
+def alternated(server: Any, tmp: Path, args: argparse.Namespace) -> list[float]:
+    """One process on each backend, both running, their closed loops alternated `--reps`
+    times: each rep's own ratio. A shared machine drifts over a run; measured back to back,
+    both sides of a ratio drift alike (as relay.py measures against its bare endpoint)."""
+    print(f"SQLite and PostgreSQL x1 alternated, {args.reps} reps...", file=sys.stderr)
+    lite = start_hubs(str(tmp / "alternated.db"), 1, tmp / "alt-sqlite")
+    pg = start_hubs(fresh_database(server, "alt"), 1, tmp / "alt-pg")
+    try:
+        urls = [lite[0][1], pg[0][1]]
+
+        async def reps() -> list[float]:
+            for i, url in enumerate(urls):
+                await relay.relay_run(url, args.pairs, 1.0, None, 900 + i)  # warm up
+            out: list[float] = []
+            for rep in range(args.reps):
+                rates = [
+                    (
+                        await relay.relay_run(
+                            url, args.pairs, args.duration, None, 910 + 2 * rep + i
+                        )
+                    ).rate
+                    for i, url in enumerate(urls)
+                ]
+                out.append(rates[1] / rates[0])
+            return out
+
+        return asyncio.run(reps())
+    finally:
+        for proc, _ in lite + pg:
+            relay.stop(proc)
+
+
+def report(
+    figures: dict[str, dict[str, relay.Result]], args: argparse.Namespace, ratios: list[float]
+) -> None:
     base = figures["sqlite x1"]
     rows: dict[str, dict[str, float]] = {}
     for name, f in figures.items():
@@ -209,8 +249,16 @@ def report(figures: dict[str, dict[str, relay.Result]], args: argparse.Namespace
             "server_cpu_us_per_msg": round(f["throughput"].server_cpu_us, 1),
             "backends": f["throughput"].backends,
         }
+    one_ratio = relay.median(ratios) if ratios else None
     if args.json:
-        doc = {"pairs": args.pairs, "rate": args.rate, "cores": os.cpu_count(), "runs": rows}
+        doc = {
+            "pairs": args.pairs,
+            "rate": args.rate,
+            "cores": os.cpu_count(),
+            "runs": rows,
+            "one_process_ratios": [round(r, 3) for r in ratios],
+            "one_process_ratio": None if one_ratio is None else round(one_ratio, 3),
+        }
         print(json.dumps(doc, indent=2))
         return
     print(
@@ -245,12 +293,12 @@ def report(figures: dict[str, dict[str, relay.Result]], args: argparse.Namespace
         "(WAL writer, checkpointer...). With C cores and none spent on the load generator, "
         "msgs/s is at most C / (hubs + backends + server) per message."
     )
-    one = rows.get("postgres x1")
-    if one is not None:
-        verdict = "meets" if one["ratio_to_sqlite"] >= TARGET_ONE else "misses"
+    if one_ratio is not None:
+        verdict = "meets" if one_ratio >= TARGET_ONE else "misses"
+        each = ", ".join(f"{r:.2f}" for r in ratios)
         print(
-            f"PostgreSQL, one process: {one['ratio_to_sqlite']:.2f}x SQLite "
-            f"({verdict} issue 33's {TARGET_ONE}x)"
+            f"PostgreSQL, one process: {one_ratio:.2f}x SQLite, the median of {len(ratios)} "
+            f"alternated reps ({each}) ({verdict} issue 33's {TARGET_ONE}x)"
         )
     rates = [rows[k]["msgs_per_s"] for k in rows if k.startswith("postgres")]
     rising = all(b >= a for a, b in itertools.pairwise(rates))
