@@ -123,12 +123,16 @@ ORDER BY seq DESC LIMIT :limit;
 
 -- name: deliveries_visible
 -- A claim skips rows another process is handing out this instant: never one delivery twice.
-SELECT d.delivery_count, m.* FROM deliveries d JOIN messages m ON m.seq = d.seq
+SELECT d.delivery_count, m.seq, m.id, m.ts, m.sender, m.target, m.kind, m.content, m.meta,
+    m.thread, m.reply_to
+FROM deliveries d JOIN messages m ON m.seq = d.seq
 WHERE d.peer_id = :peer_id AND d.visible_at <= :now ORDER BY d.seq LIMIT :limit
 FOR UPDATE OF d SKIP LOCKED;
 
 -- name: deliveries_visible_priority
-SELECT d.delivery_count, m.* FROM deliveries d JOIN messages m ON m.seq = d.seq
+SELECT d.delivery_count, m.seq, m.id, m.ts, m.sender, m.target, m.kind, m.content, m.meta,
+    m.thread, m.reply_to
+FROM deliveries d JOIN messages m ON m.seq = d.seq
 WHERE d.peer_id = :peer_id AND d.visible_at <= :now AND d.lane = 0 ORDER BY d.seq LIMIT :limit
 FOR UPDATE OF d SKIP LOCKED;
 
@@ -178,7 +182,8 @@ WITH q AS (
         END AS next_visible
     FROM q
 )
-SELECT s.peer_id AS claimant, s.acked, s.next_visible, h.delivery_count, m.*
+SELECT s.peer_id AS claimant, s.acked, s.next_visible, h.delivery_count,
+    m.seq, m.id, m.ts, m.sender, m.target, m.kind, m.content, m.meta, m.thread, m.reply_to
 FROM summary s
 LEFT JOIN (handed h JOIN messages m ON m.seq = h.seq) ON h.peer_id = s.peer_id
 ORDER BY s.peer_id, h.seq;

@@ -164,7 +164,8 @@ WHERE peer_id = :peer_id AND delivery_count > 0 AND visible_at > :now;
 SELECT COUNT(*) FROM deliveries WHERE peer_id = :peer_id;
 
 -- name: delivery_newest_of_peer
-SELECT m.* FROM deliveries d JOIN messages m ON m.seq = d.seq
+SELECT m.seq, m.id, m.ts, m.sender, m.target, m.kind, m.content, m.meta, m.thread, m.reply_to
+FROM deliveries d JOIN messages m ON m.seq = d.seq
 WHERE d.peer_id = :peer_id ORDER BY d.seq DESC LIMIT 1;
 
 -- name: deliveries_count

@@ -91,11 +91,15 @@ ORDER BY seq DESC LIMIT :limit;
 -- === deliveries (the inbox) ========================================================
 
 -- name: deliveries_visible
-SELECT d.delivery_count, m.* FROM deliveries d JOIN messages m ON m.seq = d.seq
+SELECT d.delivery_count, m.seq, m.id, m.ts, m.sender, m.target, m.kind, m.content, m.meta,
+    m.thread, m.reply_to
+FROM deliveries d JOIN messages m ON m.seq = d.seq
 WHERE d.peer_id = :peer_id AND d.visible_at <= :now ORDER BY d.seq LIMIT :limit;
 
 -- name: deliveries_visible_priority
-SELECT d.delivery_count, m.* FROM deliveries d JOIN messages m ON m.seq = d.seq
+SELECT d.delivery_count, m.seq, m.id, m.ts, m.sender, m.target, m.kind, m.content, m.meta,
+    m.thread, m.reply_to
+FROM deliveries d JOIN messages m ON m.seq = d.seq
 WHERE d.peer_id = :peer_id AND d.visible_at <= :now AND d.lane = 0 ORDER BY d.seq LIMIT :limit;
 
 -- === channels ======================================================================
