@@ -152,6 +152,7 @@ class Result:
     latencies_ms: list[float] = field(default_factory=list)
     busy: float = float("nan")  # the machine's CPU in use meanwhile, 0-1, where measured
     cpu_us: float = float("nan")  # the server process's CPU per operation, microseconds
+    client_cpu_us: float = float("nan")  # the load generator's (this process's), likewise
     count: int = 0  # operations the server did in the run (its tail included)
     backend_cpu_us: float = 0.0  # PostgreSQL's backends per operation (scaleout.py)
     server_cpu_us: float = 0.0  # PostgreSQL's own processes per operation (scaleout.py)
@@ -301,11 +302,12 @@ def process_cpu(pid: int) -> float:
 async def timed(pid: int, run: Any) -> Result:
     """`run` (a coroutine giving a Result) with the CPU the process `pid` spent per operation:
     a measure a shared machine's drift moves far less than throughput."""
-    before = process_cpu(pid)
+    before, mine = process_cpu(pid), time.process_time()
     result: Result = await run
-    spent = process_cpu(pid) - before
+    spent, used = process_cpu(pid) - before, time.process_time() - mine
     if result.count > 0:
         result.cpu_us = spent / result.count * 1e6
+        result.client_cpu_us = used / result.count * 1e6
     return result
 
 
@@ -360,6 +362,8 @@ async def measure(
         "p99s": [r.pct(99) for r in relay_lat],
         "bare_cpu_us": median([b.cpu_us for b in bare_tp]),
         "relay_cpu_us": median([r.cpu_us for r in relay_tp]),
+        "bare_client_us": median([b.client_cpu_us for b in bare_tp]),
+        "relay_client_us": median([r.client_cpu_us for r in relay_tp]),
     }
 
 
@@ -399,6 +403,8 @@ def main() -> None:
         "relay_msgs_per_s": round(r["relay_tp"].rate),
         "bare_cpu_us_per_request": round(r["bare_cpu_us"], 1),
         "relay_cpu_us_per_message": round(r["relay_cpu_us"], 1),
+        "load_cpu_us_per_request": round(r["bare_client_us"], 1),
+        "load_cpu_us_per_message": round(r["relay_client_us"], 1),
         "throughput_ratio": round(ratio_tp, 3),
         "throughput_ratios": [round(x, 3) for x in r["ratios"]],
         "offered_rate": args.rate,
@@ -425,6 +431,12 @@ def main() -> None:
     print(
         f"  server CPU              bare {r['bare_cpu_us']:6.0f} us/request   relay "
         f"{r['relay_cpu_us']:6.0f} us/message (all its threads)"
+    )
+    # The load generator shares the machine: what it spends per operation is CPU the server
+    # does not get, so it shapes both rates (a relayed message is two of its requests).
+    print(
+        f"  load generator CPU      bare {r['bare_client_us']:6.0f} us/request   relay "
+        f"{r['relay_client_us']:6.0f} us/message (this process)"
     )
     print(f"\nlatency at an offered {args.rate:g}/s (open loop)")
     print(f"  bare Starlette POST     {fmt(r['trivial_lat'])}")
