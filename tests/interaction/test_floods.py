@@ -24,6 +24,7 @@ from caucus.web.shield import REFUSAL_HOLD
 from tests.conftest import eventually
 from tests.interaction.test_mcp_http import INIT, JSON_RPC, rpc
 from tests.mcptools import call
+from tests.waiting import scaled
 
 served_apps: dict[Hub, CaucusApp] = {}
 # The shipped defaults, which caucus.testing.hub_settings relaxes for every other test.
@@ -38,8 +39,11 @@ async def flooded(tmp_path: Path) -> AsyncIterator[tuple[str, Hub]]:
         "channels_per_peer_max": 3,
         "hands_per_floor_max": 2,
         "mcp_unjoined_max": 40,
-        "head_timeout": 0.5,
-        "body_timeout": 0.5,
+        # Short, so slow clients are cut off quickly, but stretched on a loaded machine: a
+        # deadline that runs out before a client's first bytes arrive is answered with a
+        # reset, not the 408 a slow client is owed (seen once under CI's parallel workers).
+        "head_timeout": scaled(0.5),
+        "body_timeout": scaled(0.5),
     }
     async with make_hub(tmp_path, **settings) as hub:
         app = served_apps[hub] = build_app(hub)
