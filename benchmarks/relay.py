@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -202,6 +203,25 @@ async def trivial_run(url: str, conns: int, duration: float, rate: float | None)
     return Result(done / elapsed, lat, count=done)
 
 
+async def receive_loop(
+    c: Conn,
+    stop: asyncio.Event,
+    got: Callable[[list[dict[str, Any]], float], Awaitable[None]],
+) -> None:
+    """An agent's receive loop until `stop`: long-polls, each acknowledging the batch before
+    it; `got(messages, when it came)` for every answer."""
+    ack = None
+    while not stop.is_set():
+        path = "/receive?timeout=1" + (f"&ack={ack}" if ack is not None else "")
+        status, data = await c.request("GET", path)
+        assert status == 200, data
+        now = time.perf_counter()
+        messages = json.loads(data)["messages"]
+        await got(messages, now)
+        if messages:
+            ack = messages[-1]["seq"]
+
+
 async def register(url: str, name: str) -> str:
     host, port = host_port(url)
     c = await Conn(host, port).open()
@@ -256,24 +276,18 @@ async def relay_run(
             assert status == 200, data
             scheduled += interval
 
-    async def receiver(c: Conn) -> None:
+    async def got(messages: list[dict[str, Any]], now: float) -> None:
         nonlocal received, every
-        ack = None
-        while not stop_receiving.is_set():
-            path = "/receive?timeout=1" + (f"&ack={ack}" if ack is not None else "")
-            status, data = await c.request("GET", path)
-            assert status == 200, data
-            now = time.perf_counter()
-            messages = json.loads(data)["messages"]
-            for m in messages:
-                sent = float(m["content"].split("|", 1)[0])
-                if sent >= start:
-                    lat.append((now - sent) * 1000)
-            every += len(messages)
-            if now <= end:
-                received += len(messages)
-            if messages:
-                ack = messages[-1]["seq"]
+        for m in messages:
+            sent = float(m["content"].split("|", 1)[0])
+            if sent >= start:
+                lat.append((now - sent) * 1000)
+        every += len(messages)
+        if now <= end:
+            received += len(messages)
+
+    async def receiver(c: Conn) -> None:
+        await receive_loop(c, stop_receiving, got)
 
     receiving = [asyncio.create_task(receiver(c)) for c in receivers]
     await asyncio.gather(

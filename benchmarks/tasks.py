@@ -115,17 +115,11 @@ async def pipelined_round_trips(
     async def inbox(
         c: relay.Conn, each: Callable[[dict[str, Any], float], Awaitable[None]]
     ) -> None:
-        ack = None
-        while not stop.is_set():
-            path = "/receive?timeout=1" + (f"&ack={ack}" if ack is not None else "")
-            status, data = await c.request("GET", path)
-            assert status == 200, data
-            now = time.perf_counter()
-            messages = json.loads(data)["messages"]
+        async def got(messages: list[dict[str, Any]], now: float) -> None:
             for m in messages:
                 await each(m, now)
-            if messages:
-                ack = messages[-1]["seq"]
+
+        await relay.receive_loop(c, stop, got)
 
     async def pair(sender: str, worker: str) -> None:
         opened = [relay.Conn(host, port, tokens[n]).open() for n in (sender, sender, worker)]
