@@ -1,21 +1,25 @@
 """The deliveries table on PostgreSQL is vacuumed by the hub as it churns
 (storage/postgres_tidy.py): autovacuum's once-a-minute visit let dead row versions pile up
-between visits and slow every claim (ADR 0016's addendum has the figures)."""
+between visits and slow every claim (ADR 0016's addendum has the figures). It runs on the
+hub's maintenance tick (`Engine.upkeep`)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 
 import psycopg
 from psycopg.conninfo import make_conninfo
 
+from caucus.services.hub import Hub
 from caucus.storage.postgres_engine import PgEngine
 from caucus.storage.postgres_tidy import vacuum_with
 from caucus.storage.queries import queries
+from caucus.testing import FakeClock, hub_settings
 from caucus.testing.postgres import Server, fresh_database
+from tests.contract.conftest import NOW
 from tests.contract.test_store_contract import claim, peer, send
-from tests.waiting import eventually
 
 
 def vacuum_count(dsn: str) -> int:
@@ -42,7 +46,7 @@ async def test_the_hub_vacuums_deliveries_once_enough_was_written(
     postgres_server: Server,
 ) -> None:
     dsn = fresh_database(postgres_server)
-    engine = PgEngine(dsn, tidy_churn=100, tidy_every=3600)  # the loop stays out of the way
+    engine = PgEngine(dsn, tidy_churn=100)
     await engine.open()
     try:
         await churn(engine, 20)  # ~40 units: under the churn that calls for a vacuum
@@ -56,15 +60,23 @@ async def test_the_hub_vacuums_deliveries_once_enough_was_written(
     assert vacuum_count(dsn) == before + 1
 
 
-async def test_the_vacuum_runs_on_its_own_while_the_hub_writes(postgres_server: Server) -> None:
+async def test_the_hubs_maintenance_round_vacuums_it(
+    postgres_server: Server, tmp_path: Path
+) -> None:
     dsn = fresh_database(postgres_server)
-    engine = PgEngine(dsn, tidy_churn=50, tidy_every=0.05)
-    await engine.open()
+    engine = PgEngine(dsn, tidy_churn=50)
+    hub = Hub(hub_settings(tmp_path), db=engine, clock=FakeClock(NOW), run_maintenance=False)
+    await hub.start()
     try:
-        await churn(engine, 60)
-        await eventually(lambda: engine.tidy.vacuums >= 1, what="a vacuum of its own")
+        before = vacuum_count(dsn)
+        await churn(engine, 40)
+        await hub.maintain()
+        assert engine.tidy.vacuums == 1
+        await hub.maintain()  # nothing written since: no second vacuum
+        assert engine.tidy.vacuums == 1
     finally:
-        await engine.close()
+        await hub.stop()
+    assert vacuum_count(dsn) == before + 1
 
 
 def test_a_role_that_does_not_own_the_table_gets_the_servers_warning_back(

@@ -221,7 +221,9 @@ class Hub:
             log.warning("could not apply another process's change", exc_info=task.exception())
 
     async def maintain(self) -> None:
-        """One round of upkeep: flush liveness, reap, forget, purge old idempotency keys."""
+        """One round of upkeep: flush liveness, reap, forget, purge old idempotency keys, and
+        what the database itself needs (`Engine.upkeep`)."""
+        await self.db.upkeep()
         await self.registry.reap()
         await self.tasks.sweep()
         await self.offers.sweep()

@@ -133,5 +133,10 @@ class Engine(Protocol):
         """Give free space back to the file system (a backend without files does nothing)."""
         ...
 
+    async def upkeep(self) -> None:
+        """What the backend needs done as it churns, run on the hub's maintenance tick (on
+        PostgreSQL, vacuuming the deliveries table: `postgres_tidy.py`)."""
+        ...
+
     @property
     def stats(self) -> dict[str, int]: ...

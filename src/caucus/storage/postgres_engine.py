@@ -24,7 +24,6 @@ from caucus.domain.retention import StoreSize
 from caucus.errors import StorageError
 from caucus.storage.engine import Unit
 from caucus.storage.postgres_tidy import CHURN as TIDY_CHURN
-from caucus.storage.postgres_tidy import EVERY as TIDY_EVERY
 from caucus.storage.postgres_tidy import Tidy, vacuum_with
 from caucus.storage.postgres_tx import PgTx, storage_error
 from caucus.storage.postgres_writer import PgWriter
@@ -107,7 +106,6 @@ class PgEngine:
         batch_max: int = 512,
         readers: int = 4,
         tidy_churn: int = TIDY_CHURN,
-        tidy_every: float = TIDY_EVERY,
     ) -> None:
         require_psycopg()
         self.dsn = dsn
@@ -120,7 +118,7 @@ class PgEngine:
         self._listener: asyncio.Task[None] | None = None
         self._listening: asyncio.Event | None = None
         vacuum = vacuum_with(self._reads.connection, self._q["deliveries_vacuum"])
-        self.tidy = Tidy(lambda: self._writer.ops, vacuum, churn=tidy_churn, every=tidy_every)
+        self.tidy = Tidy(lambda: self._writer.ops, vacuum, churn=tidy_churn)
 
     @property
     def stats(self) -> dict[str, int]:
@@ -147,10 +145,8 @@ class PgEngine:
         self._listening = asyncio.Event()
         self._listener = asyncio.create_task(self._listen(), name="caucus-pg-listen")
         await self._listening.wait()
-        self.tidy.start()
 
     async def close(self) -> None:
-        await self.tidy.stop()
         if self._listener is not None:
             self._listener.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -226,6 +222,12 @@ class PgEngine:
         used = int(await self.read(lambda r: r.tx.value("database_size")))
         # The server gives freed space back on its own (autovacuum): nothing to reclaim here.
         return StoreSize(used_bytes=used, file_bytes=used, incremental=True)
+
+    async def upkeep(self) -> None:
+        try:
+            await self.tidy.maybe()
+        except Exception as exc:  # the next tick tries again; the rest of the round goes on
+            log.warning("vacuuming the deliveries table failed: %s", exc)
 
     async def reclaim(self, pages: int | None = None, *, full: bool = False) -> None:
         return

@@ -7,17 +7,16 @@ cannot count on changing), so in between the table and its indexes fill with dea
 every claim's index scans step over: measured with `benchmarks/scaleout.py`'s alternated reps,
 one process fell from 5,172 to 3,572 msgs/s within 40 seconds, the table 85 live rows in 8.6 MB.
 
-So each process vacuums the table itself once it has written enough since the last time, and
-never when idle. A lazy `VACUUM` takes a lock that ordinary reads and writes do not wait on;
-`SKIP_LOCKED` lets a process skip a turn another process is already taking. The hub's role
-must own the table (it made it, by migrating): otherwise PostgreSQL only warns and skips, and
-the hub says so once.
+So each process vacuums the table itself, on the hub's maintenance tick, once it has written
+enough since the last time, and never when idle. A lazy `VACUUM` takes a lock that ordinary
+reads and writes do not wait on; `SKIP_LOCKED` lets a process skip a turn another process is
+already taking. The hub's role must own the table (it made it, by migrating): otherwise
+PostgreSQL only warns and skips, and the hub says so once.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -25,49 +24,22 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 CHURN = 5000  # write units since the last vacuum that call for the next
-EVERY = 1.0  # seconds between two looks at the churn
 
 
 class Tidy:
     """Vacuums the deliveries table when `written()` (the writer's units so far) has grown by
-    `churn` since the last time, looking every `every` seconds. `vacuum` runs the statement
-    (in a worker thread: it blocks) and returns the server's notices."""
+    `churn` since the last time. `vacuum` runs the statement (in a worker thread: it blocks)
+    and returns the server's notices."""
 
     def __init__(
-        self,
-        written: Callable[[], int],
-        vacuum: Callable[[], list[str]],
-        *,
-        churn: int = CHURN,
-        every: float = EVERY,
+        self, written: Callable[[], int], vacuum: Callable[[], list[str]], *, churn: int = CHURN
     ) -> None:
         self._written = written
         self._vacuum = vacuum
         self._churn = churn
-        self._every = every
         self._last = 0
         self._warned = False
-        self._task: asyncio.Task[None] | None = None
         self.vacuums = 0
-
-    def start(self) -> None:
-        self._last = self._written()
-        self._task = asyncio.create_task(self._run(), name="caucus-pg-tidy")
-
-    async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-
-    async def _run(self) -> None:
-        while True:
-            await asyncio.sleep(self._every)
-            try:
-                await self.maybe()
-            except Exception as exc:  # the next look tries again; the hub goes on
-                log.warning("vacuuming the deliveries table failed: %s", exc)
 
     async def maybe(self) -> bool:
         """Vacuum now if enough was written since the last time; whether it did."""

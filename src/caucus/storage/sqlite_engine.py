@@ -195,6 +195,9 @@ class SqliteEngine:
 
         return await self.write(op)  # the writer sees what it has just committed
 
+    async def upkeep(self) -> None:
+        return  # SQLite reuses a deleted row's space in place; retention reclaims the rest
+
     async def reclaim(self, pages: int | None = None, *, full: bool = False) -> None:
         """Give free pages back to the file system: `pages` of them (all when None) with an
         incremental vacuum, or with `full` a whole VACUUM, which also turns an older file to
