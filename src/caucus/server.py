@@ -170,6 +170,7 @@ class CaucusApp:
             self._party,
             lambda: self.served is not None,
             settings.max_body_bytes,
+            self.mcp.calls,
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

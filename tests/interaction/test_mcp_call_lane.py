@@ -78,6 +78,7 @@ async def test_the_lane_answers_a_tool_call_as_the_sdk_does(
             return receive
 
         monkeypatch.setattr(mcp.calls, "serve", to_the_sdk)
+        monkeypatch.setattr(mcp.calls, "may_take", lambda headers: False)  # nor the lean lane
         slow = await _answers(http, headers)
     assert fast == slow
 
@@ -191,6 +192,7 @@ async def test_the_lane_answers_a_sessionless_call_as_the_sdk_does(
             return receive
 
         monkeypatch.setattr(mcp.calls, "serve", to_the_sdk)
+        monkeypatch.setattr(mcp.calls, "may_take", lambda headers: False)  # nor the lean lane
         slow = await answers()
     assert fast == slow
     assert all(a["result"]["resultType"] == "complete" for a in fast)

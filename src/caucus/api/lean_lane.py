@@ -1,11 +1,14 @@
 """The hub's lean lane (`web/lean_http.py`): a known agent's `POST /send`, `GET /receive` and
 a task's round trip (`POST /tasks`, `POST /tasks/{id}/{reply|fail|input|cancel}`), answered by
-the very handlers the ASGI lane calls (`hotpath.py`, `hot_tasks.py`), without an ASGI cycle.
+the very handlers the ASGI lane calls (`hotpath.py`, `hot_tasks.py`), and a joined MCP
+session's tool calls, answered by `CallLane` (`api/mcp/call_lane.py`) as the ASGI lane's `/mcp`
+would, all without an ASGI cycle.
 
 It takes a request only where the ASGI stack would have let it straight through to those
 handlers: the Host and Origin the `Guard` accepts, a credential the `Shield` counts as a known
-party's, a declared body within the limit, and a hub that is serving. Everything else goes
-the ASGI way, where it is refused, queued or served as before (ADR 0026).
+party's, a declared body within the limit, and a hub that is serving; on `/mcp`, once the body
+is in, one tool call `CallLane` takes. Everything else goes the ASGI way, where it is refused,
+queued or served as before (ADR 0026).
 """
 
 from __future__ import annotations
@@ -14,14 +17,17 @@ import logging
 from collections.abc import Callable
 
 from caucus.api.hotpath import answer_hot, dumps, task_move
+from caucus.api.mcp.call_lane import CallLane
 from caucus.errors import CaucusError
 from caucus.services.hub import Hub
 from caucus.web.errors import error_parts, unexpected_error_body
 from caucus.web.guard import SECURITY_HEADERS, Guard
-from caucus.web.lean_http import Headers
+from caucus.web.lean_http import Exchange, Headers
 from caucus.web.shield import Party
 
 log = logging.getLogger(__name__)
+
+MCP = b"/mcp"
 
 
 class HubLane:
@@ -34,19 +40,25 @@ class HubLane:
         party: Callable[[Headers], Party],
         serving: Callable[[], bool],
         max_body_bytes: int,
+        calls: CallLane,
     ) -> None:
         self.hub = hub
+        self.calls = calls
         self.guard = guard
         self.party = party
         self.serving = serving
         self.max_body = max_body_bytes
         self.answered = 0  # requests the lane took (a benchmark's and a test's figure)
+        self.declined = 0  # requests it let go once their bodies were in (a test's)
 
     def admits(self, method: bytes, path: bytes, headers: Headers) -> bool:
         if b"%" in path:
             return False  # uvicorn decodes it for the routes: theirs to answer
         if method == b"POST":
-            if path not in (b"/send", b"/tasks") and task_move(path.decode("latin-1")) is None:
+            if path == MCP:
+                if not self.calls.may_take(headers):
+                    return False
+            elif path not in (b"/send", b"/tasks") and task_move(path.decode("latin-1")) is None:
                 return False
         elif method != b"GET" or path != b"/receive":
             return False
@@ -67,20 +79,31 @@ class HubLane:
             return False
         return self.serving() and self.party(headers) is Party.KNOWN
 
-    async def answer(
-        self,
-        method: bytes,
-        path: bytes,
-        query: bytes,
-        headers: Headers,
-        body: bytes,
-        park: Callable[[], object],
-    ) -> tuple[int, bytes, Headers]:
+    def keeps(self, exchange: Exchange) -> bool:
+        if exchange.path != MCP:
+            return True
+        exchange.prepared = self.calls.takes(exchange.headers, exchange.body)
+        if exchange.prepared is None:
+            self.declined += 1
+            return False
+        return True
+
+    async def answer(self, exchange: Exchange) -> tuple[int, bytes, Headers]:
         self.answered += 1
+        method, path = exchange.method, exchange.path
         try:
-            found, own = await answer_hot(
-                self.hub, method.decode("ascii"), path.decode("latin-1"), query, headers, body, park
-            )
+            if path == MCP:
+                found, own = await self.calls.answer_lean(exchange, SECURITY_HEADERS)
+            else:
+                found, own = await answer_hot(
+                    self.hub,
+                    method.decode("ascii"),
+                    path.decode("latin-1"),
+                    exchange.query,
+                    exchange.headers,
+                    exchange.body,
+                    exchange.park,
+                )
             return 200, found, [*SECURITY_HEADERS, *own]
         except CaucusError as exc:
             status, refused, own = error_parts(exc)

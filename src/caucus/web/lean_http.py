@@ -8,12 +8,14 @@ relay behind it (ADR 0026). So an app may offer a `LeanLane`: when a request's h
 the protocol asks the lane whether it takes the request (the route, the Host and Origin
 checks, a credential the hub knows, a declared body within the limit: everything the ASGI
 stack would have let straight through), and if it does the body is gathered here, the lane's
-handler runs in a task of its own, and the answer is written to the transport as it is.
-Anything else, and anything unusual (HTTP/1.0, `Expect`, a chunked body, an upgrade, a request
-pipelined behind another), takes the ASGI path unchanged, so every refusal is still made once,
-in one place.
+handler runs in a task of its own, and the answer is written to the transport as it is (or,
+for a long answer, as a chunked stream the lane opens). A lane that can only tell from the body
+(a tool call on `/mcp`) may let the request go once it is read: it then becomes the ASGI cycle
+it would have been, its body handed over. Anything else, and anything unusual (HTTP/1.0,
+`Expect`, a chunked body, an upgrade, a request pipelined behind another), takes the ASGI path
+unchanged, so every refusal is still made once, in one place.
 
-To uvicorn's protocol a lean request is its current cycle (`_Lean` has what the protocol
+To uvicorn's protocol a lean request is its current cycle (`Exchange` has what the protocol
 reads of one), so keep-alive, pipelining, the head and body deadlines of `patience.py`, the
 connection cap and a graceful shutdown all work as for any request. A parked receive whose
 client hangs up is cancelled, as the ASGI lane's disconnect watcher does.
@@ -41,14 +43,17 @@ class LeanLane(Protocol):
     """What an app offers the protocol (`CaucusApp.lean_lane`)."""
 
     def admits(self, method: bytes, path: bytes, headers: Headers) -> bool:
-        """Whether the lane answers this request, from its head alone."""
+        """Whether the lane may answer this request, from its head alone."""
         ...
 
-    async def answer(
-        self, method: bytes, path: bytes, query: bytes, headers: Headers, body: bytes, park: Any
-    ) -> tuple[int, bytes, Headers]:
-        """(status, JSON body, headers) for the request; `park()` is called when a receive
-        starts to wait."""
+    def keeps(self, exchange: Exchange) -> bool:
+        """Whether the lane answers it after all, its body in: if not, it goes the ASGI way
+        as if the lane had never seen it (the body handed over as read)."""
+        ...
+
+    async def answer(self, exchange: Exchange) -> tuple[int, bytes, Headers]:
+        """(status, JSON body, headers) for the request; or, on a stream the lane opened
+        (`Exchange.open_stream`), the stream's last chunk."""
         ...
 
 
@@ -60,10 +65,11 @@ class _NothingWaits:
 _NOTHING_WAITS = _NothingWaits()
 
 
-class _Lean:
-    """A lean request, as the protocol around it sees a cycle."""
+class Exchange:
+    """A lean request, as the lane sees it and as the protocol around it sees a cycle."""
 
     __slots__ = (
+        "_protocol",
         "body",
         "disconnected",
         "headers",
@@ -73,13 +79,16 @@ class _Lean:
         "more_body",
         "parked",
         "path",
+        "prepared",
         "query",
         "response_complete",
         "response_started",
         "task",
     )
 
-    def __init__(self, method: bytes, path: bytes, query: bytes, headers: Headers) -> None:
+    def __init__(
+        self, method: bytes, path: bytes, query: bytes, headers: Headers, protocol: LeanHttp
+    ) -> None:
         self.method, self.path, self.query, self.headers = method, path, query, headers
         self.body = b""
         self.more_body = True
@@ -87,17 +96,71 @@ class _Lean:
         self.keep_alive = True
         self.disconnected = False
         self.parked = False
+        self.prepared: Any = None  # what the lane made of the request in `keeps`
         self.task: asyncio.Task[None] | None = None
         # The protocol sets it on a hang-up; nothing waits on it. Not `self`: a request that
         # referred to itself would live until the collector's next pass instead of its end,
-        # and the collector's passes grow with what they find (ADR 0026: tail latency).
+        # and the collector's passes grow with what they find (ADR 0026: tail latency). The
+        # protocol is no such loop: it lets go of its cycle when the next request comes.
         self.message_event = _NOTHING_WAITS
+        self._protocol = protocol
 
     def park(self) -> None:
-        """The receive waits from here on: a client that is gone ends it."""
+        """The request waits from here on: a client that is gone ends it."""
         self.parked = True
         if self.disconnected and self.task is not None:
             self.task.cancel()
+
+    def scope(self) -> dict[str, Any]:
+        """The ASGI scope uvicorn would have made for the request (for code that reads one)."""
+        protocol = self._protocol
+        return {
+            "type": "http",
+            "asgi": {"version": protocol.asgi_version, "spec_version": "2.3"},
+            "http_version": "1.1",
+            "server": protocol.server,
+            "client": protocol.client,
+            "scheme": protocol.scheme,
+            "root_path": protocol.root_path,
+            "headers": self.headers,
+            "state": protocol.app_state.copy(),
+            "method": self.method.decode("ascii"),
+            "path": protocol.root_path + self.path.decode("ascii"),
+            "raw_path": protocol.root_path.encode("ascii") + self.path,
+            "query_string": self.query,
+        }
+
+    def open_stream(self, headers: Headers) -> bool:
+        """Send a 200 head whose body follows in chunks (`send_chunk`; the answer is the
+        last); False if the client is gone."""
+        protocol = self._protocol
+        if self.disconnected or protocol.transport.is_closing():
+            return False
+        if protocol.access_log:
+            protocol._log_access(self, 200)
+        self.response_started = True
+        head = _head(protocol, 200, headers, self.keep_alive)
+        protocol.transport.write(b"".join((*head, b"transfer-encoding: chunked\r\n\r\n")))
+        return True
+
+    def send_chunk(self, data: bytes) -> None:
+        protocol = self._protocol
+        if data and not protocol.transport.is_closing():
+            protocol.transport.write(_chunk(data))
+
+
+def _head(protocol: LeanHttp, status: int, headers: Headers, keep_alive: bool) -> list[bytes]:
+    """A response's status line and headers, up to the blank line (not included)."""
+    head = [STATUS_LINE[status]]
+    for name, value in (*protocol.server_state.default_headers, *headers):
+        head += (name, b": ", value, b"\r\n")
+    if not keep_alive:
+        head.append(b"connection: close\r\n")
+    return head
+
+
+def _chunk(data: bytes) -> bytes:
+    return b"%x\r\n%b\r\n" % (len(data), data)
 
 
 class LeanHttp(Patient):
@@ -119,15 +182,20 @@ class LeanHttp(Patient):
     def on_headers_complete(self) -> None:
         lean = self._lean_request()
         if lean is None:
-            self._scope_after_all()
-            before = self.cycle
-            super().on_headers_complete()
-            if self.cycle is not before:  # uvicorn's, just made (none for an upgrade)
-                self.cycle.transport = OneWrite(self.transport, self.loop)  # type: ignore[assignment]
+            self._asgi_cycle()
+            self._body_deadline()
             return
         self.scope = None  # type: ignore[assignment]  # an earlier request's: not needed
         self.cycle = lean  # type: ignore[assignment]
         self._body_deadline()
+
+    def _asgi_cycle(self) -> None:
+        """uvicorn's cycle for the request whose head is in (none for an upgrade)."""
+        self._scope_after_all()
+        before = self.cycle
+        HttpToolsProtocol.on_headers_complete(self)
+        if self.cycle is not before:
+            self.cycle.transport = OneWrite(self.transport, self.loop)  # type: ignore[assignment]
 
     def _scope_after_all(self) -> None:
         """The scope uvicorn's `on_message_begin` makes, for the request already read."""
@@ -136,7 +204,7 @@ class LeanHttp(Patient):
         self.url, self.headers, self.expect_100_continue = url, headers, expect
         self.scope["headers"] = headers
 
-    def _lean_request(self) -> _Lean | None:
+    def _lean_request(self) -> Exchange | None:
         lane, parser = self._lane, self.parser
         if lane is None or self.pipeline or self.expect_100_continue:
             return None
@@ -153,43 +221,55 @@ class LeanHttp(Patient):
         url = httptools.parse_url(self.url)
         if not lane.admits(method, url.path, self.headers):
             return None
-        return _Lean(method, url.path, url.query or b"", self.headers)
+        return Exchange(method, url.path, url.query or b"", self.headers, self)
 
     def on_body(self, body: bytes) -> None:
         cycle = self.cycle
-        if isinstance(cycle, _Lean):
+        if isinstance(cycle, Exchange):
             cycle.body += body  # at most the declared length, which the lane checked
             return
         super().on_body(body)
 
     def on_message_complete(self) -> None:
         cycle = self.cycle
-        if not isinstance(cycle, _Lean):
+        if not isinstance(cycle, Exchange):
             super().on_message_complete()
             return
         self._disarm()
         cycle.more_body = False
+        assert self._lane is not None
+        if not self._lane.keeps(cycle):
+            self._declined(cycle)
+            return
         task = self.loop.create_task(self._serve(cycle))
         cycle.task = task
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
+    def _declined(self, cycle: Exchange) -> None:
+        """The lane let the request go once its body was in: it becomes the ASGI cycle it
+        would have been, its body as read. Still inside the parser's callback for this
+        request, so a request pipelined behind it is queued behind it as ever."""
+        self.cycle = None  # type: ignore[assignment]  # the one before was answered
+        self._asgi_cycle()
+        if cycle.body:
+            HttpToolsProtocol.on_body(self, cycle.body)
+        HttpToolsProtocol.on_message_complete(self)
+
     def connection_lost(self, exc: Exception | None) -> None:
         cycle = self.cycle
         super().connection_lost(exc)
-        if not isinstance(cycle, _Lean) or cycle.response_complete:
+        if not isinstance(cycle, Exchange) or cycle.response_complete:
             return
         if cycle.parked and cycle.task is not None:
             cycle.task.cancel()
 
-    async def _serve(self, cycle: _Lean) -> None:
+    async def _serve(self, cycle: Exchange) -> None:
         lane = self._lane
         assert lane is not None
         this = cycle.task
         try:
-            status, body, headers = await lane.answer(
-                cycle.method, cycle.path, cycle.query, cycle.headers, cycle.body, cycle.park
-            )
+            status, body, headers = await lane.answer(cycle)
         except asyncio.CancelledError:
             if cycle.disconnected and this is not None:
                 this.uncancel()  # the client hung up on its long-poll: nothing to answer
@@ -199,22 +279,21 @@ class LeanHttp(Patient):
             await self.flow.drain()
         if cycle.disconnected or self.transport.is_closing():
             return
-        if self.access_log:
-            self._log_access(cycle, status)
-        cycle.response_started = True
-        head = [STATUS_LINE[status]]
-        for name, value in (*self.server_state.default_headers, *headers):
-            head += (name, b": ", value, b"\r\n")
-        if not cycle.keep_alive:
-            head.append(b"connection: close\r\n")
-        head += (_JSON, str(len(body)).encode(), b"\r\n\r\n", body)
-        self.transport.write(b"".join(head))
+        if cycle.response_started:  # a stream: its last chunk, then its end
+            self.transport.write(_chunk(body) + b"0\r\n\r\n" if body else b"0\r\n\r\n")
+        else:
+            if self.access_log:
+                self._log_access(cycle, status)
+            cycle.response_started = True
+            head = _head(self, status, headers, cycle.keep_alive)
+            head += (_JSON, str(len(body)).encode(), b"\r\n\r\n", body)
+            self.transport.write(b"".join(head))
         cycle.response_complete = True
         if not cycle.keep_alive:
             self.transport.close()
         self.on_response_complete()
 
-    def _log_access(self, cycle: _Lean, status: int) -> None:
+    def _log_access(self, cycle: Exchange, status: int) -> None:
         """The line uvicorn's access log would have written for the request."""
         client = "%s:%d" % self.client if self.client else "-"  # noqa: UP031 - uvicorn's form
         target = cycle.path + (b"?" + cycle.query if cycle.query else b"")

@@ -30,7 +30,7 @@ import asyncio
 import json
 import logging
 import math
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import mcp_types as types
 from mcp.server.connection import Connection
@@ -52,6 +52,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from caucus.api.mcp.sessions import SESSION_HEADER, Sessions, replaying, whole_body
 from caucus.mcp.server import ToolServer
+from caucus.web.lean_http import Exchange
 from caucus.wire.fields import Wire
 
 log = logging.getLogger(__name__)
@@ -94,12 +95,7 @@ class CallLane:
         if scope["method"] != "POST":
             return receive
         headers: list[tuple[bytes, bytes]] = scope["headers"]
-        session_id = version = None
-        for key, value in headers:
-            if key == SESSION_HEADER:
-                session_id = value.decode("latin-1")
-            elif key == _VERSION_HEADER:
-                version = value.decode("latin-1")
+        session_id, version = _routing(headers)
         if version is None:
             return receive
         ready = None
@@ -121,27 +117,68 @@ class CallLane:
         call = _tool_call(body)
         if call is None:
             return replaying(body, receive)
-        request_id, params, message = call
         if ready is not None:
             client: types.InitializeRequestParams | None = ready[1]
         else:
-            client = _envelope(message, request)
+            client = _envelope(call[2], request)
             if client is None:
                 return replaying(body, receive)
-        context: ServerRequestContext[Any, Any] = ServerRequestContext(
-            session=cast(ServerSession, _Client(client)),
-            lifespan_context=None,
-            protocol_version=version,
-            method="tools/call",
-            params=message["params"],
-            request_id=request_id,
-            meta=params.meta,
-            request=request,
-        )
+        context = _context(client, version, call, request)
         self.answered += 1
         with _InFlight(ready[0] if ready is not None else None):
-            await self._answer(context, params, request_id, session_id, receive, send)
+            await self._answer(context, call[1], call[0], session_id, receive, send)
         return None
+
+    # --- without an ASGI cycle (`api/lean_lane.py`) -------------------------------------------
+    def may_take(self, headers: list[tuple[bytes, bytes]]) -> bool:
+        """From a request's head alone, whether `takes` may take it: a live, built session's
+        call whose headers the SDK's transport has already admitted once (the first call with
+        them goes the ASGI way, which judges them and remembers the verdict)."""
+        session_id, version = _routing(headers)
+        if session_id is None or version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            return False
+        ready = self._sessions.ready(session_id)
+        if ready is None:
+            return False
+        known = _admit_key(headers, ready[0]._security)
+        return known is not None and known in self._admits
+
+    def takes(self, headers: list[tuple[bytes, bytes]], body: bytes) -> _Prepared | None:
+        """With the body in: the call to answer, if it is one tool call on a session that is
+        still live; None hands the request to the ASGI way, unread."""
+        session_id, version = _routing(headers)
+        if session_id is None or version is None:
+            return None
+        ready = self._sessions.ready(session_id)
+        call = _tool_call(body) if ready is not None else None
+        if ready is None or call is None:
+            return None
+        return _Prepared(ready, call, session_id, version)
+
+    async def answer_lean(
+        self, exchange: Exchange, own: list[tuple[bytes, bytes]]
+    ) -> tuple[bytes, list[tuple[bytes, bytes]]]:
+        """The call `takes` prepared: its JSON body and headers, or, past `STREAM_AFTER`, the
+        last event of the SSE stream it opened (`own`: the headers every answer carries)."""
+        prepared: _Prepared = exchange.prepared
+        request_id, params, _ = prepared.call
+        session = [(SESSION_HEADER, prepared.session_id.encode("latin-1"))]
+        context = _context(
+            prepared.ready[1], prepared.version, prepared.call, Request(exchange.scope())
+        )
+        self.answered += 1
+        exchange.park()  # a client that hangs up cancels the call
+        stream = _LeanStream(exchange, [*own, *_SSE, *session])
+        later = asyncio.get_running_loop().call_later(STREAM_AFTER, stream.open)
+        with _InFlight(prepared.ready[0]):
+            try:
+                body = await self._body(context, params, request_id)
+            finally:
+                later.cancel()
+                stream.close()
+        if stream.opened:
+            return b"event: message\r\ndata: %b\r\n\r\n" % body, []
+        return body, session
 
     async def _admitted(
         self,
@@ -152,13 +189,9 @@ class CallLane:
         """Whether the SDK's transport would take this request's headers (its accept, content
         type, Host and Origin checks), asked once per combination of their values: a client
         sends the same ones with every call."""
-        key: list[Any] = [id(security.settings)]
-        for name, value in headers:
-            if name in _CHECKED:
-                key.append((name, value))
-            elif name.startswith(_PARAM_HEADER):
-                return False
-        known = tuple(key)
+        known = _admit_key(headers, security)
+        if known is None:
+            return False
         if known in self._admits:
             return True
         has_json, has_sse = check_accept_headers(request)
@@ -305,6 +338,86 @@ class _Stream:
         self._gone = True
         if self._caller is not None:
             self._caller.cancel()
+
+
+class _LeanStream:
+    """A long call's SSE stream on the lean lane: opened once the call has run
+    `STREAM_AFTER`, kept alive with comments (a hang-up is the protocol's to see: it cancels
+    the call)."""
+
+    __slots__ = ("_exchange", "_headers", "_pings", "opened")
+
+    def __init__(self, exchange: Exchange, headers: list[tuple[bytes, bytes]]) -> None:
+        self._exchange, self._headers = exchange, headers
+        self._pings: asyncio.Task[None] | None = None
+        self.opened = False
+
+    def open(self) -> None:
+        if self._exchange.open_stream(self._headers):
+            self.opened = True
+            self._pings = asyncio.ensure_future(self._keep_alive())
+
+    def close(self) -> None:
+        if self._pings is not None:
+            self._pings.cancel()
+
+    async def _keep_alive(self) -> None:
+        while True:
+            self._exchange.send_chunk(_PING)
+            await asyncio.sleep(PING_EVERY)
+
+
+class _Prepared(NamedTuple):
+    """A tool call the lean lane takes: its session, the call, the routing it came with."""
+
+    ready: tuple[StreamableHTTPServerTransport, types.InitializeRequestParams]
+    call: tuple[str | int, types.CallToolRequestParams, dict[str, Any]]
+    session_id: str
+    version: str
+
+
+def _routing(headers: list[tuple[bytes, bytes]]) -> tuple[str | None, str | None]:
+    """(session id, protocol version) a request's headers name."""
+    session_id = version = None
+    for key, value in headers:
+        if key == SESSION_HEADER:
+            session_id = value.decode("latin-1")
+        elif key == _VERSION_HEADER:
+            version = value.decode("latin-1")
+    return session_id, version
+
+
+def _admit_key(
+    headers: list[tuple[bytes, bytes]], security: TransportSecurityMiddleware
+) -> tuple[Any, ...] | None:
+    """What the SDK's verdict on a request's headers rests on; None for one it must judge
+    itself (an `Mcp-Param-*` header)."""
+    key: list[Any] = [id(security.settings)]
+    for name, value in headers:
+        if name in _CHECKED:
+            key.append((name, value))
+        elif name.startswith(_PARAM_HEADER):
+            return None
+    return tuple(key)
+
+
+def _context(
+    client: types.InitializeRequestParams | None,
+    version: str,
+    call: tuple[str | int, types.CallToolRequestParams, dict[str, Any]],
+    request: Request,
+) -> ServerRequestContext[Any, Any]:
+    request_id, params, message = call
+    return ServerRequestContext(
+        session=cast(ServerSession, _Client(client)),
+        lifespan_context=None,
+        protocol_version=version,
+        method="tools/call",
+        params=message["params"],
+        request_id=request_id,
+        meta=params.meta,
+        request=request,
+    )
 
 
 def _tool_call(
