@@ -81,35 +81,50 @@ async def http_door(url: str, tag: str) -> Samples:
 
 
 class McpConn(relay.Conn):
-    """A handshake-era `/mcp` session over one keep-alive connection, JSON-RPC by hand."""
+    """A handshake-era `/mcp` session over one keep-alive connection, JSON-RPC by hand, its
+    request head and its reading of an answer's head as lean as `relay.Conn`'s (the two doors
+    then differ only in the hub)."""
 
     def __init__(self, host: str, port: int) -> None:
         super().__init__(host, port)
+        self._host = f"{host}:{port}".encode()
+        self._head = b""
         self.headers = {"Accept": "application/json, text/event-stream"}
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return self._headers
+
+    @headers.setter
+    def headers(self, value: dict[str, str]) -> None:
+        self._headers = value
+        self._head = "".join(f"{k}: {v}\r\n" for k, v in value.items()).encode()
 
     async def post(
         self, message: dict[str, Any], extra: dict[str, str] | None = None
     ) -> tuple[int, bytes]:
         body = json.dumps(message).encode()
-        head = "".join(f"{k}: {v}\r\n" for k, v in {**self.headers, **(extra or {})}.items())
+        head = self._head
+        if extra:
+            head += "".join(f"{k}: {v}\r\n" for k, v in extra.items()).encode()
         self.writer.write(
-            f"POST /mcp HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
-            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n{head}\r\n".encode()
-            + body
+            b"POST /mcp HTTP/1.1\r\nHost: %b\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n%b\r\n%b" % (self._host, len(body), head, body)
         )
         status = int((await self.reader.readline())[9:12])
-        length, chunked = None, False
+        length, chunked = 0, False
         while (line := await self.reader.readline()) not in (b"\r\n", b""):
-            name, _, value = line.decode("latin-1").partition(":")
-            name, value = name.strip().lower(), value.strip()
-            if name == "content-length":
-                length = int(value)
-            elif name == "transfer-encoding":
-                chunked = value == "chunked"
-            elif name == "mcp-session-id":
-                self.headers = {**self.headers, "Mcp-Session-Id": value}
+            name = line[:15].lower()
+            if name == b"content-length:":
+                length = int(line[15:])
+            elif name == b"transfer-encodi":
+                chunked = line.rstrip().lower().endswith(b"chunked")
+            elif name == b"mcp-session-id:":
+                value = line[15:].strip().decode("latin-1")
+                if self.headers.get("Mcp-Session-Id") != value:
+                    self.headers = {**self.headers, "Mcp-Session-Id": value}
         if not chunked:
-            return status, await self.reader.readexactly(length or 0)
+            return status, await self.reader.readexactly(length)
         data = b""
         while size := int((await self.reader.readline()).strip(), 16):
             data += await self.reader.readexactly(size)
