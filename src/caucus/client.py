@@ -23,6 +23,7 @@ from caucus.wire.forms import DecisionList, DecisionRecord, FormInfo, FormList
 from caucus.wire.headers import AGENT_KEY_HEADER
 from caucus.wire.messages import AckResult, Batch, InboundMessage, PeekResult, SendResult
 from caucus.wire.peers import Departure, PeerInfo, PeerList, Registered, StatusInfo
+from caucus.wire.reservations import Blocked, BlockedList, ReservationInfo, ReservationList
 from caucus.wire.room import (
     ChannelInfo,
     ChannelJoin,
@@ -507,6 +508,49 @@ class HubClient(BaseClient):
     ) -> list[OfferInfo]:
         params = {"status": status, "matching": "true" if matching else None}
         return (await self._get(OfferList, "/offers", params=params)).offers
+
+    # --- file reservations -------------------------------------------------------------------
+    async def reserve(
+        self,
+        paths: list[str],
+        *,
+        exclusive: bool = True,
+        ttl: float | None = None,
+        reason: str | None = None,
+    ) -> ReservationList:
+        """Reserve paths or globs; the result lists what was granted and any conflicts."""
+        body: dict[str, Any] = {"paths": paths, "exclusive": exclusive}
+        if ttl is not None:
+            body["ttl"] = ttl
+        if reason is not None:
+            body["reason"] = reason
+        return await self._post(ReservationList, "/reservations", body)
+
+    async def release(
+        self, *, ids: list[str] | None = None, paths: list[str] | None = None, all: bool = False
+    ) -> list[ReservationInfo]:
+        """Release reservations by id or pattern, or all of yours; what was released."""
+        body = {"ids": ids or [], "paths": paths or [], "all": all}
+        return (await self._post(ReservationList, "/reservations/release", body)).reservations
+
+    async def renew(
+        self, *, ids: list[str] | None = None, ttl: float | None = None
+    ) -> list[ReservationInfo]:
+        """Extend your reservations (those named, or all) from now; what was renewed."""
+        body: dict[str, Any] = {"ids": ids or []}
+        if ttl is not None:
+            body["ttl"] = ttl
+        return (await self._post(ReservationList, "/reservations/renew", body)).reservations
+
+    async def reservations(self, holder: str | None = None) -> list[ReservationInfo]:
+        """The reservations that stand (one agent's, if named)."""
+        params = {"holder": holder}
+        return (await self._get(ReservationList, "/reservations", params=params)).reservations
+
+    async def blocked(self, paths: list[str], holder: str | None = None) -> list[Blocked]:
+        """Which of these files another agent's exclusive reservation covers."""
+        body = {"paths": paths, "holder": holder}
+        return (await self._post(BlockedList, "/reservations/blocked", body)).blocked
 
     # --- protocol ----------------------------------------------------------------------------
     async def protocol(self, section: str | None = None) -> ProtocolText:

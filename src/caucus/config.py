@@ -8,7 +8,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import (
@@ -123,6 +123,16 @@ class Settings(BaseSettings):
     announce_catch_up: float = Field(86400.0, ge=0)
     open_offers_max: int = Field(5, ge=1, description="open offers one poster may have")
     pending_forms_max: int = Field(5, ge=1, description="forms one asker may have pending")
+
+    # File reservations (issue 34): advisory leases agents take on paths and globs.
+    reservations: Literal["advisory", "enforce"] = Field(
+        "advisory",
+        description="advisory: a conflicting reservation is granted and the conflict reported; "
+        "enforce: it is refused",
+    )
+    reservations_per_peer_max: int = Field(
+        200, ge=1, description="paths and globs one agent may hold reserved at once"
+    )
 
     # Live deliberations (`convene`): the model a `chair: model` deliberation decides on.
     chair_model: str = Field(

@@ -135,6 +135,13 @@ class ChannelClosed(Conflict):
     code = "channel_closed"
 
 
+class ReservationsHeld(Conflict):
+    """Another agent holds a reservation the request would overlap, and the room enforces
+    reservations (`conflicts` lists them)."""
+
+    code = "reservation_conflict"
+
+
 class FloorHeld(CaucusError):
     """Another peer holds the floor of the scope this send addressed."""
 
@@ -180,6 +187,10 @@ class CapPeers(CapExceeded):
 
     code = "cap_peers"
     status = 503
+
+
+class CapReservations(CapExceeded):
+    code = "cap_reservations"
 
 
 class CapChannels(CapExceeded):
@@ -262,6 +273,7 @@ ERRORS_BY_CODE: dict[str, type[CaucusError]] = {
         RoomStopped,
         ChannelClosed,
         InChannelMode,
+        ReservationsHeld,
         MisdirectedRequest,
         FloorHeld,
         CapExceeded,
@@ -272,6 +284,7 @@ ERRORS_BY_CODE: dict[str, type[CaucusError]] = {
         CapOpenOffers,
         CapOpenForms,
         CapPeers,
+        CapReservations,
         CapChannels,
         CapHands,
         CapSessions,

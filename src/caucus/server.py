@@ -44,6 +44,7 @@ from caucus.api.routes import (
     offers,
     operator,
     peers,
+    reservations,
     tasks,
     watch,
 )
@@ -247,6 +248,7 @@ class CaucusApp:
             forms,
             tasks,
             offers,
+            reservations,
             deliberations,
             operator,
             meta,

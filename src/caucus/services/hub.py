@@ -30,6 +30,7 @@ from caucus.services.notifier import Notifier
 from caucus.services.offers import OfferService
 from caucus.services.principals import Principals
 from caucus.services.registry import PEER_SIGNAL, Registry
+from caucus.services.reservations import ReservationService
 from caucus.services.retention import Retention
 from caucus.services.roles import Roles
 from caucus.services.tasks import TaskService
@@ -105,6 +106,7 @@ class Hub:
             self.db, self.delivery, self.announcements, self.tasks, self.clock, settings
         )
         self.floors = Floors(self.db, self.notifier, self.delivery, self.clock, settings)
+        self.reservations = ReservationService(self.db, self.clock, settings)
         # A room-keyed ledger (PostgreSQL, no path given) is found at start: the database
         # holds the room's identity. Until then, where it would be in the user data directory.
         ledger = (
@@ -227,6 +229,7 @@ class Hub:
         await self.registry.reap()
         await self.tasks.sweep()
         await self.offers.sweep()
+        await self.reservations.sweep()
         before = self.clock.now() - self.settings.idempotency_window
         await self.db.write(lambda r: r.idempotency.purge(before))
         await self.retention.sweep()

@@ -347,3 +347,40 @@ class ToolCallReport(_In):
     )
     detail: str | None = Field(None, max_length=2000, description="what the error said")
     ms: float = Field(ge=0, le=86_400_000, description="how long it took, in milliseconds")
+
+
+PATHS: JsonDict = {"maxItems": 50, "items": {"maxLength": 512}}
+
+
+class ReserveRequest(_In):
+    paths: list[str] = Field(
+        description="paths or globs relative to the repository's root (git's wildmatch: "
+        "'src/app.py', 'docs/', 'src/**/*.py'), at most 50",
+        json_schema_extra=PATHS,
+    )
+    exclusive: bool = Field(True, description="false: shared with other shared holders")
+    ttl: float | None = Field(None, ge=60, le=86400, description="60 s to 24 h; default 1 h")
+    reason: str | None = Field(None, description="what you are doing", json_schema_extra=LINE)
+
+
+class ReleaseRequest(_In):
+    ids: list[str] = Field(default_factory=list, description="reservation ids")
+    paths: list[str] = Field(
+        default_factory=list, description="patterns as reserved", json_schema_extra=PATHS
+    )
+    all: bool = Field(False, description="every reservation you hold")
+
+
+class RenewRequest(_In):
+    ids: list[str] = Field(default_factory=list, description="reservation ids; none: all")
+    ttl: float | None = Field(None, ge=60, le=86400, description="60 s to 24 h; default 1 h")
+
+
+class BlockedRequest(_In):
+    paths: list[str] = Field(
+        description="files relative to the repository's root (what a commit touches)",
+        max_length=10_000,
+    )
+    holder: str | None = Field(
+        None, description="whose reservations do not block (the committing agent)"
+    )

@@ -18,6 +18,7 @@ from caucus.storage.repos.inbox import Inbox
 from caucus.storage.repos.messages import Idempotency, Messages
 from caucus.storage.repos.offers import Offers
 from caucus.storage.repos.peers import Peers, RecipientCache
+from caucus.storage.repos.reservations import Reservations
 from caucus.storage.repos.retention import Retention
 from caucus.storage.repos.room import RoomState
 from caucus.storage.repos.tasks import Tasks
@@ -36,6 +37,7 @@ class Repos:
         "messages",
         "offers",
         "peers",
+        "reservations",
         "retention",
         "room",
         "tasks",
@@ -68,6 +70,7 @@ class Repos:
         )
         self.tasks = Tasks(tx)
         self.offers = Offers(tx)
+        self.reservations = Reservations(tx)
         self.forms = Forms(tx)
         self.ledger = LedgerIntents(tx)
         self.announcements = Announcements(tx)

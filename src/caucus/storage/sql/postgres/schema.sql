@@ -207,3 +207,16 @@ CREATE TABLE watch_credentials (
     expires_at DOUBLE PRECISION
 );
 CREATE INDEX watch_credentials_peer ON watch_credentials (peer_id, kind, created_at);
+
+CREATE TABLE reservations (
+    id          TEXT             PRIMARY KEY,
+    holder_id   BIGINT           NOT NULL,
+    holder      TEXT             NOT NULL,
+    pattern     TEXT             NOT NULL,
+    exclusive   INTEGER          NOT NULL,
+    reason      TEXT,
+    created_at  DOUBLE PRECISION NOT NULL,
+    expires_at  DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX reservations_holder ON reservations (holder_id, pattern);
+CREATE INDEX reservations_expiry ON reservations (expires_at);

@@ -452,3 +452,40 @@ DELETE FROM offers WHERE id = :id;
 
 -- name: form_delete
 DELETE FROM forms WHERE id = :id;
+
+
+-- === reservations (advisory file leases, issue 34) ========================================
+
+-- name: reservation_insert
+INSERT INTO reservations (id, holder_id, holder, pattern, exclusive, reason, created_at,
+    expires_at)
+VALUES (:id, :holder_id, :holder, :pattern, :exclusive, :reason, :now, :expires_at);
+
+-- name: reservation_update
+UPDATE reservations SET exclusive = :exclusive, reason = :reason, expires_at = :expires_at
+WHERE id = :id AND holder_id = :holder_id;
+
+-- name: reservations_live
+-- What stands: unexpired, and held by a peer who is here (a departed, kicked or reaped
+-- holder's are void at once; the sweep deletes them).
+SELECT r.id, r.holder, r.pattern, r.exclusive, r.reason, r.created_at, r.expires_at
+FROM reservations r JOIN peers p ON p.id = r.holder_id
+WHERE r.expires_at > :now AND p.state = 'active'
+ORDER BY r.created_at, r.id;
+
+-- name: reservations_live_of_holder
+SELECT id, holder, pattern, exclusive, reason, created_at, expires_at FROM reservations
+WHERE holder_id = :holder_id AND expires_at > :now
+ORDER BY created_at, id;
+
+-- name: reservation_delete
+DELETE FROM reservations WHERE id = :id AND holder_id = :holder_id;
+
+-- name: reservation_renew
+UPDATE reservations SET expires_at = :expires_at
+WHERE id = :id AND holder_id = :holder_id AND expires_at > :now;
+
+-- name: reservations_sweep
+DELETE FROM reservations
+WHERE expires_at <= :now OR holder_id NOT IN (SELECT id FROM peers WHERE state = 'active');
+

@@ -160,6 +160,21 @@ CREATE INDEX peers_name ON peers (name);
 
 CREATE INDEX peers_state ON peers (state, last_seen);
 
+CREATE TABLE reservations (
+    id          TEXT    PRIMARY KEY,
+    holder_id   INTEGER NOT NULL,
+    holder      TEXT    NOT NULL,
+    pattern     TEXT    NOT NULL,
+    exclusive   INTEGER NOT NULL,
+    reason      TEXT,
+    created_at  REAL    NOT NULL,
+    expires_at  REAL    NOT NULL
+);
+
+CREATE INDEX reservations_expiry ON reservations (expires_at);
+
+CREATE INDEX reservations_holder ON reservations (holder_id, pattern);
+
 CREATE TABLE room_state (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL

@@ -1,0 +1,187 @@
+"""File reservations: an agent leases paths and globs of the repository it edits, so the others
+working beside it know what not to touch (`domain.reservations` has the matching rules).
+
+Reserving reads what stands and writes what is granted in one unit, so two agents racing for
+one file cannot both miss each other. In an advisory room (the default) a conflicting
+reservation is granted and the conflicts are reported, holder and expiry; where the room
+enforces reservations, a request with any conflict is refused whole (409
+`reservation_conflict`, the conflicts listed). A reservation lasts its time to live unless
+renewed, and stands only while its holder is here: leaving, being kicked or being reaped voids
+it at once, and the hub's maintenance round deletes what is void.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from caucus.clock import Clock
+from caucus.config import Settings
+from caucus.domain.peers import Peer
+from caucus.domain.reservations import (
+    MAX_REASON,
+    TTL_DEFAULT,
+    TTL_MAX,
+    TTL_MIN,
+    Reservation,
+    ReservationPolicy,
+    Reserved,
+    blocking,
+    conflicts,
+    normalized,
+    normalized_all,
+)
+from caucus.errors import CapReservations, InvalidRequest, ReservationsHeld
+from caucus.ids import MessageIds
+from caucus.storage.engine import Engine
+from caucus.storage.repos import Repos
+
+
+def _ttl(ttl: float | None) -> float:
+    if ttl is None:
+        return TTL_DEFAULT
+    if not TTL_MIN <= ttl <= TTL_MAX:
+        raise InvalidRequest(
+            f"ttl is {TTL_MIN:.0f} s to {TTL_MAX:.0f} s (renew a longer one)", field="ttl"
+        )
+    return ttl
+
+
+class ReservationService:
+    def __init__(self, db: Engine, clock: Clock, settings: Settings) -> None:
+        self._db = db
+        self._clock = clock
+        self._settings = settings
+        self._ids = MessageIds()
+
+    @property
+    def policy(self) -> ReservationPolicy:
+        return ReservationPolicy(self._settings.reservations)
+
+    async def reserve(
+        self,
+        peer: Peer,
+        paths: Sequence[str],
+        *,
+        exclusive: bool = True,
+        ttl: float | None = None,
+        reason: str | None = None,
+    ) -> Reserved:
+        """Reserve `paths` (paths or globs) for `ttl` seconds. A pattern the peer holds
+        already is taken again, as now asked, keeping its id."""
+        patterns = normalized_all(paths)
+        seconds = _ttl(ttl)
+        if reason is not None and len(reason) > MAX_REASON:
+            raise InvalidRequest(f"reason is at most {MAX_REASON} characters", field="reason")
+        now = self._clock.now()
+        enforce = self.policy is ReservationPolicy.ENFORCE
+        cap = self._settings.reservations_per_peer_max
+
+        def unit(r: Repos) -> Reserved:
+            found = conflicts(patterns, exclusive, r.reservations.live(now), peer.name)
+            if found and enforce:
+                raise ReservationsHeld(
+                    f"{len(found)} conflict(s): another agent holds what you asked for; "
+                    "wait for it to be released or ask its holder",
+                    conflicts=[
+                        {
+                            "pattern": c.pattern,
+                            "holder": c.holder,
+                            "held": c.held,
+                            "exclusive": c.exclusive,
+                            "expires_at": c.expires_at,
+                        }
+                        for c in found
+                    ],
+                )
+            mine = {m.pattern: m for m in r.reservations.of_holder(peer.id, now)}
+            fresh = [p for p in patterns if p not in mine]
+            if len(mine) + len(fresh) > cap:
+                raise CapReservations(
+                    f"you may hold {cap} reservations at once; you hold {len(mine)}: "
+                    "release what you are done with"
+                )
+            granted = []
+            for pattern in patterns:
+                held = mine.get(pattern)
+                made = Reservation(
+                    held.id if held else "r_" + self._ids.next().removeprefix("m_"),
+                    peer.name,
+                    pattern,
+                    exclusive,
+                    reason,
+                    held.created_at if held else now,
+                    now + seconds,
+                )
+                if held:
+                    r.reservations.update(peer.id, made)
+                else:
+                    r.reservations.insert(peer.id, made)
+                granted.append(made)
+            return Reserved(granted, found)
+
+        return await self._db.write(unit)
+
+    async def release(
+        self,
+        peer: Peer,
+        *,
+        ids: Sequence[str] = (),
+        paths: Sequence[str] = (),
+        everything: bool = False,
+    ) -> list[Reservation]:
+        """Release the peer's reservations named by id or by pattern (or all of them); what
+        was released. Naming one the peer does not hold releases nothing and is no error."""
+        if not (ids or paths or everything):
+            raise InvalidRequest("name the reservations to release (ids or paths), or all")
+        patterns = {normalized(p) for p in paths}
+        wanted = set(ids)
+        now = self._clock.now()
+
+        def unit(r: Repos) -> list[Reservation]:
+            released = []
+            for held in r.reservations.of_holder(peer.id, now):
+                named = everything or held.id in wanted or held.pattern in patterns
+                if named and r.reservations.delete(peer.id, held.id):
+                    released.append(held)
+            return released
+
+        return await self._db.write(unit)
+
+    async def renew(
+        self, peer: Peer, *, ids: Sequence[str] = (), ttl: float | None = None
+    ) -> list[Reservation]:
+        """Extend the peer's live reservations (those named, or all) to `ttl` from now."""
+        seconds = _ttl(ttl)
+        wanted = set(ids)
+        now = self._clock.now()
+
+        def unit(r: Repos) -> list[Reservation]:
+            renewed = []
+            for held in r.reservations.of_holder(peer.id, now):
+                if wanted and held.id not in wanted:
+                    continue
+                if r.reservations.renew(peer.id, held.id, now + seconds, now):
+                    held.expires_at = now + seconds
+                    renewed.append(held)
+            return renewed
+
+        return await self._db.write(unit)
+
+    async def listing(self, holder: str | None = None) -> list[Reservation]:
+        """What stands, oldest first (one holder's, if named)."""
+        now = self._clock.now()
+        found = await self._db.read(lambda r: r.reservations.live(now))
+        return [r for r in found if holder is None or r.holder == holder]
+
+    async def blocking(
+        self, paths: Sequence[str], holder: str | None
+    ) -> list[tuple[str, Reservation]]:
+        """For each of `paths` (files, relative to the root) another holder's exclusive
+        reservation covers: (path, reservation). What the pre-commit guard asks."""
+        files = [normalized(p) for p in paths]
+        return blocking(files, await self.listing(), holder)
+
+    async def sweep(self) -> None:
+        """Delete expired reservations and those whose holder is no longer here."""
+        now = self._clock.now()
+        await self._db.write(lambda r: r.reservations.sweep(now))
