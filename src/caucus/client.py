@@ -23,7 +23,7 @@ from caucus.wire.forms import DecisionList, DecisionRecord, FormInfo, FormList
 from caucus.wire.headers import AGENT_KEY_HEADER
 from caucus.wire.messages import AckResult, Batch, InboundMessage, PeekResult, SendResult
 from caucus.wire.peers import Departure, PeerInfo, PeerList, Registered, StatusInfo
-from caucus.wire.reservations import Blocked, BlockedList, ReservationInfo, ReservationList
+from caucus.wire.reservations import Blocked, BlockedList, ReservationList
 from caucus.wire.room import (
     ChannelInfo,
     ChannelJoin,
@@ -528,24 +528,23 @@ class HubClient(BaseClient):
 
     async def release(
         self, *, ids: list[str] | None = None, paths: list[str] | None = None, all: bool = False
-    ) -> list[ReservationInfo]:
-        """Release reservations by id or pattern, or all of yours; what was released."""
+    ) -> ReservationList:
+        """Release reservations by id or pattern, or all of yours; those released."""
         body = {"ids": ids or [], "paths": paths or [], "all": all}
-        return (await self._post(ReservationList, "/reservations/release", body)).reservations
+        return await self._post(ReservationList, "/reservations/release", body)
 
     async def renew(
         self, *, ids: list[str] | None = None, ttl: float | None = None
-    ) -> list[ReservationInfo]:
-        """Extend your reservations (those named, or all) from now; what was renewed."""
+    ) -> ReservationList:
+        """Extend your reservations (those named, or all) from now; those renewed."""
         body: dict[str, Any] = {"ids": ids or []}
         if ttl is not None:
             body["ttl"] = ttl
-        return (await self._post(ReservationList, "/reservations/renew", body)).reservations
+        return await self._post(ReservationList, "/reservations/renew", body)
 
-    async def reservations(self, holder: str | None = None) -> list[ReservationInfo]:
-        """The reservations that stand (one agent's, if named)."""
-        params = {"holder": holder}
-        return (await self._get(ReservationList, "/reservations", params=params)).reservations
+    async def reservations(self, holder: str | None = None) -> ReservationList:
+        """The reservations that stand (one agent's, if named), oldest first."""
+        return await self._get(ReservationList, "/reservations", params={"holder": holder})
 
     async def blocked(self, paths: list[str], holder: str | None = None) -> list[Blocked]:
         """Which of these files another agent's exclusive reservation covers."""

@@ -20,5 +20,6 @@ READ_ELSEWHERE = frozenset(
         "CAUCUS_AGENT_MODEL",
         "CAUCUS_AGENT_BASE_URL",
         "CAUCUS_CLAUDE",
+        "CAUCUS_GUARD",
     }
 )

@@ -34,18 +34,18 @@ async def test_a_reservation_is_granted_listed_renewed_and_released(
     async with httpx2.AsyncClient(base_url=url) as anyone:
         standing = (await anyone.get("/reservations")).json()
     assert [r["pattern"] for r in standing["reservations"]] == ["src/app.py", "docs/"]
-    renewed = await alice.renew(ids=[first.reservation_id], ttl=7200)
+    renewed = (await alice.renew(ids=[first.reservation_id], ttl=7200)).reservations
     assert [r.reservation_id for r in renewed] == [first.reservation_id]
     assert renewed[0].expires_at > first.expires_at
     # Taken again, a pattern keeps its id and takes the new terms.
     again = await alice.reserve(["docs/"], exclusive=False)
     assert again.reservations[0].reservation_id == done.reservations[1].reservation_id
     assert not again.reservations[0].exclusive
-    released = await alice.release(paths=["src/app.py"])
+    released = (await alice.release(paths=["src/app.py"])).reservations
     assert [r.pattern for r in released] == ["src/app.py"]
-    assert [r.pattern for r in await alice.reservations()] == ["docs/"]
-    assert [r.pattern for r in await alice.release(all=True)] == ["docs/"]
-    assert await alice.reservations() == []
+    assert [r.pattern for r in (await alice.reservations()).reservations] == ["docs/"]
+    assert [r.pattern for r in (await alice.release(all=True)).reservations] == ["docs/"]
+    assert (await alice.reservations()).reservations == []
 
 
 async def test_an_overlap_is_granted_with_its_holder_and_expiry_reported(
@@ -89,6 +89,7 @@ async def test_an_enforcing_room_refuses_a_conflicting_reservation_whole(
         held = (await alice.reserve(["src/parser/"])).reservations[0]
         with pytest.raises(ReservationsHeld) as refused:
             await bob.reserve(["docs/index.md", "src/parser/lex.py"])
+        assert "src/parser/lex.py meets alice's exclusive src/parser/" in refused.value.detail
         assert refused.value.extra["conflicts"] == [
             {
                 "pattern": "src/parser/lex.py",
@@ -98,7 +99,7 @@ async def test_an_enforcing_room_refuses_a_conflicting_reservation_whole(
                 "expires_at": held.expires_at,
             }
         ]
-        assert await bob.reservations(holder="bob") == []  # nothing of it was granted
+        assert (await bob.reservations(holder="bob")).reservations == []  # nothing granted
         async with httpx2.AsyncClient(base_url=url) as raw:
             reply = await raw.post(
                 "/reservations",
@@ -140,12 +141,12 @@ async def test_what_its_holder_leaving_or_a_kick_ends_stands_no_longer(
     await carol.reserve(["tests/"])
     await alice.leave()
     await operator.kick("bob")
-    assert [r.holder for r in await carol.reservations()] == ["carol"]
+    assert [r.holder for r in (await carol.reservations()).reservations] == ["carol"]
     # A newcomer under a freed name does not inherit them, and the sweep deletes them.
     alice_again = await connect("alice")
     assert (await alice_again.reserve(["src/app.py"])).conflicts == []
     await live_hub.maintain()
-    assert [r.holder for r in await carol.reservations()] == ["carol", "alice"]
+    assert [r.holder for r in (await carol.reservations()).reservations] == ["carol", "alice"]
 
 
 async def test_the_files_another_agent_s_exclusive_reservation_covers_are_named(

@@ -18,6 +18,7 @@ from caucus.cli.bridge import bridge, watch_command
 from caucus.cli.common import err
 from caucus.cli.connect import connect
 from caucus.cli.db import db_app
+from caucus.cli.guard import guard_app
 from caucus.cli.hub import hub
 from caucus.cli.ledger import anchor_command, verify_command
 from caucus.cli.service import service_app
@@ -130,3 +131,4 @@ app.add_typer(intents_app, name="intents")
 app.command("status")(status)
 app.command("connect")(connect)
 app.add_typer(service_app, name="service")
+app.add_typer(guard_app, name="guard")

@@ -139,6 +139,27 @@ class OfferArgs(Args):
     matching: bool = Field(False, description="list: only offers your skills fit")
 
 
+class ReservationAction(StrEnum):
+    RESERVE = "reserve"
+    RELEASE = "release"
+    RENEW = "renew"
+    LIST = "list"
+
+
+class ReservationArgs(Args):
+    action: ReservationAction = Field(description="list works before join")
+    paths: list[str] | None = Field(
+        None, max_length=50, description="reserve, release: 'src/a.py', 'docs/', 'src/**/*.py'"
+    )
+    exclusive: bool = Field(True, description="reserve: false: shared")
+    ttl: float | None = Field(None, ge=60, le=86400, description="reserve, renew: seconds")
+    reason: str | None = Field(None, description="reserve: what you are doing")
+    ids: list[str] | None = Field(
+        None, description="release, renew: reservation ids; release with neither: all yours"
+    )
+    holder: str | None = Field(None, description="list: only this agent's")
+
+
 class FormFieldArgs(Args):
     key: str = Field(description="letters, digits, _ -; unique")
     label: str | None = Field(None, description="default: the key")

@@ -16,6 +16,7 @@ from caucus.wire.deliberations import DeliberationInfo, PositionInfo
 from caucus.wire.forms import DecisionRecord, FormInfo
 from caucus.wire.messages import Batch, InboundMessage, PeekResult, SendResult
 from caucus.wire.peers import Departure, PeerInfo, Registered, StatusInfo
+from caucus.wire.reservations import ReservationList
 from caucus.wire.room import ChannelInfo, ChannelJoin, FloorInfo, Limits, ProtocolText
 from caucus.wire.watch import WatchKey, WatchTicket
 from caucus.wire.work import OfferInfo, TaskInfo
@@ -175,6 +176,20 @@ class HubPort(Protocol):
     ) -> OfferInfo: ...
 
     async def list_offers(self, status: str | None, matching: bool) -> list[OfferInfo]: ...
+
+    async def reserve(
+        self, paths: list[str], exclusive: bool, ttl: float | None, reason: str | None
+    ) -> ReservationList: ...
+
+    async def release(self, ids: list[str], paths: list[str], everything: bool) -> ReservationList:
+        """The reservations named (or all the caller holds) released."""
+        ...
+
+    async def renew(self, ids: list[str], ttl: float | None) -> ReservationList: ...
+
+    async def reservations(self, holder: str | None) -> ReservationList:
+        """What stands; read before joining too."""
+        ...
 
     async def ask_operator(self, title: str, fields: list[dict[str, Any]], to: str) -> FormInfo: ...
 

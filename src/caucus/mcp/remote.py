@@ -14,6 +14,7 @@ from caucus.wire.deliberations import DeliberationInfo, PositionInfo
 from caucus.wire.forms import DecisionRecord, FormInfo
 from caucus.wire.messages import Batch, InboundMessage, PeekResult, SendResult
 from caucus.wire.peers import Departure, PeerInfo, StatusInfo
+from caucus.wire.reservations import ReservationList
 from caucus.wire.room import ChannelInfo, ChannelJoin, FloorInfo, Limits, ProtocolText
 from caucus.wire.watch import WatchKey, WatchTicket
 from caucus.wire.work import OfferInfo, TaskInfo
@@ -209,6 +210,20 @@ class RemotePort:
 
     async def list_offers(self, status: str | None, matching: bool) -> list[OfferInfo]:
         return await self.client.list_offers(status, matching=matching)
+
+    async def reserve(
+        self, paths: list[str], exclusive: bool, ttl: float | None, reason: str | None
+    ) -> ReservationList:
+        return await self.client.reserve(paths, exclusive=exclusive, ttl=ttl, reason=reason)
+
+    async def release(self, ids: list[str], paths: list[str], everything: bool) -> ReservationList:
+        return await self.client.release(ids=ids, paths=paths, all=everything)
+
+    async def renew(self, ids: list[str], ttl: float | None) -> ReservationList:
+        return await self.client.renew(ids=ids, ttl=ttl)
+
+    async def reservations(self, holder: str | None) -> ReservationList:
+        return await self.client.reservations(holder)
 
     async def ask_operator(self, title: str, fields: list[dict[str, Any]], to: str) -> FormInfo:
         return await self.client.ask_operator(title, fields, to=to)

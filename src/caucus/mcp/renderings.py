@@ -19,6 +19,7 @@ from caucus.mcp.results import JoinResult
 from caucus.wire.forms import DecisionRecord, FormInfo
 from caucus.wire.messages import Notice, SendResult
 from caucus.wire.peers import Outcome
+from caucus.wire.reservations import ReservationList
 from caucus.wire.room import ProtocolText
 from caucus.wire.work import OfferInfo, TaskInfo
 
@@ -168,6 +169,36 @@ def offers_text(offers: Sequence[OfferInfo], *, me: str | None, listing: bool = 
         if o.subject:
             header += f", subject {_quoted(o.subject)}"
         fence.item(header, [("work", o.content)])
+    return fence.text()
+
+
+def _left(seconds: float) -> str:
+    return "expired" if seconds <= 0 else ago(seconds).replace(" ago", " left")
+
+
+_DID = {"reserve": "Reserved", "release": "Released", "renew": "Renewed"}
+
+
+def reservations_text(found: ReservationList, *, me: str | None, action: str) -> str:
+    """Reservations: whose, on what, how long they stand, and where a new one meets
+    another's (advisory: granted all the same)."""
+    count = len(found.reservations)
+    if action == "list":
+        title = f"{count} reservation(s) stand." if count else "No reservation stands."
+    else:
+        title = f"{_DID[action]} {count}." if count else f"{_DID[action]} nothing."
+    if found.conflicts:
+        title += f" {len(found.conflicts)} conflict(s) ({found.policy}: granted all the same)."
+    fence = _Fence(title)
+    now = time.time()
+    for r in found.reservations:
+        kind = "exclusive" if r.exclusive else "shared"
+        header = f"{r.reservation_id}: {_who(r.holder, me)} holds {_quoted(r.pattern)} {kind}"
+        fence.item(f"{header}, {_left(r.expires_at - now)}", [("reason", r.reason)])
+    for c in found.conflicts:
+        kind = "exclusive" if c.exclusive else "shared"
+        header = f"conflict: {_quoted(c.pattern)} meets {_who(c.holder, me)}'s {kind} "
+        fence.item(f"{header}{_quoted(c.held)}, {_left(c.expires_at - now)}")
     return fence.text()
 
 

@@ -26,6 +26,7 @@ from caucus.mcp.renderings import (
     joined_text,
     offers_text,
     protocol_text,
+    reservations_text,
     sent_line,
     tasks_text,
 )
@@ -43,6 +44,7 @@ from caucus.wire.fields import Wire
 from caucus.wire.forms import DecisionList, FormList
 from caucus.wire.messages import SendResult
 from caucus.wire.peers import Departure, Outcome, PeerList, StatusInfo
+from caucus.wire.reservations import ReservationList
 from caucus.wire.room import ChannelInfo, ChannelList, FloorInfo, ProtocolText
 from caucus.wire.work import OfferList, TaskList
 
@@ -106,6 +108,9 @@ class Catalog:
             _tool("floor", _FLOOR, a.FloorArgs, FloorInfo, self.floor),
             _tool("task", _TASK, a.TaskArgs, TaskList, self.task),
             _tool("offer", _OFFER, a.OfferArgs, OfferList, self.offer),
+            _tool(
+                "reservation", _RESERVATION, a.ReservationArgs, ReservationList, self.reservation
+            ),
             _tool("ask_operator", _ASK, a.AskArgs, FormList, self.ask, idempotent=True),
             _tool("decisions", _DECISIONS, a.DecisionsArgs, DecisionList, self.decisions, **reads),
             _tool("convene", _CONVENE, a.ConveneArgs, Convened, self.convene),
@@ -332,6 +337,26 @@ class Catalog:
                 offer = await port.resolve_offer(offer_id, None, True)
         return OfferList(offers=[offer]), offers_text([offer], me=port.name)
 
+    async def reservation(self, call: Call, x: a.ReservationArgs) -> Reply:
+        act, r = a.ReservationAction, x.action
+        if r is act.LIST:  # who holds what: works before join
+            port = await self._present(call)
+            found = await port.reservations(x.holder)
+        else:
+            port = await self._joined(call)
+            if r is act.RESERVE:
+                if not x.paths:
+                    raise InvalidRequest(f"paths is required for {r}", field="paths")
+                found = await port.reserve(x.paths, x.exclusive, x.ttl, x.reason)
+            elif r is act.RELEASE:
+                if not (x.ids or x.paths):
+                    found = await port.release([], [], True)  # everything the caller holds
+                else:
+                    found = await port.release(x.ids or [], x.paths or [], False)
+            else:
+                found = await port.renew(x.ids or [], x.ttl)
+        return found, reservations_text(found, me=port.name, action=r.value)
+
     # --- the operator's forms and the ledger -------------------------------------------------
     async def ask(self, call: Call, x: a.AskArgs) -> Reply:
         if x.title is None and x.fields is None:  # the list: works before join
@@ -423,6 +448,8 @@ _FLOOR = _doc("""The talking stick of 'all' or a #channel: while another holds i
 _TASK = _doc("""Hand a peer work with a lifecycle (A2A states); updates arrive by listen.""")
 _OFFER = _doc("""The job board: post work anyone may take ({open_offers} open at most), claim,
     select, withdraw, list.""")
+_RESERVATION = _doc("""Reserve files you will edit (paths or globs from the repo root) so
+    others keep off; list who holds what, release, renew.""")
 _ASK = _doc("""Ask the human operator one bounded question; the answer comes by listen and
     is recorded as a decision. No title: the forms waiting for you (look first).""")
 _CONVENE = _doc("""Convene peers to deliberate a subject: each argues by submit_position, the

@@ -79,9 +79,14 @@ class ReservationService:
         def unit(r: Repos) -> Reserved:
             found = conflicts(patterns, exclusive, r.reservations.live(now), peer.name)
             if found and enforce:
+                held = "; ".join(
+                    f"{c.pattern} meets {c.holder}'s {'exclusive' if c.exclusive else 'shared'} "
+                    f"{c.held} ({max(0, int((c.expires_at - now) // 60))} min left)"
+                    for c in found[:5]
+                )
+                more = f" and {len(found) - 5} more" if len(found) > 5 else ""
                 raise ReservationsHeld(
-                    f"{len(found)} conflict(s): another agent holds what you asked for; "
-                    "wait for it to be released or ask its holder",
+                    f"nothing reserved: {held}{more}; ask the holder, or wait for the release",
                     conflicts=[
                         {
                             "pattern": c.pattern,

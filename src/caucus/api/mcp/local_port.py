@@ -18,6 +18,7 @@ from caucus.wire.deliberations import DeliberationInfo, PositionInfo
 from caucus.wire.forms import DecisionRecord, FormInfo
 from caucus.wire.messages import Batch, InboundMessage, PeekResult, SendResult
 from caucus.wire.peers import Departure, PeerInfo, StatusInfo
+from caucus.wire.reservations import ReservationList
 from caucus.wire.room import ChannelInfo, ChannelJoin, FloorInfo, Limits, ProtocolText
 from caucus.wire.watch import WatchKey, WatchTicket, ticket_command
 from caucus.wire.work import OfferInfo, TaskInfo
@@ -309,6 +310,33 @@ class LocalPort:
         me = await self._me()
         found = await self.hub.offers.listing(status, matching=me if matching else None)
         return [OfferInfo.of(o) for o in found]
+
+    async def reserve(
+        self, paths: list[str], exclusive: bool, ttl: float | None, reason: str | None
+    ) -> ReservationList:
+        service = self.hub.reservations
+        done = await service.reserve(
+            await self._me(), paths, exclusive=exclusive, ttl=ttl, reason=reason
+        )
+        return ReservationList.of(done.granted, service.policy, done.conflicts)
+
+    async def release(self, ids: list[str], paths: list[str], everything: bool) -> ReservationList:
+        service = self.hub.reservations
+        released = await service.release(
+            await self._me(), ids=ids, paths=paths, everything=everything
+        )
+        return ReservationList.of(released, service.policy)
+
+    async def renew(self, ids: list[str], ttl: float | None) -> ReservationList:
+        service = self.hub.reservations
+        return ReservationList.of(
+            await service.renew(await self._me(), ids=ids, ttl=ttl), service.policy
+        )
+
+    async def reservations(self, holder: str | None) -> ReservationList:
+        await self._room()
+        service = self.hub.reservations
+        return ReservationList.of(await service.listing(holder), service.policy)
 
     async def ask_operator(self, title: str, fields: list[dict[str, Any]], to: str) -> FormInfo:
         return FormInfo.of(await self.hub.forms.ask(await self._me(), title, fields, to))
