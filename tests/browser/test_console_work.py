@@ -144,3 +144,27 @@ async def test_the_activity_view_shows_every_tool_call_live(
     await page.reload()
     await page.get_by_role("tab", name="Activity").click()
     await expect(rows).to_have_count(4)
+
+
+async def test_file_reservations_show_and_follow_their_holders_live(
+    open_console: PageFactory, live_hub: Hub, connect: ClientFactory, operator: OperatorClient
+) -> None:
+    alice, bob = await connect("alice"), await connect("bob")
+    held = (await alice.reserve(["src/parser/"], reason="rewriting the lexer")).reservations[0]
+    page = await open_console(live_hub.operator.token)
+    await page.get_by_role("tab", name="Tasks & board").click()
+    card = page.locator(f"[data-reservation='{held.reservation_id}']")
+    await expect(card).to_contain_text("alice")
+    await expect(card).to_contain_text("src/parser/")
+    await expect(card).to_contain_text("exclusive")
+    await expect(card).to_contain_text("rewriting the lexer")
+    # Live: a new one appears, a release and a kick take theirs away.
+    shared = (await bob.reserve(["docs/"], exclusive=False)).reservations[0]
+    other = page.locator(f"[data-reservation='{shared.reservation_id}']")
+    await expect(other).to_contain_text("shared")
+    await page.screenshot(path=shot("work-reservations"))
+    await alice.release(all=True)
+    await expect(card).to_have_count(0)
+    await operator.kick("bob")  # a kicked holder's reservations are void at once
+    await expect(other).to_have_count(0)
+    await expect(page.get_by_text("Nobody holds a file.")).to_be_visible()

@@ -38,6 +38,7 @@ from caucus.domain.events import (
     PeerPaused,
     PeerReaped,
     RateChanged,
+    ReservationsChanged,
     StatusChanged,
     ToolCalled,
     TopicChanged,
@@ -144,6 +145,8 @@ def _describe(event: Event) -> tuple[str, dict[str, Any]] | None:
             return "deliberation", _data(DeliberationInfo.of(event.snapshot))
         case ToolCalled():
             return "activity", _data(ToolCallInfo.of(event.call))
+        case ReservationsChanged():
+            return "reservations", {"change": event.change, "holder": event.holder}
     return None
 
 
@@ -167,6 +170,7 @@ _SHOWN = (
     DeliberationChanged,
     FloorChanged,
     ToolCalled,
+    ReservationsChanged,
 )
 
 

@@ -147,3 +147,12 @@ class ToolCalled(Event):
     """An MCP tool call ended (in the hub's /mcp, or reported by a bridge)."""
 
     call: ToolCallRecord
+
+
+@dataclass(slots=True)
+class ReservationsChanged(Event):
+    """A holder's file reservations changed (reserved, released, renewed) or void ones were
+    swept (`holder` None)."""
+
+    change: str
+    holder: str | None

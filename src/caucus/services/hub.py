@@ -106,7 +106,7 @@ class Hub:
             self.db, self.delivery, self.announcements, self.tasks, self.clock, settings
         )
         self.floors = Floors(self.db, self.notifier, self.delivery, self.clock, settings)
-        self.reservations = ReservationService(self.db, self.clock, settings)
+        self.reservations = ReservationService(self.db, self.notifier, self.clock, settings)
         # A room-keyed ledger (PostgreSQL, no path given) is found at start: the database
         # holds the room's identity. Until then, where it would be in the user data directory.
         ledger = (

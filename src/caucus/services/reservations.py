@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from caucus.clock import Clock
 from caucus.config import Settings
+from caucus.domain.events import ReservationsChanged
 from caucus.domain.peers import Peer
 from caucus.domain.reservations import (
     MAX_REASON,
@@ -32,6 +33,7 @@ from caucus.domain.reservations import (
 )
 from caucus.errors import CapReservations, InvalidRequest, ReservationsHeld
 from caucus.ids import MessageIds
+from caucus.services.notifier import Notifier
 from caucus.storage.engine import Engine
 from caucus.storage.repos import Repos
 
@@ -47,8 +49,9 @@ def _ttl(ttl: float | None) -> float:
 
 
 class ReservationService:
-    def __init__(self, db: Engine, clock: Clock, settings: Settings) -> None:
+    def __init__(self, db: Engine, notifier: Notifier, clock: Clock, settings: Settings) -> None:
         self._db = db
+        self._notifier = notifier
         self._clock = clock
         self._settings = settings
         self._ids = MessageIds()
@@ -79,14 +82,14 @@ class ReservationService:
         def unit(r: Repos) -> Reserved:
             found = conflicts(patterns, exclusive, r.reservations.live(now), peer.name)
             if found and enforce:
-                held = "; ".join(
+                met = "; ".join(
                     f"{c.pattern} meets {c.holder}'s {'exclusive' if c.exclusive else 'shared'} "
                     f"{c.held} ({max(0, int((c.expires_at - now) // 60))} min left)"
                     for c in found[:5]
                 )
                 more = f" and {len(found) - 5} more" if len(found) > 5 else ""
                 raise ReservationsHeld(
-                    f"nothing reserved: {held}{more}; ask the holder, or wait for the release",
+                    f"nothing reserved: {met}{more}; ask the holder, or wait for the release",
                     conflicts=[
                         {
                             "pattern": c.pattern,
@@ -124,7 +127,9 @@ class ReservationService:
                 granted.append(made)
             return Reserved(granted, found)
 
-        return await self._db.write(unit)
+        done = await self._db.write(unit)
+        self._changed("reserved", peer.name)
+        return done
 
     async def release(
         self,
@@ -150,7 +155,10 @@ class ReservationService:
                     released.append(held)
             return released
 
-        return await self._db.write(unit)
+        released = await self._db.write(unit)
+        if released:
+            self._changed("released", peer.name)
+        return released
 
     async def renew(
         self, peer: Peer, *, ids: Sequence[str] = (), ttl: float | None = None
@@ -170,7 +178,10 @@ class ReservationService:
                     renewed.append(held)
             return renewed
 
-        return await self._db.write(unit)
+        renewed = await self._db.write(unit)
+        if renewed:
+            self._changed("renewed", peer.name)
+        return renewed
 
     async def listing(self, holder: str | None = None) -> list[Reservation]:
         """What stands, oldest first (one holder's, if named)."""
@@ -189,4 +200,8 @@ class ReservationService:
     async def sweep(self) -> None:
         """Delete expired reservations and those whose holder is no longer here."""
         now = self._clock.now()
-        await self._db.write(lambda r: r.reservations.sweep(now))
+        if await self._db.write(lambda r: r.reservations.sweep(now)):
+            self._changed("swept", None)
+
+    def _changed(self, change: str, holder: str | None) -> None:
+        self._notifier.emit(ReservationsChanged(self._clock.now(), change, holder))

@@ -133,12 +133,14 @@ function Console({ api, role, onSignOut }) {
     };
   }, [api]);
 
-  // Tasks and offers change through messages; fetch them again when one passes by.
+  // Tasks and offers change through messages, reservations by their own event; fetch them
+  // again when one passes by.
   useEffect(() => {
     const timer = setTimeout(async () => {
       try {
         dispatch({ type: "tasks", data: (await api.get("/operator/tasks", { limit: 200 })).tasks });
         dispatch({ type: "offers", data: (await api.get("/operator/offers")).offers });
+        dispatch({ type: "reservationList", data: (await api.get("/reservations")).reservations });
       } catch (error) {
         notify(error.message, "error");
       }

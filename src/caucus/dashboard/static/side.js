@@ -133,7 +133,29 @@ export function Work({ state }) {
           </li>`,
         )}
       </ul>
+      <${Reservations} reservations=${state.reservations} />
     </section>
+  `;
+}
+
+// Who holds which files of the repository, oldest first, with the time each has left.
+function Reservations({ reservations }) {
+  const now = Date.now() / 1000;
+  return html`
+    <h2 id="reservations-title">File reservations <span class="count">${reservations.length}</span></h2>
+    ${reservations.length === 0 && html`<p class="empty">Nobody holds a file.</p>`}
+    <ul class="cards" aria-labelledby="reservations-title">
+      ${reservations.map(
+        (r) => html`<li class="card" key=${r.reservation_id} data-reservation=${r.reservation_id}>
+          <div>
+            <span class=${`sender ${colourOf(r.holder)}`}>${r.holder}</span>
+            ${" "}<code>${r.pattern}</code>
+            ${" "}<span class="badge">${r.exclusive ? "exclusive" : "shared"}</span>
+          </div>
+          <div class="muted">${`${age(r.expires_at - now)} left`}${r.reason ? ` · ${r.reason}` : ""}</div>
+        </li>`,
+      )}
+    </ul>
   `;
 }
 

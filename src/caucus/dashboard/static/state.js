@@ -24,9 +24,11 @@ export const initial = {
   ledger: null,
   tasks: [],
   offers: [],
+  reservations: [],
   activity: [], // MCP tool calls, newest first
   feed: "connecting",
-  // Bumped when tasks or offers may have changed, so the console fetches them again.
+  // Bumped when tasks, offers or reservations may have changed, so the console fetches them
+  // again.
   workVersion: 0,
 };
 
@@ -172,8 +174,12 @@ export function reduce(state, action) {
     }
     case "message":
       return addMessage(state, action.data);
-    case "peer":
-      return peerEvent(state, action.data);
+    case "peer": {
+      const next = peerEvent(state, action.data);
+      // One who left or was reaped holds no file any more (their reservations are void).
+      const gone = action.data.change === "left" || action.data.change === "reaped";
+      return gone ? { ...next, workVersion: next.workVersion + 1 } : next;
+    }
     case "channel":
       return channelEvent(state, action.data);
     case "mode":
@@ -233,6 +239,11 @@ export function reduce(state, action) {
       return { ...state, activity: action.data.slice(0, ACTIVITY_KEPT) };
     case "offers":
       return { ...state, offers: action.data };
+    case "reservationList":
+      return { ...state, reservations: action.data };
+    case "reservations":
+      // Who holds what changed: fetch the list again, with the tasks and the job board.
+      return { ...state, workVersion: state.workVersion + 1 };
     case "feed":
       return { ...state, feed: action.data };
     default:
