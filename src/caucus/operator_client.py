@@ -12,6 +12,7 @@ from caucus.wire.forms import DecisionList, DecisionRecord, FormInfo, FormList, 
 from caucus.wire.launcher import AgentOutput, LaunchedAgent, LaunchedList
 from caucus.wire.messages import SendResult
 from caucus.wire.peers import PeerInfo
+from caucus.wire.reservations import ReservationPolicyInfo
 from caucus.wire.retention import PurgeResult
 from caucus.wire.room import ClosedChannel, FloorInfo, ReopenedChannel, RoomState
 from caucus.wire.work import OfferInfo, OfferList
@@ -38,6 +39,12 @@ class OperatorClient(BaseClient):
 
     async def pause(self) -> RoomState:
         return await self._post(RoomState, "/operator/pause", {})
+
+    async def set_reservation_policy(self, policy: str) -> ReservationPolicyInfo:
+        """`advisory` (a conflicting reservation is granted and reported) or `enforce` (it is
+        refused), for every hub process, from the next request on."""
+        body = {"policy": policy}
+        return await self._post(ReservationPolicyInfo, "/operator/reservations/policy", body)
 
     async def resume(self) -> RoomState:
         return await self._post(RoomState, "/operator/resume", {})

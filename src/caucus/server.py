@@ -254,6 +254,7 @@ class CaucusApp:
             meta,
         ):
             app.include_router(module.router)
+        app.include_router(reservations.operator_router)
         app.include_router(dashboard_routes.router)
         app.include_router(oversight.router)
         app.include_router(console.router)

@@ -168,3 +168,9 @@ async def test_file_reservations_show_and_follow_their_holders_live(
     await operator.kick("bob")  # a kicked holder's reservations are void at once
     await expect(other).to_have_count(0)
     await expect(page.get_by_text("Nobody holds a file.")).to_be_visible()
+    # The operator's switch: the room refuses conflicting reservations from then on.
+    switch = page.get_by_label("Enforce: refuse a reservation")
+    await expect(switch).not_to_be_checked()
+    await switch.check()
+    await expect(switch).to_be_checked()  # as the hub says, read back on its event
+    assert (await alice.reservations()).policy == "enforce"

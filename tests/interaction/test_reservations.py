@@ -162,3 +162,27 @@ async def test_the_files_another_agent_s_exclusive_reservation_covers_are_named(
     ]
     assert blocked[0].reservation.reason == "typing pass"
     assert await bob.blocked(staged, holder="alice") == []
+
+
+async def test_the_operator_switches_the_room_to_enforce_and_back(
+    connect: ClientFactory, operator: OperatorClient, url: str
+) -> None:
+    alice, bob = await connect("alice"), await connect("bob")
+    await alice.reserve(["src/"])
+    assert (await bob.reserve(["src/a.py"])).policy == "advisory"  # granted, reported
+    assert (await operator.set_reservation_policy("enforce")).policy == "enforce"
+    with pytest.raises(ReservationsHeld):
+        await bob.reserve(["src/b.py"])
+    assert (await bob.reservations()).policy == "enforce"
+    # Only the operator may, and only to a policy there is.
+    async with httpx2.AsyncClient(base_url=url) as raw:
+        as_agent = await raw.post(
+            "/operator/reservations/policy",
+            json={"policy": "advisory"},
+            headers={"authorization": f"Bearer {alice.token}"},
+        )
+        assert as_agent.status_code == 403
+    with pytest.raises(InvalidRequest):
+        await operator.set_reservation_policy("strict")
+    await operator.set_reservation_policy("advisory")
+    assert (await bob.reserve(["src/b.py"])).conflicts[0].holder == "alice"

@@ -26,7 +26,8 @@ from caucus.errors import InvalidRequest
 
 
 class ReservationPolicy(StrEnum):
-    """What the room does with a conflicting reservation."""
+    """What the room does with a conflicting reservation (the operator sets it; the hub's
+    `reservations` setting is the default)."""
 
     ADVISORY = "advisory"  # granted, with the conflicts reported
     ENFORCE = "enforce"  # refused, with the conflicts reported
@@ -69,6 +70,7 @@ class Reserved:
 
     granted: list[Reservation]
     conflicts: list[ReservationConflict]
+    policy: ReservationPolicy
 
 
 def normalized(pattern: str) -> str:

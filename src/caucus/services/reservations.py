@@ -37,6 +37,8 @@ from caucus.services.notifier import Notifier
 from caucus.storage.engine import Engine
 from caucus.storage.repos import Repos
 
+POLICY_KEY = "reservations"  # in the room's durable state
+
 
 def _ttl(ttl: float | None) -> float:
     if ttl is None:
@@ -56,9 +58,28 @@ class ReservationService:
         self._settings = settings
         self._ids = MessageIds()
 
-    @property
-    def policy(self) -> ReservationPolicy:
-        return ReservationPolicy(self._settings.reservations)
+    def _policy(self, r: Repos) -> ReservationPolicy:
+        stored = r.room.get(POLICY_KEY, self._settings.reservations)
+        try:
+            return ReservationPolicy(stored)
+        except ValueError:  # a value a newer hub wrote: the setting decides
+            return ReservationPolicy(self._settings.reservations)
+
+    async def policy(self) -> ReservationPolicy:
+        """What the room does with a conflict now."""
+        return await self._db.read(self._policy)
+
+    async def set_policy(self, policy: str) -> ReservationPolicy:
+        """The operator's choice, for every hub process sharing the database, from the next
+        request on (reservations already granted stand)."""
+        try:
+            chosen = ReservationPolicy(policy)
+        except ValueError:
+            names = ", ".join(p.value for p in ReservationPolicy)
+            raise InvalidRequest(f"policy is one of {names}", field="policy") from None
+        await self._db.write(lambda r: r.room.set(POLICY_KEY, chosen.value))
+        self._changed("policy", None)
+        return chosen
 
     async def reserve(
         self,
@@ -76,12 +97,12 @@ class ReservationService:
         if reason is not None and len(reason) > MAX_REASON:
             raise InvalidRequest(f"reason is at most {MAX_REASON} characters", field="reason")
         now = self._clock.now()
-        enforce = self.policy is ReservationPolicy.ENFORCE
         cap = self._settings.reservations_per_peer_max
 
         def unit(r: Repos) -> Reserved:
+            policy = self._policy(r)
             found = conflicts(patterns, exclusive, r.reservations.live(now), peer.name)
-            if found and enforce:
+            if found and policy is ReservationPolicy.ENFORCE:
                 met = "; ".join(
                     f"{c.pattern} meets {c.holder}'s {'exclusive' if c.exclusive else 'shared'} "
                     f"{c.held} ({max(0, int((c.expires_at - now) // 60))} min left)"
@@ -125,7 +146,7 @@ class ReservationService:
                 else:
                     r.reservations.insert(peer.id, made)
                 granted.append(made)
-            return Reserved(granted, found)
+            return Reserved(granted, found, policy)
 
         done = await self._db.write(unit)
         self._changed("reserved", peer.name)

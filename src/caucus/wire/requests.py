@@ -10,6 +10,7 @@ from pydantic.config import JsonDict
 
 from caucus.domain.floors import FloorAction
 from caucus.domain.forms import FieldType
+from caucus.domain.reservations import ReservationPolicy
 from caucus.wire.fields import MAX_INT, closed
 from caucus.wire.launcher import Backend
 
@@ -384,3 +385,7 @@ class BlockedRequest(_In):
     holder: str | None = Field(
         None, description="whose reservations do not block (the committing agent)"
     )
+
+
+class ReservationPolicyRequest(_In):
+    policy: str = closed(ReservationPolicy, "advisory: grant and report; enforce: refuse")

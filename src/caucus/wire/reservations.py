@@ -70,6 +70,10 @@ class ReservationList(Wire):
         )
 
 
+class ReservationPolicyInfo(Wire):
+    policy: str = closed(ReservationPolicy, "advisory: conflicts are granted and reported")
+
+
 class Blocked(Wire):
     """A file another agent's exclusive reservation covers (the pre-commit guard's finding)."""
 

@@ -318,25 +318,25 @@ class LocalPort:
         done = await service.reserve(
             await self._me(), paths, exclusive=exclusive, ttl=ttl, reason=reason
         )
-        return ReservationList.of(done.granted, service.policy, done.conflicts)
+        return ReservationList.of(done.granted, done.policy, done.conflicts)
 
     async def release(self, ids: list[str], paths: list[str], everything: bool) -> ReservationList:
         service = self.hub.reservations
         released = await service.release(
             await self._me(), ids=ids, paths=paths, everything=everything
         )
-        return ReservationList.of(released, service.policy)
+        return ReservationList.of(released, await service.policy())
 
     async def renew(self, ids: list[str], ttl: float | None) -> ReservationList:
         service = self.hub.reservations
         return ReservationList.of(
-            await service.renew(await self._me(), ids=ids, ttl=ttl), service.policy
+            await service.renew(await self._me(), ids=ids, ttl=ttl), await service.policy()
         )
 
     async def reservations(self, holder: str | None) -> ReservationList:
         await self._room()
         service = self.hub.reservations
-        return ReservationList.of(await service.listing(holder), service.policy)
+        return ReservationList.of(await service.listing(holder), await service.policy())
 
     async def ask_operator(self, title: str, fields: list[dict[str, Any]], to: str) -> FormInfo:
         return FormInfo.of(await self.hub.forms.ask(await self._me(), title, fields, to))

@@ -7,11 +7,17 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 
 from caucus.services.roles import Access
-from caucus.web.access import PeerDep, RoomDep, access
+from caucus.web.access import OperatorDep, PeerDep, RoomDep, access
 from caucus.web.context import hub_of
 from caucus.wire.errors import ErrorBody
-from caucus.wire.requests import BlockedRequest, ReleaseRequest, RenewRequest, ReserveRequest
-from caucus.wire.reservations import BlockedList, ReservationList
+from caucus.wire.requests import (
+    BlockedRequest,
+    ReleaseRequest,
+    RenewRequest,
+    ReservationPolicyRequest,
+    ReserveRequest,
+)
+from caucus.wire.reservations import BlockedList, ReservationList, ReservationPolicyInfo
 
 router = APIRouter(prefix="/reservations", tags=["reservations"])
 
@@ -40,7 +46,7 @@ async def reserve(body: ReserveRequest, request: Request, peer: PeerDep) -> Rese
     done = await service.reserve(
         peer, body.paths, exclusive=body.exclusive, ttl=body.ttl, reason=body.reason
     )
-    return ReservationList.of(done.granted, service.policy, done.conflicts)
+    return ReservationList.of(done.granted, done.policy, done.conflicts)
 
 
 @router.get(
@@ -55,7 +61,7 @@ async def standing(
     holder: Annotated[str | None, Query(description="only this agent's")] = None,
 ) -> ReservationList:
     service = hub_of(request).reservations
-    return ReservationList.of(await service.listing(holder), service.policy)
+    return ReservationList.of(await service.listing(holder), await service.policy())
 
 
 @router.post(
@@ -67,7 +73,7 @@ async def standing(
 async def release(body: ReleaseRequest, request: Request, peer: PeerDep) -> ReservationList:
     service = hub_of(request).reservations
     released = await service.release(peer, ids=body.ids, paths=body.paths, everything=body.all)
-    return ReservationList.of(released, service.policy)
+    return ReservationList.of(released, await service.policy())
 
 
 @router.post(
@@ -79,7 +85,7 @@ async def release(body: ReleaseRequest, request: Request, peer: PeerDep) -> Rese
 async def renew(body: RenewRequest, request: Request, peer: PeerDep) -> ReservationList:
     service = hub_of(request).reservations
     renewed = await service.renew(peer, ids=body.ids, ttl=body.ttl)
-    return ReservationList.of(renewed, service.policy)
+    return ReservationList.of(renewed, await service.policy())
 
 
 @router.post(
@@ -92,3 +98,24 @@ async def renew(body: RenewRequest, request: Request, peer: PeerDep) -> Reservat
 async def blocked(body: BlockedRequest, request: Request, _: RoomDep) -> BlockedList:
     found = await hub_of(request).reservations.blocking(body.paths, body.holder)
     return BlockedList.of(found)
+
+
+operator_router = APIRouter(prefix="/operator/reservations", tags=["operator"])
+
+
+@operator_router.post(
+    "/policy",
+    summary="Whether a conflicting reservation is granted and reported (advisory) or refused "
+    "(enforce), for every hub process, from the next request on",
+    responses={
+        401: _ERRORS[401],
+        403: {"model": ErrorBody, "description": "not the operator"},
+        422: {"model": ErrorBody, "description": "not a policy"},
+    },
+    openapi_extra=access(Access.OPERATOR),
+)
+async def set_policy(
+    body: ReservationPolicyRequest, request: Request, _: OperatorDep
+) -> ReservationPolicyInfo:
+    policy = await hub_of(request).reservations.set_policy(body.policy)
+    return ReservationPolicyInfo(policy=policy.value)

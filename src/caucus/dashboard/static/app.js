@@ -140,7 +140,7 @@ function Console({ api, role, onSignOut }) {
       try {
         dispatch({ type: "tasks", data: (await api.get("/operator/tasks", { limit: 200 })).tasks });
         dispatch({ type: "offers", data: (await api.get("/operator/offers")).offers });
-        dispatch({ type: "reservationList", data: (await api.get("/reservations")).reservations });
+        dispatch({ type: "reservationList", data: await api.get("/reservations") });
       } catch (error) {
         notify(error.message, "error");
       }
@@ -222,7 +222,7 @@ function Console({ api, role, onSignOut }) {
   const panels = {
     forms: html`<${Forms} api=${api} state=${state} observer=${observer} notify=${notify} />`,
     channels: html`<${Channels} state=${state} observer=${observer} act=${act} />`,
-    work: html`<${Work} state=${state} />`,
+    work: html`<${Work} api=${api} state=${state} observer=${observer} notify=${notify} />`,
     decisions: html`<${Decisions} state=${state} refresh=${loadLedger} />`,
     health: html`<${Health} state=${state} />`,
     activity: html`<${ActivityView} state=${state} />`,

@@ -96,7 +96,7 @@ function Task({ t }) {
   </li>`;
 }
 
-export function Work({ state }) {
+export function Work({ api, state, observer, notify }) {
   const threads = byThread(state.tasks);
   return html`
     <section class="panel" aria-labelledby="tasks-title">
@@ -133,16 +133,31 @@ export function Work({ state }) {
           </li>`,
         )}
       </ul>
-      <${Reservations} reservations=${state.reservations} />
+      <${Reservations} api=${api} state=${state} observer=${observer} notify=${notify} />
     </section>
   `;
 }
 
 // Who holds which files of the repository, oldest first, with the time each has left.
-function Reservations({ reservations }) {
+function Reservations({ api, state, observer, notify }) {
+  const reservations = state.reservations;
+  const enforce = state.reservationPolicy === "enforce";
   const now = Date.now() / 1000;
+  const setPolicy = async (policy) => {
+    try {
+      await api.post("/operator/reservations/policy", { policy });
+      notify(`file reservations: ${policy}`, "ok");
+    } catch (error) {
+      notify(error.message, "error");
+    }
+  };
   return html`
     <h2 id="reservations-title">File reservations <span class="count">${reservations.length}</span></h2>
+    <label class="inline">
+      <input type="checkbox" checked=${enforce} disabled=${observer}
+        onChange=${(e) => setPolicy(e.currentTarget.checked ? "enforce" : "advisory")} />
+      Enforce: refuse a reservation that meets another agent's (otherwise granted, with the conflict reported)
+    </label>
     ${reservations.length === 0 && html`<p class="empty">Nobody holds a file.</p>`}
     <ul class="cards" aria-labelledby="reservations-title">
       ${reservations.map(

@@ -25,6 +25,7 @@ export const initial = {
   tasks: [],
   offers: [],
   reservations: [],
+  reservationPolicy: "advisory",
   activity: [], // MCP tool calls, newest first
   feed: "connecting",
   // Bumped when tasks, offers or reservations may have changed, so the console fetches them
@@ -240,7 +241,7 @@ export function reduce(state, action) {
     case "offers":
       return { ...state, offers: action.data };
     case "reservationList":
-      return { ...state, reservations: action.data };
+      return { ...state, reservations: action.data.reservations, reservationPolicy: action.data.policy };
     case "reservations":
       // Who holds what changed: fetch the list again, with the tasks and the job board.
       return { ...state, workVersion: state.workVersion + 1 };

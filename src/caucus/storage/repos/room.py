@@ -28,5 +28,9 @@ class RoomState:
         `fresh`, every later one reads what was stored."""
         return str(self.locked("room_id", fresh))
 
+    def get(self, key: str, default: Any) -> Any:
+        row = self._tx.one("room_state_get", {"key": key})
+        return stored_json(row["value"]) if row is not None else default
+
     def set(self, key: str, value: Any) -> None:
         self._tx.run("room_state_set", {"key": key, "value": json.dumps(value)})

@@ -248,6 +248,9 @@ WHERE cm.channel = :channel AND p.id != :sender_id AND p.state IN ('active', 're
 -- name: room_state_all
 SELECT key, value FROM room_state;
 
+-- name: room_state_get
+SELECT value FROM room_state WHERE key = :key;
+
 -- name: room_state_insert_missing
 INSERT INTO room_state (key, value) VALUES (:key, :value) ON CONFLICT (key) DO NOTHING;
 
