@@ -155,7 +155,7 @@ async def test_the_files_another_agent_s_exclusive_reservation_covers_are_named(
     alice, bob = await connect("alice"), await connect("bob")
     await alice.reserve(["src/**/*.py"], reason="typing pass")
     await alice.reserve(["docs/"], exclusive=False)
-    staged = ["src/caucus/app.py", "README.md", "docs/index.md", "srcx/a.py"]
+    staged = ["src/caucus/app.py", "README.md", "docs/index.md", "srcx/a.py", "!odd\\name"]
     blocked = await bob.blocked(staged, holder="bob")
     assert [(b.path, b.reservation.pattern) for b in blocked] == [
         ("src/caucus/app.py", "src/**/*.py")

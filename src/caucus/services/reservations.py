@@ -215,7 +215,9 @@ class ReservationService:
     ) -> list[tuple[str, Reservation]]:
         """For each of `paths` (files, relative to the root) another holder's exclusive
         reservation covers: (path, reservation). What the pre-commit guard asks."""
-        files = [normalized(p) for p in paths]
+        # Literal file names, as git lists them: any name git allows is checked, not judged
+        # by the rules a pattern must follow.
+        files = [p.removeprefix("./") for p in paths if p]
         return blocking(files, await self.listing(), holder)
 
     async def sweep(self) -> None:
