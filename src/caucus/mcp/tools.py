@@ -88,6 +88,7 @@ class Catalog:
     inbox_uri: Callable[[HubPort], Awaitable[str | None]] | None = None  # the inbox resource
     on_join: Callable[[HubPort], Awaitable[None]] | None = None
     on_leave: Callable[[HubPort], Awaitable[None]] | None = None
+    omit: frozenset[str] = frozenset()  # tools this catalog does not offer
     tools: dict[str, Tool] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -122,7 +123,7 @@ class Catalog:
         if self.push is not None:
             confirm = _tool("confirm_delivery", _CONFIRM, a.ConfirmArgs, ChannelState, self.confirm)
             specs.insert(8, confirm)
-        self.tools = {s.name: s for s in specs}
+        self.tools = {s.name: s for s in specs if s.name not in self.omit}
 
     # --- helpers ----------------------------------------------------------------------------
     @staticmethod
