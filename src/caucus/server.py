@@ -45,6 +45,7 @@ from caucus.api.routes import (
     operator,
     peers,
     reservations,
+    search,
     tasks,
     watch,
 )
@@ -249,6 +250,7 @@ class CaucusApp:
             tasks,
             offers,
             reservations,
+            search,
             deliberations,
             operator,
             meta,

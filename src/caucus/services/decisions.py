@@ -29,6 +29,7 @@ from caucus.domain.decisions import (
     LedgerBreak,
     LedgerRecovery,
     LedgerStatus,
+    audience_of,
     form_decision,
     form_id_of,
     visible_to,
@@ -36,6 +37,7 @@ from caucus.domain.decisions import (
 from caucus.domain.events import DecisionRecorded
 from caucus.domain.forms import Form
 from caucus.domain.peers import Peer
+from caucus.domain.search import DecisionHit, SearchQuery, holds, record_text, snippet
 from caucus.errors import CaucusError, InvalidRequest
 from caucus.files import tighten
 from caucus.ledger.chain import Ledger
@@ -164,6 +166,40 @@ class DecisionLog:
 
         return await asyncio.to_thread(read)
 
+    async def matching(
+        self,
+        query: SearchQuery,
+        channels: frozenset[str] | None,
+        limit: int,
+        *,
+        audience: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+    ) -> list[DecisionHit]:
+        """The newest decisions a reader in `channels` may see (None: all) that hold every
+        word of `query`, optionally for one audience and recorded in [since, until)."""
+
+        def read() -> list[DecisionHit]:
+            out: list[DecisionHit] = []
+            for record in newest_first(self.path):
+                if not visible_to(record, channels):
+                    continue
+                if audience is not None and audience_of(record) != audience:
+                    continue
+                at = _epoch(record.get("timestamp"))
+                if at is not None and since is not None and at < since:
+                    break  # newest first: the rest are older still
+                if at is not None and until is not None and at >= until:
+                    continue
+                text = record_text(record)
+                if holds(text, query):
+                    out.append(DecisionHit(record, snippet(text, query.words)))
+                    if len(out) >= limit:
+                        break
+            return out
+
+        return await asyncio.to_thread(read)
+
     async def visible(self, peer: Peer | None, limit: int) -> list[Decision]:
         """The newest decisions `peer` may see: broadcast ones and its channels' (before
         joining, None: the broadcast ones)."""
@@ -224,3 +260,12 @@ def _older(record: dict[str, Any], since: datetime) -> bool:
         return datetime.fromisoformat(stamp) < since
     except (ValueError, TypeError):
         return False
+
+
+def _epoch(stamp: object) -> float | None:
+    if not isinstance(stamp, str):
+        return None
+    try:
+        return datetime.fromisoformat(stamp).timestamp()
+    except ValueError:
+        return None

@@ -33,6 +33,7 @@ from caucus.services.registry import PEER_SIGNAL, Registry
 from caucus.services.reservations import ReservationService
 from caucus.services.retention import Retention
 from caucus.services.roles import Roles
+from caucus.services.search import SearchService
 from caucus.services.tasks import TaskService
 from caucus.services.watchers import Watchers
 from caucus.storage.engine import Engine
@@ -115,6 +116,7 @@ class Hub:
             else settings.ledger_path()
         )
         self.decisions = DecisionLog(self.db, self.notifier, self.clock, ledger)
+        self.search = SearchService(self.db, self.decisions, self.clock, settings)
         self.retention = Retention(self.db, self.clock, settings)
         self.history = History(self.db)
         self.forms = Forms(
@@ -230,6 +232,7 @@ class Hub:
         await self.tasks.sweep()
         await self.offers.sweep()
         await self.reservations.sweep()
+        await self.search.follow()
         before = self.clock.now() - self.settings.idempotency_window
         await self.db.write(lambda r: r.idempotency.purge(before))
         await self.retention.sweep()

@@ -21,6 +21,7 @@ from caucus.storage.repos.peers import Peers, RecipientCache
 from caucus.storage.repos.reservations import Reservations
 from caucus.storage.repos.retention import Retention
 from caucus.storage.repos.room import RoomState
+from caucus.storage.repos.search import Search
 from caucus.storage.repos.tasks import Tasks
 from caucus.storage.repos.trips import ONE_STATEMENT, ROW_BY_ROW, Trips
 from caucus.storage.repos.watch import WatchCredentials
@@ -40,6 +41,7 @@ class Repos:
         "reservations",
         "retention",
         "room",
+        "search",
         "tasks",
         "tx",
         "watch",
@@ -76,6 +78,7 @@ class Repos:
         self.announcements = Announcements(tx)
         self.room = RoomState(tx)
         self.retention = Retention(tx)
+        self.search = Search(tx)
 
 
 def _no_lease() -> int:

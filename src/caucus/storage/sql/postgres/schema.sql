@@ -42,6 +42,9 @@ CREATE TABLE messages (
     missed       TEXT             NOT NULL DEFAULT '[]'
 );
 CREATE INDEX messages_ts ON messages (ts);
+CREATE INDEX messages_search ON messages
+    USING GIN (to_tsvector('english', regexp_replace(content, '(\W|_)+', ' ', 'g')));
+CREATE INDEX messages_thread ON messages (thread) WHERE thread IS NOT NULL;
 
 CREATE TABLE deliveries (
     peer_id        BIGINT           NOT NULL,

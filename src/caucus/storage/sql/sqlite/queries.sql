@@ -88,6 +88,53 @@ WHERE (:before IS NULL OR seq < :before)
   AND (:text IS NULL OR instr(lower(content), lower(:text)) > 0)
 ORDER BY seq DESC LIMIT :limit;
 
+-- === search (issue 34) =============================================================
+
+-- name: search_upto
+SELECT COALESCE((SELECT upto FROM search_state WHERE id = 1), 0);
+
+-- name: search_next_upto
+-- Where a batch of at most :limit messages after :upto ends (NULL: none to index).
+SELECT max(seq) FROM (SELECT seq FROM messages WHERE seq > :upto ORDER BY seq LIMIT :limit);
+
+-- name: search_index
+INSERT INTO messages_fts (rowid, content)
+SELECT seq, content FROM messages WHERE seq > :upto AND seq <= :through;
+
+-- name: search_mark
+INSERT INTO search_state (id, upto) VALUES (1, :upto)
+ON CONFLICT (id) DO UPDATE SET upto = excluded.upto;
+
+-- name: search_unindexed
+SELECT count(*) FROM messages WHERE seq > :upto;
+
+-- name: search_messages
+-- What the reader may see (NULL: the operator, everything): what it sent, broadcasts, its
+-- channels, and what was delivered to its name since it took the name.
+SELECT m.*, bm25(messages_fts) AS score
+FROM messages_fts JOIN messages m ON m.seq = messages_fts.rowid
+WHERE messages_fts MATCH :match
+  AND (:sender IS NULL OR m.sender = :sender)
+  AND (:channel IS NULL OR m.target = :channel)
+  AND (:since IS NULL OR m.ts >= :since)
+  AND (:until IS NULL OR m.ts < :until)
+  AND (:kinds IS NULL OR m.kind IN (SELECT value FROM json_each(:kinds)))
+  AND (:thread IS NULL OR m.thread = :thread OR m.id = :thread)
+  AND (:reader IS NULL OR m.sender_id = :reader OR m.target = 'all'
+       OR m.target IN (SELECT channel FROM channel_members WHERE peer_id = :reader)
+       OR (m.ts >= :reader_since AND instr(m.delivered_to, :reader_json) > 0))
+ORDER BY CASE WHEN :recent = 1 THEN m.seq END DESC, score, m.seq DESC
+LIMIT :limit;
+
+-- name: thread_messages
+-- A thread's newest :limit messages the reader may see (as search_messages), newest first.
+SELECT m.* FROM messages m
+WHERE (m.thread = :thread OR m.id = :thread)
+  AND (:reader IS NULL OR m.sender_id = :reader OR m.target = 'all'
+       OR m.target IN (SELECT channel FROM channel_members WHERE peer_id = :reader)
+       OR (m.ts >= :reader_since AND instr(m.delivered_to, :reader_json) > 0))
+ORDER BY m.seq DESC LIMIT :limit;
+
 -- === deliveries (the inbox) ========================================================
 
 -- name: deliveries_visible

@@ -104,6 +104,18 @@ CREATE TABLE messages (
     missed       TEXT    NOT NULL DEFAULT '[]'
 );
 
+CREATE INDEX messages_thread ON messages (thread) WHERE thread IS NOT NULL;
+
+CREATE VIRTUAL TABLE messages_fts USING fts5(
+    content, content='messages', content_rowid='seq', tokenize='porter unicode61'
+);
+
+CREATE TRIGGER messages_unindex AFTER DELETE ON messages
+WHEN old.seq <= COALESCE((SELECT upto FROM search_state WHERE id = 1), 0)
+BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+END;
+
 CREATE TABLE offer_claims (
     offer_id     TEXT    NOT NULL,
     claimant_id  INTEGER NOT NULL,
@@ -179,6 +191,11 @@ CREATE TABLE room_state (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
 ) WITHOUT ROWID;
+
+CREATE TABLE search_state (
+    id   INTEGER PRIMARY KEY CHECK (id = 1),
+    upto INTEGER NOT NULL
+);
 
 CREATE TABLE task_events (
     task_id TEXT    NOT NULL,

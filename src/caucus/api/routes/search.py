@@ -1,0 +1,159 @@
+"""Search over what the caller may see, and a thread's summary (issue 34).
+
+An agent's search reads its own directs, its channels, broadcasts and its audiences'
+decisions; the operator's (and observer's) reads everything.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Request
+
+from caucus.domain.peers import Peer
+from caucus.domain.search import MAX_LIMIT, MAX_QUERY
+from caucus.services.roles import Access
+from caucus.web.access import PeerDep, ViewerDep, access
+from caucus.web.context import hub_of
+from caucus.wire.errors import ErrorBody
+from caucus.wire.fields import parse_time
+from caucus.wire.search import SearchResults, ThreadSummaryInfo
+
+router = APIRouter(tags=["search"])
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorBody, "description": "missing, unknown or ended token"},
+    422: {"model": ErrorBody, "description": "no words to search for, or a bad filter"},
+}
+_VIEWER_ERRORS: dict[int | str, dict[str, Any]] = {
+    **_ERRORS,
+    403: {"model": ErrorBody, "description": "an agent token"},
+}
+_THREAD_ERRORS: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorBody, "description": "no such thread, or none of it is yours to read"},
+}
+
+Q = Annotated[
+    str,
+    Query(
+        min_length=1,
+        max_length=MAX_QUERY,
+        description='words and "quoted phrases", every one of which a hit holds',
+    ),
+]
+Sender = Annotated[str | None, Query(max_length=64, description="sent by this name")]
+Channel = Annotated[
+    str | None, Query(max_length=64, description="sent to this #channel (or all: broadcasts)")
+]
+Since = Annotated[str | None, Query(description="at or after: epoch seconds or ISO 8601")]
+Until = Annotated[str | None, Query(description="before: epoch seconds or ISO 8601")]
+Kind = Annotated[str | None, Query(description="message, announcement, task or decision")]
+Thread = Annotated[str | None, Query(max_length=128, description="in this thread")]
+Order = Annotated[str, Query(description="relevance (best first) or recent (newest first)")]
+Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description=f"1-{MAX_LIMIT}")]
+ThreadId = Annotated[str, Path(min_length=1, max_length=128)]
+Model = Annotated[
+    bool, Query(description="also ask the hub's chair model, when it has one (default true)")
+]
+
+
+async def _search(
+    request: Request,
+    peer: Peer | None,
+    q: str,
+    sender: str | None,
+    channel: str | None,
+    since: str | None,
+    until: str | None,
+    kind: str | None,
+    thread: str | None,
+    order: str,
+    limit: int,
+) -> SearchResults:
+    found = await hub_of(request).search.search(
+        peer,
+        q,
+        sender=sender,
+        channel=channel,
+        since=parse_time(since, "since"),
+        until=parse_time(until, "until"),
+        kind=kind,
+        thread=thread,
+        order=order,
+        limit=limit,
+    )
+    return SearchResults.of(found)
+
+
+@router.get(
+    "/search",
+    summary="Full-text search over your directs, your channels, broadcasts and decisions",
+    responses=_ERRORS,
+    openapi_extra=access(Access.AGENT),
+)
+async def search(
+    request: Request,
+    peer: PeerDep,
+    q: Q,
+    sender: Sender = None,
+    channel: Channel = None,
+    since: Since = None,
+    until: Until = None,
+    kind: Kind = None,
+    thread: Thread = None,
+    order: Order = "relevance",
+    limit: Limit = 20,
+) -> SearchResults:
+    return await _search(
+        request, peer, q, sender, channel, since, until, kind, thread, order, limit
+    )
+
+
+@router.get(
+    "/threads/{thread}/summary",
+    summary="A thread's summary from the messages of it you may read",
+    responses={**_ERRORS, **_THREAD_ERRORS},
+    openapi_extra=access(Access.AGENT),
+)
+async def thread_summary(
+    thread: ThreadId, request: Request, peer: PeerDep, model: Model = True
+) -> ThreadSummaryInfo:
+    found = await hub_of(request).search.thread_summary(peer, thread, model=model)
+    return ThreadSummaryInfo.of(found)
+
+
+@router.get(
+    "/operator/search",
+    summary="Full-text search over every message and decision of the room",
+    responses=_VIEWER_ERRORS,
+    openapi_extra=access(Access.VIEWER),
+)
+async def operator_search(
+    request: Request,
+    _: ViewerDep,
+    q: Q,
+    sender: Sender = None,
+    channel: Channel = None,
+    since: Since = None,
+    until: Until = None,
+    kind: Kind = None,
+    thread: Thread = None,
+    order: Order = "relevance",
+    limit: Limit = 20,
+) -> SearchResults:
+    return await _search(
+        request, None, q, sender, channel, since, until, kind, thread, order, limit
+    )
+
+
+@router.get(
+    "/operator/threads/{thread}/summary",
+    summary="A thread's summary from all of its messages",
+    responses={**_VIEWER_ERRORS, **_THREAD_ERRORS},
+    openapi_extra=access(Access.VIEWER),
+)
+async def operator_thread_summary(
+    thread: ThreadId, request: Request, _: ViewerDep, model: Model = True
+) -> ThreadSummaryInfo:
+    found = await hub_of(request).search.thread_summary(None, thread, model=model)
+    return ThreadSummaryInfo.of(found)

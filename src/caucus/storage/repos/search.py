@@ -1,0 +1,85 @@
+"""Full-text search over the message log (`domain.search`), and a thread's messages.
+
+On SQLite the FTS5 index follows the log in batches (`index_more`); on PostgreSQL a GIN
+index on the messages table is kept by the server as each message is stored.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from caucus.domain.messages import Message
+from caucus.domain.search import Reader, SearchFilters, SearchOrder, SearchQuery, message_kinds
+from caucus.storage.engine import Tx
+from caucus.storage.repos.messages import message
+
+
+def _reader(reader: Reader | None) -> dict[str, Any]:
+    if reader is None:
+        return {"reader": None, "reader_since": None, "reader_json": None}
+    return {
+        "reader": reader.peer_id,
+        "reader_since": reader.since,
+        # Names need no JSON escaping, so the quoted name finds it in delivered_to.
+        "reader_json": json.dumps(reader.name),
+    }
+
+
+class Search:
+    def __init__(self, tx: Tx) -> None:
+        self._tx = tx
+
+    @property
+    def follows(self) -> bool:
+        """Whether the index follows the log behind it (`index_more`), or keeps itself."""
+        return self._tx.dialect == "sqlite"
+
+    def unindexed(self) -> int:
+        """How many stored messages the index does not hold yet."""
+        if not self.follows:
+            return 0
+        return int(self._tx.value("search_unindexed", {"upto": self._tx.value("search_upto")}))
+
+    def index_more(self, limit: int) -> int:
+        """Index the next `limit` messages at most; how many."""
+        if not self.follows:
+            return 0
+        tx = self._tx
+        upto = int(tx.value("search_upto"))
+        through = tx.value("search_next_upto", {"upto": upto, "limit": limit})
+        if through is None:
+            return 0
+        done = tx.run("search_index", {"upto": upto, "through": through})
+        tx.run("search_mark", {"upto": through})
+        return done
+
+    def messages(
+        self,
+        query: SearchQuery,
+        filters: SearchFilters,
+        reader: Reader | None,
+        *,
+        order: SearchOrder,
+        limit: int,
+    ) -> list[tuple[Message, float]]:
+        """The best `limit` matches the reader may see, with the backend's score."""
+        kinds = message_kinds(filters.kind)
+        params = {
+            "match": query.fts5() if self._tx.dialect == "sqlite" else query.tsquery(),
+            "sender": filters.sender,
+            "channel": filters.channel,
+            "since": filters.since,
+            "until": filters.until,
+            "kinds": None if kinds is None else self._tx.array(kinds),
+            "thread": filters.thread,
+            "recent": int(order is SearchOrder.RECENT),
+            "limit": limit,
+            **_reader(reader),
+        }
+        return [(message(r), float(r["score"])) for r in self._tx.all("search_messages", params)]
+
+    def thread(self, thread: str, reader: Reader | None, limit: int) -> list[Message]:
+        """A thread's newest `limit` messages the reader may see, in seq order."""
+        params = {"thread": thread, "limit": limit, **_reader(reader)}
+        return [message(r) for r in reversed(self._tx.all("thread_messages", params))]
