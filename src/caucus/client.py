@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from types import TracebackType
 from typing import Any, Self, TypeVar
+from urllib.parse import quote
 
 import httpx2
 from pydantic import BaseModel
@@ -36,6 +37,7 @@ from caucus.wire.room import (
     ProtocolText,
     VersionInfo,
 )
+from caucus.wire.search import SearchResults, ThreadSummaryInfo
 from caucus.wire.watch import WatchKey, WatchTicket
 from caucus.wire.work import OfferInfo, OfferList, TaskInfo, TaskList
 
@@ -551,6 +553,50 @@ class HubClient(BaseClient):
         body = {"paths": paths, "holder": holder}
         return (await self._post(BlockedList, "/reservations/blocked", body)).blocked
 
+    # --- search ------------------------------------------------------------------------------
+    async def search(self, q: str, **filters: Any) -> SearchResults:
+        """Full-text search over your directs, your channels, broadcasts and decisions: words
+        and "quoted phrases", all of which a hit holds. Filters: sender, channel, since and
+        until (epoch seconds or ISO 8601), kind (message, announcement, task, decision),
+        thread, order (relevance or recent), limit (1-50)."""
+        return await self._get(SearchResults, "/search", params=search_params(q, **filters))
+
+    async def thread_summary(self, thread: str, *, model: bool = True) -> ThreadSummaryInfo:
+        """A thread's summary from the messages of it you may read (the chair model's too,
+        when the hub has one and `model`)."""
+        path = f"/threads/{quote(thread, safe='')}/summary"
+        return await self._get(ThreadSummaryInfo, path, params=_model(model))
+
     # --- protocol ----------------------------------------------------------------------------
     async def protocol(self, section: str | None = None) -> ProtocolText:
         return await self._get(ProtocolText, "/protocol", params={"section": section}, auth=False)
+
+
+def search_params(
+    q: str,
+    *,
+    sender: str | None = None,
+    channel: str | None = None,
+    since: float | str | None = None,
+    until: float | str | None = None,
+    kind: str | None = None,
+    thread: str | None = None,
+    order: str = "relevance",
+    limit: int = 20,
+) -> dict[str, Any]:
+    """A search's query parameters (`HubClient.search`, `OperatorClient.search`)."""
+    return {
+        "q": q,
+        "sender": sender,
+        "channel": channel,
+        "since": since,
+        "until": until,
+        "kind": kind,
+        "thread": thread,
+        "order": order,
+        "limit": limit,
+    }
+
+
+def _model(model: bool) -> dict[str, Any]:
+    return {"model": "true" if model else "false"}

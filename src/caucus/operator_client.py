@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
-from caucus.client import BaseClient
+from caucus.client import BaseClient, search_params
 from caucus.wire.activity import ActivityList, ToolCallInfo
 from caucus.wire.console import SnapshotAt
 from caucus.wire.deliberations import DeliberationInfo, DeliberationList
@@ -15,6 +16,7 @@ from caucus.wire.peers import PeerInfo
 from caucus.wire.reservations import ReservationPolicyInfo
 from caucus.wire.retention import PurgeResult
 from caucus.wire.room import ClosedChannel, FloorInfo, ReopenedChannel, RoomState
+from caucus.wire.search import SearchResults, ThreadSummaryInfo
 from caucus.wire.work import OfferInfo, OfferList
 
 
@@ -135,6 +137,17 @@ class OperatorClient(BaseClient):
         """Every decision on the ledger, newest first."""
         params = {"limit": limit}
         return (await self._get(DecisionList, "/operator/decisions", params=params)).decisions
+
+    async def search(self, q: str, **filters: Any) -> SearchResults:
+        """Full-text search over every message and decision (`HubClient.search`'s filters)."""
+        return await self._get(
+            SearchResults, "/operator/search", params=search_params(q, **filters)
+        )
+
+    async def thread_summary(self, thread: str, *, model: bool = True) -> ThreadSummaryInfo:
+        path = f"/operator/threads/{quote(thread, safe='')}/summary"
+        params = {"model": "true" if model else "false"}
+        return await self._get(ThreadSummaryInfo, path, params=params)
 
     async def deliberations(self) -> list[DeliberationInfo]:
         """Every deliberation this hub process runs or ran, newest first."""

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from caucus.domain.floors import FloorAction
 from caucus.domain.forms import FieldType
 from caucus.domain.offers import OfferState
+from caucus.domain.search import HitKind, SearchOrder
 from caucus.domain.tasks import TaskState
 from caucus.protocol import section_names
 
@@ -158,6 +159,24 @@ class ReservationArgs(Args):
         None, description="release, renew: reservation ids; release with neither: all yours"
     )
     holder: str | None = Field(None, description="list: only this agent's")
+
+
+class SearchAction(StrEnum):
+    FIND = "find"
+    SUMMARIZE = "summarize"
+
+
+class SearchArgs(Args):
+    action: SearchAction = Field(SearchAction.FIND, description="summarize: a thread's summary")
+    q: str | None = Field(None, description='find: words and "quoted phrases", all must match')
+    sender: str | None = Field(None, description="find: sent by this name")
+    channel: str | None = Field(None, description="find: sent to this #channel")
+    kind: HitKind | None = Field(None, description="find: only this kind")
+    thread: str | None = Field(None, description="find: in it; summarize: required")
+    since: str | None = Field(None, description="find: epoch seconds or ISO 8601")
+    until: str | None = Field(None, description="find: before this time")
+    order: SearchOrder = Field(SearchOrder.RELEVANCE, description="find: recent: newest first")
+    limit: int = Field(10, ge=1, le=50, description="find")
 
 
 class FormFieldArgs(Args):

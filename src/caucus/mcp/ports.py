@@ -18,6 +18,7 @@ from caucus.wire.messages import Batch, InboundMessage, PeekResult, SendResult
 from caucus.wire.peers import Departure, PeerInfo, Registered, StatusInfo
 from caucus.wire.reservations import ReservationList
 from caucus.wire.room import ChannelInfo, ChannelJoin, FloorInfo, Limits, ProtocolText
+from caucus.wire.search import SearchResults, ThreadSummaryInfo
 from caucus.wire.watch import WatchKey, WatchTicket
 from caucus.wire.work import OfferInfo, TaskInfo
 
@@ -190,6 +191,12 @@ class HubPort(Protocol):
     async def reservations(self, holder: str | None) -> ReservationList:
         """What stands; read before joining too."""
         ...
+
+    async def search(self, q: str, filters: dict[str, Any]) -> SearchResults:
+        """`HubClient.search`: what the caller may read that holds every word of `q`."""
+        ...
+
+    async def thread_summary(self, thread: str) -> ThreadSummaryInfo: ...
 
     async def ask_operator(self, title: str, fields: list[dict[str, Any]], to: str) -> FormInfo: ...
 

@@ -16,6 +16,7 @@ from caucus.wire.messages import Batch, InboundMessage, PeekResult, SendResult
 from caucus.wire.peers import Departure, PeerInfo, StatusInfo
 from caucus.wire.reservations import ReservationList
 from caucus.wire.room import ChannelInfo, ChannelJoin, FloorInfo, Limits, ProtocolText
+from caucus.wire.search import SearchResults, ThreadSummaryInfo
 from caucus.wire.watch import WatchKey, WatchTicket
 from caucus.wire.work import OfferInfo, TaskInfo
 
@@ -230,6 +231,12 @@ class RemotePort:
 
     async def forms(self) -> list[FormInfo]:
         return await self.client.forms()
+
+    async def search(self, q: str, filters: dict[str, Any]) -> SearchResults:
+        return await self.client.search(q, **filters)
+
+    async def thread_summary(self, thread: str) -> ThreadSummaryInfo:
+        return await self.client.thread_summary(thread)
 
     async def decisions(self, limit: int) -> list[DecisionRecord]:
         return await self.client.decisions(limit)

@@ -21,6 +21,7 @@ from caucus.wire.messages import Notice, SendResult
 from caucus.wire.peers import Outcome
 from caucus.wire.reservations import ReservationList
 from caucus.wire.room import ProtocolText
+from caucus.wire.search import SearchResults, ThreadSummaryInfo
 from caucus.wire.work import OfferInfo, TaskInfo
 
 UNTRUSTED = (
@@ -222,4 +223,46 @@ def decisions_text(decisions: Sequence[DecisionRecord]) -> str:
     for d in decisions:
         header = f"{d.timestamp[:19]} {round(d.confidence * 100)}% confidence, hash {d.hash[:12]}"
         fence.item(header, [("subject", d.subject), ("decision", d.decision)])
+    return fence.text()
+
+
+def _stamp(ts: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.gmtime(ts))
+
+
+def search_text(found: SearchResults, *, me: str | None) -> str:
+    """Hits: whose words, to whom, when and in which thread, each with its snippet (the
+    matched words between **); then the decisions that match."""
+    count, order = len(found.hits), "best first" if found.order == "relevance" else "newest first"
+    title = f"{count} hit(s) for {_quoted(found.query)}, {order}." if count else "No message hits."
+    if found.decisions:
+        title += f" {len(found.decisions)} decision(s)."
+    if found.more:
+        title += " More match: narrow by sender, channel, kind, since, or raise limit."
+    if found.unindexed:
+        title += f" The {found.unindexed} newest message(s) are not indexed yet."
+    fence = _Fence(title)
+    for h in found.hits:
+        header = f"{h.kind} #{h.seq} {_who(h.sender, me)} → {_who(h.to, me)}, {_stamp(h.ts)} UTC"
+        if h.task_id:
+            header += f", task {h.task_id}"
+        if h.thread:
+            header += f", thread {h.thread}"
+        fence.item(header, [("", h.snippet)])
+    for d in found.decisions:
+        header = (
+            f"decision {d.timestamp[:16]} for {d.audience or 'the operator'}, hash {d.hash[:12]}"
+        )
+        fence.item(header, [("", d.snippet)])
+    return fence.text()
+
+
+def thread_text(summary: ThreadSummaryInfo) -> str:
+    """A thread's summary, and how it was made."""
+    how = f"by {summary.model}" if summary.method == "model" else "extractive"
+    title = f"Thread {summary.thread}: {summary.messages} message(s), summary {how}."
+    if summary.model_error:
+        title += f" The model failed ({summary.model_error[:80]})."
+    fence = _Fence(title)
+    fence.item("summary", [("", summary.summary)])
     return fence.text()

@@ -27,8 +27,10 @@ from caucus.mcp.renderings import (
     offers_text,
     protocol_text,
     reservations_text,
+    search_text,
     sent_line,
     tasks_text,
+    thread_text,
 )
 from caucus.mcp.results import (
     DISPLACED_NOTE,
@@ -46,6 +48,7 @@ from caucus.wire.messages import SendResult
 from caucus.wire.peers import Departure, Outcome, PeerList, StatusInfo
 from caucus.wire.reservations import ReservationList
 from caucus.wire.room import ChannelInfo, ChannelList, FloorInfo, ProtocolText
+from caucus.wire.search import SearchFound
 from caucus.wire.work import OfferList, TaskList
 
 Reply = tuple[Wire, str]
@@ -112,6 +115,7 @@ class Catalog:
             _tool(
                 "reservation", _RESERVATION, a.ReservationArgs, ReservationList, self.reservation
             ),
+            _tool("search", _SEARCH, a.SearchArgs, SearchFound, self.search, **reads),
             _tool("ask_operator", _ASK, a.AskArgs, FormList, self.ask, idempotent=True),
             _tool("decisions", _DECISIONS, a.DecisionsArgs, DecisionList, self.decisions, **reads),
             _tool("convene", _CONVENE, a.ConveneArgs, Convened, self.convene),
@@ -358,6 +362,24 @@ class Catalog:
                 found = await port.renew(x.ids or [], x.ttl)
         return found, reservations_text(found, me=port.name, action=r.value)
 
+    async def search(self, call: Call, x: a.SearchArgs) -> Reply:
+        port = await self._joined(call)
+        if x.action is a.SearchAction.SUMMARIZE:
+            summary = await port.thread_summary(_needs(x.thread, "thread", x.action))
+            return SearchFound(summary=summary), thread_text(summary)
+        filters = {
+            "sender": x.sender,
+            "channel": x.channel,
+            "kind": x.kind.value if x.kind else None,
+            "thread": x.thread,
+            "since": x.since,
+            "until": x.until,
+            "order": x.order.value,
+            "limit": x.limit,
+        }
+        found = await port.search(_needs(x.q, "q", x.action), filters)
+        return SearchFound(found=found), search_text(found, me=port.name)
+
     # --- the operator's forms and the ledger -------------------------------------------------
     async def ask(self, call: Call, x: a.AskArgs) -> Reply:
         if x.title is None and x.fields is None:  # the list: works before join
@@ -451,6 +473,8 @@ _OFFER = _doc("""The job board: post work anyone may take ({open_offers} open at
     select, withdraw, list.""")
 _RESERVATION = _doc("""Reserve files you will edit (paths or globs from the repo root) so
     others keep off; list who holds what, release, renew.""")
+_SEARCH = _doc("""Full-text search over what you may read: your directs, channels, broadcasts,
+    decisions; summarize: a thread's summary.""")
 _ASK = _doc("""Ask the human operator one bounded question; the answer comes by listen and
     is recorded as a decision. No title: the forms waiting for you (look first).""")
 _CONVENE = _doc("""Convene peers to deliberate a subject: each argues by submit_position, the

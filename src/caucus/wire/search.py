@@ -149,3 +149,10 @@ class ThreadSummaryInfo(Wire):
             key_points=[KeyPointInfo.of(p) for p in d.key_points],
             tasks=[ThreadTaskInfo.of(t) for t in d.tasks],
         )
+
+
+class SearchFound(Wire):
+    """The search tool's result: a search's hits, or a thread's summary."""
+
+    found: SearchResults | None = None
+    summary: ThreadSummaryInfo | None = None

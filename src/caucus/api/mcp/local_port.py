@@ -15,11 +15,13 @@ from caucus.mcp.ports import Answer, Convening, Joined
 from caucus.protocol import PROTOCOL_VERSION, core_text, section, section_names
 from caucus.services.hub import Hub
 from caucus.wire.deliberations import DeliberationInfo, PositionInfo
+from caucus.wire.fields import parse_time
 from caucus.wire.forms import DecisionRecord, FormInfo
 from caucus.wire.messages import Batch, InboundMessage, PeekResult, SendResult
 from caucus.wire.peers import Departure, PeerInfo, StatusInfo
 from caucus.wire.reservations import ReservationList
 from caucus.wire.room import ChannelInfo, ChannelJoin, FloorInfo, Limits, ProtocolText
+from caucus.wire.search import SearchResults, ThreadSummaryInfo
 from caucus.wire.watch import WatchKey, WatchTicket, ticket_command
 from caucus.wire.work import OfferInfo, TaskInfo
 
@@ -343,6 +345,20 @@ class LocalPort:
 
     async def forms(self) -> list[FormInfo]:
         return [FormInfo.of(f) for f in await self.hub.forms.visible(await self._me_if_joined())]
+
+    async def search(self, q: str, filters: dict[str, Any]) -> SearchResults:
+        since, until = filters.pop("since", None), filters.pop("until", None)
+        found = await self.hub.search.search(
+            await self._me(),
+            q,
+            since=parse_time(since, "since"),
+            until=parse_time(until, "until"),
+            **filters,
+        )
+        return SearchResults.of(found)
+
+    async def thread_summary(self, thread: str) -> ThreadSummaryInfo:
+        return ThreadSummaryInfo.of(await self.hub.search.thread_summary(await self._me(), thread))
 
     async def decisions(self, limit: int) -> list[DecisionRecord]:
         found = await self.hub.decisions.visible(await self._me_if_joined(), limit)

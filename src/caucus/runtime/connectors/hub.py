@@ -173,9 +173,10 @@ class HubConnector:
             except CaucusError:
                 return Limits.of(Settings())
 
-        # Not `reservation` yet: with it in the catalog, the llm tier's two agents on a small
-        # local model no longer end after a stop and an interrupt (ADR 0028; issue 34).
-        catalog = Catalog(omit=frozenset({"reservation"}))
+        # Not `reservation` and `search` yet: with reservation in the catalog, the llm tier's
+        # two agents on a small local model no longer end after a stop and an interrupt (ADR
+        # 0028; issue 34); search is as large, so it waits with it.
+        catalog = Catalog(omit=frozenset({"reservation", "search"}))
         server = ToolServer(
             catalog, call_for=call_for, limits_for=limits_for, default_name=lambda _: self.name
         )
