@@ -14,6 +14,10 @@ from caucus.domain.search import Reader, SearchFilters, SearchOrder, SearchQuery
 from caucus.storage.engine import Tx
 from caucus.storage.repos.messages import message
 
+# Relevance ranks the newest this many matches the reader may see: ranking all of a word
+# found in most of a million messages took a second, these ~30 ms (benchmarks/search.py).
+RANK_WINDOW = 10_000
+
 
 def _reader(reader: Reader | None) -> dict[str, Any]:
     if reader is None:
@@ -74,6 +78,7 @@ class Search:
             "kinds": None if kinds is None else self._tx.array(kinds),
             "thread": filters.thread,
             "recent": int(order is SearchOrder.RECENT),
+            "window": limit if order is SearchOrder.RECENT else RANK_WINDOW,
             "limit": limit,
             **_reader(reader),
         }

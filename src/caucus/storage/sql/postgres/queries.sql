@@ -123,21 +123,24 @@ ORDER BY seq DESC LIMIT :limit;
 
 -- name: search_messages
 -- What the reader may see (NULL: the operator, everything): what it sent, broadcasts, its
--- channels, and what was delivered to its name since it took the name. The document is the
--- expression the messages_search index holds (0005_search.sql), written the same.
-SELECT m.*, ts_rank_cd(to_tsvector('english', regexp_replace(m.content, '(\W|_)+', ' ', 'g')), q) AS score
-FROM messages m, to_tsquery('english', :match) q
-WHERE to_tsvector('english', regexp_replace(m.content, '(\W|_)+', ' ', 'g')) @@ q
-  AND (CAST(:sender AS TEXT) IS NULL OR m.sender = :sender)
-  AND (CAST(:channel AS TEXT) IS NULL OR m.target = :channel)
-  AND (CAST(:since AS DOUBLE PRECISION) IS NULL OR m.ts >= :since)
-  AND (CAST(:until AS DOUBLE PRECISION) IS NULL OR m.ts < :until)
-  AND (CAST(:kinds AS TEXT[]) IS NULL OR m.kind = ANY(:kinds))
-  AND (CAST(:thread AS TEXT) IS NULL OR m.thread = :thread OR m.id = :thread)
-  AND (CAST(:reader AS BIGINT) IS NULL OR m.sender_id = :reader OR m.target = 'all'
-       OR m.target IN (SELECT channel FROM channel_members WHERE peer_id = :reader)
-       OR (m.ts >= :reader_since AND strpos(m.delivered_to, :reader_json) > 0))
-ORDER BY CASE WHEN :recent = 1 THEN m.seq END DESC, score DESC, m.seq DESC
+-- channels, and what was delivered to its name since it took the name. Relevance ranks the
+-- newest :window matches; the newest first takes the newest :limit.
+SELECT * FROM (
+    SELECT m.*, ts_rank_cd(m.search, q) AS score
+    FROM messages m, to_tsquery('english', :match) q
+    WHERE m.search @@ q
+      AND (CAST(:sender AS TEXT) IS NULL OR m.sender = :sender)
+      AND (CAST(:channel AS TEXT) IS NULL OR m.target = :channel)
+      AND (CAST(:since AS DOUBLE PRECISION) IS NULL OR m.ts >= :since)
+      AND (CAST(:until AS DOUBLE PRECISION) IS NULL OR m.ts < :until)
+      AND (CAST(:kinds AS TEXT[]) IS NULL OR m.kind = ANY(:kinds))
+      AND (CAST(:thread AS TEXT) IS NULL OR m.thread = :thread OR m.id = :thread)
+      AND (CAST(:reader AS BIGINT) IS NULL OR m.sender_id = :reader OR m.target = 'all'
+           OR m.target IN (SELECT channel FROM channel_members WHERE peer_id = :reader)
+           OR (m.ts >= :reader_since AND strpos(m.delivered_to, :reader_json) > 0))
+    ORDER BY m.seq DESC LIMIT :window
+) AS found
+ORDER BY CASE WHEN :recent = 1 THEN seq END DESC, score DESC, seq DESC
 LIMIT :limit;
 
 -- name: thread_messages

@@ -39,11 +39,12 @@ CREATE TABLE messages (
     thread       TEXT,
     reply_to     TEXT,
     delivered_to TEXT             NOT NULL DEFAULT '[]',
-    missed       TEXT             NOT NULL DEFAULT '[]'
+    missed       TEXT             NOT NULL DEFAULT '[]',
+    search       tsvector         GENERATED ALWAYS AS
+        (to_tsvector('english', regexp_replace(content, '(\W|_)+', ' ', 'g'))) STORED
 );
 CREATE INDEX messages_ts ON messages (ts);
-CREATE INDEX messages_search ON messages
-    USING GIN (to_tsvector('english', regexp_replace(content, '(\W|_)+', ' ', 'g')));
+CREATE INDEX messages_search ON messages USING GIN (search);
 CREATE INDEX messages_thread ON messages (thread) WHERE thread IS NOT NULL;
 
 CREATE TABLE deliveries (

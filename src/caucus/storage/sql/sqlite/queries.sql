@@ -110,20 +110,25 @@ SELECT count(*) FROM messages WHERE seq > :upto;
 
 -- name: search_messages
 -- What the reader may see (NULL: the operator, everything): what it sent, broadcasts, its
--- channels, and what was delivered to its name since it took the name.
-SELECT m.*, bm25(messages_fts) AS score
-FROM messages_fts JOIN messages m ON m.seq = messages_fts.rowid
-WHERE messages_fts MATCH :match
-  AND (:sender IS NULL OR m.sender = :sender)
-  AND (:channel IS NULL OR m.target = :channel)
-  AND (:since IS NULL OR m.ts >= :since)
-  AND (:until IS NULL OR m.ts < :until)
-  AND (:kinds IS NULL OR m.kind IN (SELECT value FROM json_each(:kinds)))
-  AND (:thread IS NULL OR m.thread = :thread OR m.id = :thread)
-  AND (:reader IS NULL OR m.sender_id = :reader OR m.target = 'all'
-       OR m.target IN (SELECT channel FROM channel_members WHERE peer_id = :reader)
-       OR (m.ts >= :reader_since AND instr(m.delivered_to, :reader_json) > 0))
-ORDER BY CASE WHEN :recent = 1 THEN m.seq END DESC, score, m.seq DESC
+-- channels, and what was delivered to its name since it took the name. Relevance ranks the
+-- newest :window matches (ranking every match of a word in most messages would take seconds);
+-- the newest first takes the newest :limit.
+SELECT * FROM (
+    SELECT m.*, bm25(messages_fts) AS score
+    FROM messages_fts JOIN messages m ON m.seq = messages_fts.rowid
+    WHERE messages_fts MATCH :match
+      AND (:sender IS NULL OR m.sender = :sender)
+      AND (:channel IS NULL OR m.target = :channel)
+      AND (:since IS NULL OR m.ts >= :since)
+      AND (:until IS NULL OR m.ts < :until)
+      AND (:kinds IS NULL OR m.kind IN (SELECT value FROM json_each(:kinds)))
+      AND (:thread IS NULL OR m.thread = :thread OR m.id = :thread)
+      AND (:reader IS NULL OR m.sender_id = :reader OR m.target = 'all'
+           OR m.target IN (SELECT channel FROM channel_members WHERE peer_id = :reader)
+           OR (m.ts >= :reader_since AND instr(m.delivered_to, :reader_json) > 0))
+    ORDER BY messages_fts.rowid DESC LIMIT :window
+)
+ORDER BY CASE WHEN :recent = 1 THEN seq END DESC, score, seq DESC
 LIMIT :limit;
 
 -- name: thread_messages
