@@ -4,6 +4,7 @@ import { ActivityView, Agents } from "./agents.js";
 import { Api, follow, route } from "./api.js";
 import { Composer } from "./composer.js";
 import { Roster, Transcript } from "./panels.js";
+import { Search } from "./search.js";
 import { Channels, Controls, Decisions, Health, Work } from "./side.js";
 import { initial, reduce } from "./state.js";
 import { html, render, useCallback, useEffect, useReducer, useRef, useState } from "./ui.js";
@@ -59,6 +60,7 @@ const TABS = [
   ["channels", "Channels & floors"],
   ["work", "Tasks & board"],
   ["decisions", "Decisions"],
+  ["search", "Search"],
   ["health", "Health"],
   ["activity", "Activity"],
   ["agents", "Agents"],
@@ -224,6 +226,7 @@ function Console({ api, role, onSignOut }) {
     channels: html`<${Channels} state=${state} observer=${observer} act=${act} />`,
     work: html`<${Work} api=${api} state=${state} observer=${observer} notify=${notify} />`,
     decisions: html`<${Decisions} state=${state} refresh=${loadLedger} />`,
+    search: html`<${Search} api=${api} notify=${notify} />`,
     health: html`<${Health} state=${state} />`,
     activity: html`<${ActivityView} state=${state} />`,
     agents: html`<${Agents} api=${api} observer=${observer} notify=${notify} />`,
