@@ -136,7 +136,9 @@ class Settings(BaseSettings):
 
     # Live deliberations (`convene`): the model a `chair: model` deliberation decides on.
     chair_model: str = Field(
-        "", description="the model that chairs `convene(chair='model')`; empty: not offered"
+        "",
+        description="the model that chairs `convene(chair='model')` and writes thread summaries;"
+        " empty: neither",
     )
     chair_base_url: str = Field(
         "http://127.0.0.1:8080/v1", description="the chair model's OpenAI-compatible /v1 URL"
