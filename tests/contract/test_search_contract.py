@@ -89,6 +89,10 @@ async def test_word_forms_match_and_phrases_keep_their_order(room: Hub) -> None:
     # Punctuation splits words, as in a path.
     assert await said(room, bob, "caucus/web.py") == ["Reserving files under src/caucus/web.py"]
     assert await said(room, bob, "WEB") == ["Reserving files under src/caucus/web.py"]
+    # A lone common word is skipped on both stores alike (PostgreSQL's english list).
+    assert await said(room, bob, "the files under") == await said(room, bob, "files")
+    with pytest.raises(InvalidRequest):
+        await room.search.search(bob, "the of and")
     with pytest.raises(InvalidRequest) as no_words:
         await room.search.search(bob, '"" ... --')
     assert no_words.value.extra["field"] == "q"

@@ -25,9 +25,38 @@ MARK = "**"  # around a matched word in a snippet
 _WORD = re.compile(r"[^\W_]+")
 _PART = re.compile(r'"([^"]*)"?|(\S+)')
 _SPACE = re.compile(r"\s+")
+# English words too common to search for: PostgreSQL's `english` configuration ignores them,
+# so a query drops them as a lone word on both stores (inside a phrase they stay).
+STOP_WORDS = frozenset(
+    _WORD.findall(
+        "a about above after again against all am an and any are as at be because been before"
+        " being below between both but by can did do does doing don down during each few for"
+        " from further had has have having he her here hers herself him himself his how i if in"
+        " into is it its itself just me more most my myself no nor not now of off on once only"
+        " or other our ours ourselves out over own s same she should so some such t than that"
+        " the their theirs them themselves then there these they this those through to too"
+        " under until up very was we were what when where which while who whom why will with"
+        " you your yours yourself yourselves"
+    )
+)
 # Suffixes folded away when a snippet looks for the query's words in a text; the backends
 # stem properly, this only has to find the words they matched.
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "ly", "s")
+_SUFFIXES = (
+    "ations",
+    "ation",
+    "ings",
+    "ing",
+    "ies",
+    "ied",
+    "ers",
+    "er",
+    "es",
+    "ed",
+    "ly",
+    "s",
+    "e",
+    "y",
+)
 
 
 class HitKind(StrEnum):
@@ -80,14 +109,20 @@ class SearchQuery:
         if len(text) > MAX_QUERY:
             raise InvalidRequest(f"q is at most {MAX_QUERY} characters", field="q")
         phrases: list[tuple[str, ...]] = []
+        common = False
         for quoted, bare in _PART.findall(text):
             words = tuple(_WORD.findall((quoted or bare).lower()))
-            if words and words not in phrases:
+            if len(words) == 1 and words[0] in STOP_WORDS:
+                common = True
+            elif words and words not in phrases:
                 phrases.append(words)
         count = sum(len(p) for p in phrases)
         if not count:
             raise InvalidRequest(
-                "q has no words to search for: give words or a quoted phrase", field="q"
+                "q has only words too common to search for: add one that tells messages apart"
+                if common
+                else "q has no words to search for: give words or a quoted phrase",
+                field="q",
             )
         if count > MAX_WORDS:
             raise InvalidRequest(f"q has at most {MAX_WORDS} words", field="q")

@@ -66,9 +66,14 @@ class SearchService:
         self._decisions = decisions
         self._clock = clock
         self._settings = settings
+        # On SQLite the index follows the log (storage/repos/search.py); PostgreSQL keeps its
+        # own as each message is stored, so there is nothing to follow or catch up.
+        self._follows = db.dialect == "sqlite"
 
     async def follow(self) -> int:
         """Index messages stored since the last time, a batch per unit of work; how many."""
+        if not self._follows:
+            return 0
         total = 0
         for _ in range(FOLLOW_ROUNDS):
             done = await self._db.write(lambda r: r.search.index_more(FOLLOW_BATCH))
@@ -111,7 +116,11 @@ class SearchService:
             more = len(found) > limit
             hits = [MessageHit(m, snippet(m.content, query.words)) for m, _ in found[:limit]]
         decisions: list[DecisionHit] = []
-        if filters.kind in (None, HitKind.DECISION) and filters.sender is None and not thread:
+        if (
+            filters.kind in (None, HitKind.DECISION)
+            and filters.sender is None
+            and not filters.thread
+        ):
             channels = None
             if peer is not None:
                 channels = frozenset(await self._db.read(lambda r: r.channels.of_peer(peer.id)))
@@ -128,6 +137,8 @@ class SearchService:
     async def _caught_up(self) -> int:
         """Index what the maintenance tick has not yet, when that is little; how many
         messages stay unindexed."""
+        if not self._follows:
+            return 0
         left = await self._db.read(lambda r: r.search.unindexed())
         if 0 < left <= CATCH_UP:
             await self._db.write(lambda r: r.search.index_more(CATCH_UP))
