@@ -565,7 +565,9 @@ class HubClient(BaseClient):
         """A thread's summary from the messages of it you may read (the chair model's too,
         when the hub has one and `model`)."""
         path = f"/threads/{quote(thread, safe='')}/summary"
-        return await self._get(ThreadSummaryInfo, path, params=_model(model))
+        return await self._get(
+            ThreadSummaryInfo, path, params={"model": "true" if model else "false"}
+        )
 
     # --- protocol ----------------------------------------------------------------------------
     async def protocol(self, section: str | None = None) -> ProtocolText:
@@ -585,18 +587,4 @@ def search_params(
     limit: int = 20,
 ) -> dict[str, Any]:
     """A search's query parameters (`HubClient.search`, `OperatorClient.search`)."""
-    return {
-        "q": q,
-        "sender": sender,
-        "channel": channel,
-        "since": since,
-        "until": until,
-        "kind": kind,
-        "thread": thread,
-        "order": order,
-        "limit": limit,
-    }
-
-
-def _model(model: bool) -> dict[str, Any]:
-    return {"model": "true" if model else "false"}
+    return dict(locals())  # the arguments, by name

@@ -66,14 +66,9 @@ class SearchService:
         self._decisions = decisions
         self._clock = clock
         self._settings = settings
-        # On SQLite the index follows the log (storage/repos/search.py); PostgreSQL keeps its
-        # own as each message is stored, so there is nothing to follow or catch up.
-        self._follows = db.dialect == "sqlite"
 
     async def follow(self) -> int:
         """Index messages stored since the last time, a batch per unit of work; how many."""
-        if not self._follows:
-            return 0
         total = 0
         for _ in range(FOLLOW_ROUNDS):
             done = await self._db.write(lambda r: r.search.index_more(FOLLOW_BATCH))
@@ -137,8 +132,6 @@ class SearchService:
     async def _caught_up(self) -> int:
         """Index what the maintenance tick has not yet, when that is little; how many
         messages stay unindexed."""
-        if not self._follows:
-            return 0
         left = await self._db.read(lambda r: r.search.unindexed())
         if 0 < left <= CATCH_UP:
             await self._db.write(lambda r: r.search.index_more(CATCH_UP))

@@ -1,7 +1,7 @@
 """Full-text search over the message log (`domain.search`), and a thread's messages.
 
-On SQLite the FTS5 index follows the log in batches (`index_more`); on PostgreSQL a GIN
-index on the messages table is kept by the server as each message is stored.
+On SQLite the FTS5 index follows the log in batches (`index_more`); PostgreSQL keeps its GIN
+index as each message is stored, and its statements say there is nothing to follow.
 """
 
 from __future__ import annotations
@@ -34,21 +34,13 @@ class Search:
     def __init__(self, tx: Tx) -> None:
         self._tx = tx
 
-    @property
-    def follows(self) -> bool:
-        """Whether the index follows the log behind it (`index_more`), or keeps itself."""
-        return self._tx.dialect == "sqlite"
-
     def unindexed(self) -> int:
-        """How many stored messages the index does not hold yet."""
-        if not self.follows:
-            return 0
+        """How many stored messages the index does not hold yet (none where the store keeps
+        its index as each message is stored)."""
         return int(self._tx.value("search_unindexed", {"upto": self._tx.value("search_upto")}))
 
     def index_more(self, limit: int) -> int:
         """Index the next `limit` messages at most; how many."""
-        if not self.follows:
-            return 0
         tx = self._tx
         upto = int(tx.value("search_upto"))
         through = tx.value("search_next_upto", {"upto": upto, "limit": limit})
@@ -70,7 +62,9 @@ class Search:
         """The best `limit` matches the reader may see, with the backend's score."""
         kinds = message_kinds(filters.kind)
         params = {
-            "match": query.fts5() if self._tx.dialect == "sqlite" else query.tsquery(),
+            # Each store's statement reads its own form of the query.
+            "match_fts": query.fts5(),
+            "match_tsquery": query.tsquery(),
             "sender": filters.sender,
             "channel": filters.channel,
             "since": filters.since,

@@ -120,6 +120,17 @@ WHERE (CAST(:before AS BIGINT) IS NULL OR seq < :before)
 ORDER BY seq DESC LIMIT :limit;
 
 -- === search (issue 34) =============================================================
+-- PostgreSQL keeps its index as each message is stored (0005_search.sql): nothing to follow.
+
+-- name: search_upto
+SELECT 0;
+
+-- name: search_next_upto
+SELECT CAST(NULL AS BIGINT);
+
+-- name: search_unindexed
+SELECT 0;
+
 
 -- name: search_messages
 -- What the reader may see (NULL: the operator, everything): what it sent, broadcasts, its
@@ -127,7 +138,7 @@ ORDER BY seq DESC LIMIT :limit;
 -- newest :window matches; the newest first takes the newest :limit.
 SELECT * FROM (
     SELECT m.*, ts_rank_cd(m.search, q) AS score
-    FROM messages m, to_tsquery('english', :match) q
+    FROM messages m, to_tsquery('english', :match_tsquery) q
     WHERE m.search @@ q
       AND (CAST(:sender AS TEXT) IS NULL OR m.sender = :sender)
       AND (CAST(:channel AS TEXT) IS NULL OR m.target = :channel)

@@ -116,7 +116,7 @@ SELECT count(*) FROM messages WHERE seq > :upto;
 SELECT * FROM (
     SELECT m.*, bm25(messages_fts) AS score
     FROM messages_fts JOIN messages m ON m.seq = messages_fts.rowid
-    WHERE messages_fts MATCH :match
+    WHERE messages_fts MATCH :match_fts
       AND (:sender IS NULL OR m.sender = :sender)
       AND (:channel IS NULL OR m.target = :channel)
       AND (:since IS NULL OR m.ts >= :since)
