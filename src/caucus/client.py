@@ -360,14 +360,32 @@ class HubClient(BaseClient):
         await self._post(Reported, "/activity", body)
 
     async def send_task(
-        self, to: str, content: str, *, subject: str | None = None, thread: str | None = None
+        self,
+        to: str,
+        content: str,
+        *,
+        subject: str | None = None,
+        thread: str | None = None,
+        blocked_by: list[str] | None = None,
+        priority: int | None = None,
+        on_failure: str | None = None,
     ) -> TaskInfo:
-        body: dict[str, Any] = {"to": to, "content": content}
-        if subject is not None:
-            body["subject"] = subject
-        if thread is not None:
-            body["thread"] = thread
+        """Hand `to` a task. With `blocked_by` (task ids) it reaches its worker once those are
+        done; `on_failure` (cancel | proceed) says what one failing does; `priority` 0-4."""
+        terms: dict[str, Any] = {"subject": subject, "thread": thread, "blocked_by": blocked_by}
+        terms |= {"priority": priority, "on_failure": on_failure}
+        body = {"to": to, "content": content, **{k: v for k, v in terms.items() if v is not None}}
         return await self._post(TaskInfo, "/tasks", body)
+
+    async def ready_tasks(self, limit: int = 50) -> list[TaskInfo]:
+        """What you can start now: your pending tasks nothing holds back, most urgent first."""
+        return (await self._get(TaskList, "/tasks/ready", params={"limit": limit})).tasks
+
+    async def depend(self, task_id: str, blocked_by: list[str]) -> TaskInfo:
+        """Make a task of yours that still waits wait on more tasks."""
+        return await self._post(
+            TaskInfo, f"/tasks/{task_id}/blocked_by", {"blocked_by": blocked_by}
+        )
 
     async def task_status(self, task_id: str) -> TaskInfo:
         return await self._get(TaskInfo, f"/tasks/{task_id}")
@@ -559,7 +577,7 @@ class HubClient(BaseClient):
         and "quoted phrases", all of which a hit holds. Filters: sender, channel, since and
         until (epoch seconds or ISO 8601), kind (message, announcement, task, decision),
         thread, order (relevance or recent), limit (1-50)."""
-        return await self._get(SearchResults, "/search", params=search_params(q, **filters))
+        return await self._get(SearchResults, "/search", params={"q": q, **filters})
 
     async def thread_summary(self, thread: str, *, model: bool = True) -> ThreadSummaryInfo:
         """A thread's summary from the messages of it you may read (the chair model's too,
@@ -572,19 +590,3 @@ class HubClient(BaseClient):
     # --- protocol ----------------------------------------------------------------------------
     async def protocol(self, section: str | None = None) -> ProtocolText:
         return await self._get(ProtocolText, "/protocol", params={"section": section}, auth=False)
-
-
-def search_params(
-    q: str,
-    *,
-    sender: str | None = None,
-    channel: str | None = None,
-    since: float | str | None = None,
-    until: float | str | None = None,
-    kind: str | None = None,
-    thread: str | None = None,
-    order: str = "relevance",
-    limit: int = 20,
-) -> dict[str, Any]:
-    """A search's query parameters (`HubClient.search`, `OperatorClient.search`)."""
-    return dict(locals())  # the arguments, by name

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from caucus.client import BaseClient, search_params
+from caucus.client import BaseClient
 from caucus.wire.activity import ActivityList, ToolCallInfo
 from caucus.wire.console import SnapshotAt
 from caucus.wire.deliberations import DeliberationInfo, DeliberationList
@@ -140,9 +140,7 @@ class OperatorClient(BaseClient):
 
     async def search(self, q: str, **filters: Any) -> SearchResults:
         """Full-text search over every message and decision (`HubClient.search`'s filters)."""
-        return await self._get(
-            SearchResults, "/operator/search", params=search_params(q, **filters)
-        )
+        return await self._get(SearchResults, "/operator/search", params={"q": q, **filters})
 
     async def thread_summary(self, thread: str, *, model: bool = True) -> ThreadSummaryInfo:
         path = f"/operator/threads/{quote(thread, safe='')}/summary"

@@ -33,7 +33,14 @@ async def send_task(hub: Hub, token: str | None, raw: bytes) -> bytes:
     peer = await hub.principals.agent(token)
     body: TaskRequest = parse_model(TaskRequest, raw)
     task = await hub.tasks.send(
-        peer, to=body.to, payload=body.content, subject=body.subject, thread=body.thread
+        peer,
+        to=body.to,
+        payload=body.content,
+        subject=body.subject,
+        thread=body.thread,
+        blocked_by=body.blocked_by,
+        priority=body.priority,
+        on_failure=body.on_failure,
     )
     return _body(task)
 

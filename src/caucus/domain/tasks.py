@@ -72,6 +72,12 @@ class Task:
     answer: str | None = None
     history: list[TaskEvent] = field(default_factory=list)
     offer_id: str | None = None  # the job board's offer it was assigned from (not on the wire)
+    priority: int = 2  # 0 (most urgent) to 4 (`domain.dependencies`)
+    blocked: bool = False  # waiting on others: its item not yet sent to its worker
+    on_failure: str = "cancel"  # what a dependency's failure does to it
+    blocked_by: list[str] = field(default_factory=list)  # the tasks it waits (or waited) on
+    dependents: int = 0  # how many tasks wait on it
+    waits_on: int = 0  # how many it waits (or waited) on: `blocked_by` is read when nonzero
 
 
 # --- who may move a task, from where, to where (data, checked without a database) ----------

@@ -11,6 +11,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from caucus.domain.dependencies import OnFailure
 from caucus.domain.floors import FloorAction
 from caucus.domain.forms import FieldType
 from caucus.domain.offers import OfferState
@@ -98,6 +99,8 @@ class TaskAction(StrEnum):
     CANCEL = "cancel"
     STATUS = "status"
     LIST = "list"
+    READY = "ready"
+    DEPEND = "depend"
 
 
 class TaskRole(StrEnum):
@@ -107,7 +110,8 @@ class TaskRole(StrEnum):
 
 class TaskArgs(Args):
     action: TaskAction = Field(
-        description="worker: reply (done), fail, ask; sender: cancel, reply to an ask"
+        description="worker: reply (done), fail, ask, ready (what to start); sender: cancel,"
+        " reply to an ask, depend"
     )
     task_id: str | None = Field(None, description="not for send, list")
     to: str | None = Field(None, description="send: the worker")
@@ -118,6 +122,11 @@ class TaskArgs(Args):
     subject: str | None = Field(None, description="send: a short title")
     role: TaskRole = Field(TaskRole.RECEIVED, description="list")
     state: TaskState | None = Field(None, description="list: only these")
+    blocked_by: list[str] | None = Field(
+        None, max_length=20, description="send, depend: task ids to finish first"
+    )
+    priority: int = Field(2, ge=0, le=4, description="send: 0 most urgent")
+    on_failure: OnFailure = Field(OnFailure.CANCEL, description="send: if one it waits on fails")
 
 
 class OfferAction(StrEnum):

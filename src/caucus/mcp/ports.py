@@ -143,8 +143,19 @@ class HubPort(Protocol):
     async def protocol(self, name: str | None) -> ProtocolText: ...
 
     async def send_task(
-        self, to: str, content: str, subject: str | None, thread: str | None
-    ) -> TaskInfo: ...
+        self,
+        to: str,
+        content: str,
+        subject: str | None,
+        thread: str | None,
+        terms: dict[str, Any] | None = None,
+    ) -> TaskInfo:
+        """`terms`: blocked_by, priority, on_failure (`HubClient.send_task`)."""
+        ...
+
+    async def ready_tasks(self) -> list[TaskInfo]: ...
+
+    async def depend(self, task_id: str, blocked_by: list[str]) -> TaskInfo: ...
 
     async def task_status(self, task_id: str) -> TaskInfo: ...
 

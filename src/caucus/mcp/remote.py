@@ -160,9 +160,22 @@ class RemotePort:
         return await self.client.protocol(name)
 
     async def send_task(
-        self, to: str, content: str, subject: str | None, thread: str | None
+        self,
+        to: str,
+        content: str,
+        subject: str | None,
+        thread: str | None,
+        terms: dict[str, Any] | None = None,
     ) -> TaskInfo:
-        return await self.client.send_task(to, content, subject=subject, thread=thread)
+        return await self.client.send_task(
+            to, content, subject=subject, thread=thread, **terms or {}
+        )
+
+    async def ready_tasks(self) -> list[TaskInfo]:
+        return await self.client.ready_tasks()
+
+    async def depend(self, task_id: str, blocked_by: list[str]) -> TaskInfo:
+        return await self.client.depend(task_id, blocked_by)
 
     async def task_status(self, task_id: str) -> TaskInfo:
         return await self.client.task_status(task_id)

@@ -129,7 +129,13 @@ def tasks_text(tasks: Sequence[TaskInfo], *, me: str | None, role: str | None = 
     """Tasks: who gave whom what, where it stands, and its words (work, question, answer,
     result, failure)."""
     listing = role is not None
-    if listing:
+    if role == "ready":
+        title = (
+            f"{len(tasks)} task(s) you can start now, most urgent first."
+            if tasks
+            else ("Nothing is ready for you to start.")
+        )
+    elif listing:
         title = f"{len(tasks)} task(s) you {role}." if tasks else f"No task you {role}."
     else:
         title = ""
@@ -140,6 +146,11 @@ def tasks_text(tasks: Sequence[TaskInfo], *, me: str | None, role: str | None = 
         header += f", updated {ago(max(0.0, now - t.updated_at))}"
         if t.subject:
             header += f", subject {_quoted(t.subject)}"
+        if t.priority != 2:
+            header += f", priority {t.priority}"
+        if t.blocked_by:
+            waits = "waits on" if t.blocked else "waited on"
+            header += f", {waits} {', '.join(t.blocked_by)}"
         words = [
             ("work", t.content),
             ("question", t.question),

@@ -306,9 +306,16 @@ class Catalog:
         if t is act.LIST:
             found = await port.list_tasks(x.role.value, x.state.value if x.state else None)
             return TaskList(tasks=found), tasks_text(found, me=port.name, role=x.role.value)
+        if t is act.READY:
+            found = await port.ready_tasks()
+            return TaskList(tasks=found), tasks_text(found, me=port.name, role="ready")
         if t is act.SEND:
             to, content = _needs(x.to, "to", t), _needs(x.content, "content", t)
-            task = await port.send_task(to, content, x.subject, None)
+            terms = {"priority": x.priority, "on_failure": x.on_failure.value}
+            task = await port.send_task(to, content, x.subject, None, terms | _waits(x))
+        elif t is act.DEPEND:
+            task_id = _needs(x.task_id, "task_id", t)
+            task = await port.depend(task_id, x.blocked_by or [])
         else:
             task_id = _needs(x.task_id, "task_id", t)
             if t is act.STATUS:
@@ -440,6 +447,10 @@ def _tool(
     identity: bool = True,
 ) -> Tool:
     return Tool(name, description, args, result, read_only, destructive, idempotent, run, identity)
+
+
+def _waits(x: a.TaskArgs) -> dict[str, Any]:
+    return {"blocked_by": x.blocked_by} if x.blocked_by else {}
 
 
 def _needs(value: str | None, name: str, action: object) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 
 from caucus.clock import Clock
 from caucus.config import Settings
+from caucus.domain.dependencies import DEFAULT_PRIORITY, OnFailure
 from caucus.domain.messages import AppendOutcome, MessageKind, NewMessage, SystemSender
 from caucus.domain.names import BROADCAST, Target, TargetKind, parse_target
 from caucus.domain.peers import Peer
@@ -30,15 +31,18 @@ from caucus.domain.tasks import (
 from caucus.errors import Conflict, Forbidden, Hint, InvalidRequest, NotFound, PayloadTooLarge
 from caucus.ids import MessageIds
 from caucus.services.delivery import DeliveryService
+from caucus.services.dependencies import TaskGraph, check_terms
 from caucus.storage.engine import Engine
 from caucus.storage.repos import Repos
 from caucus.storage.repos.tasks import StoredTask
 
-# What a move sends, to whom; a move chosen for a task: (move, fields, what it sends, detail).
-Step = tuple[NewMessage, str]
+# What a move sends, to whom (None: nothing); a move chosen for a task: (move, fields, what it
+# sends, detail).
+Step = tuple[NewMessage, str] | None
 Move = tuple[TaskMove, dict[str, str], Callable[[Task], Step], str | None]
-# The job board's reaction to a task's change, inside the same unit (OfferService.after_task).
-Reaction = Callable[[Repos, Task, TaskState, float], None]
+# A reaction to a task's change, inside the same unit (the job board's, the task graph's),
+# and what it sends.
+Reaction = Callable[[Repos, Task, TaskState, float], list[AppendOutcome] | None]
 
 
 def _meta(task: Task, **extra: Any) -> dict[str, Any]:
@@ -62,6 +66,15 @@ class TaskService:
         self._clock = clock
         self._settings = settings
         self._ids = MessageIds()
+        self.graph = TaskGraph(self._graph_item, settings.task_ttl)
+        self.on_moved.append(self.graph.settle)
+
+    def _graph_item(
+        self, task: Task, kind: MessageKind, sender: str, to: str, content: str
+    ) -> NewMessage:
+        return self._delivery.compose(
+            sender, to, kind.value, content, meta=_meta(task), thread=task.thread
+        )
 
     def _check_text(self, text: str, what: str) -> None:
         limit = self._settings.max_content_chars
@@ -100,7 +113,13 @@ class TaskService:
         payload: str,
         subject: str | None = None,
         thread: str | None = None,
+        blocked_by: list[str] | None = None,
+        priority: int = DEFAULT_PRIORITY,
+        on_failure: str = OnFailure.CANCEL,
     ) -> Task:
+        """Hand `to` a task. With `blocked_by`, it waits until those tasks are done (stored
+        blocked, its item not sent); `on_failure` says what one of them failing does."""
+        policy = check_terms(blocked_by, priority, on_failure)
         target = parse_target(to)
         if target.kind is not TargetKind.PEER or target.name == BROADCAST:
             raise InvalidRequest("a task goes to one peer, by name", field="to")
@@ -123,26 +142,88 @@ class TaskService:
             now + self._settings.task_ttl,
         )
         item = self._item(draft, MessageKind.TASK, sender=peer, to=target.name, content=payload)
-        task, outcome = await self._db.write(
-            lambda r: open_task(
-                r,
-                task_id=task_id,
-                sender_id=peer.id,
-                sender=peer.name,
-                to=target.name,
-                subject=subject,
-                payload=payload,
-                thread=draft.thread,
-                now=now,
-                expires_at=draft.expires_at,
-                message=item,
-            )
-        )
-        self._delivery.after_append(outcome)
+
+        def unit(r: Repos) -> tuple[Task, AppendOutcome | None]:
+            unmet = TaskGraph.unmet(r, peer, None, blocked_by or [], policy)
+            outcome = None
+            if unmet:
+                task = wait_task(
+                    r,
+                    task_id=task_id,
+                    sender_id=peer.id,
+                    sender=peer.name,
+                    to=target.name,
+                    subject=subject,
+                    payload=payload,
+                    thread=draft.thread,
+                    now=now,
+                    expires_at=draft.expires_at,
+                    priority=priority,
+                    on_failure=policy.value,
+                )
+            else:
+                task, outcome = open_task(
+                    r,
+                    task_id=task_id,
+                    sender_id=peer.id,
+                    sender=peer.name,
+                    to=target.name,
+                    subject=subject,
+                    payload=payload,
+                    thread=draft.thread,
+                    now=now,
+                    expires_at=draft.expires_at,
+                    message=item,
+                    priority=priority,
+                    on_failure=policy.value,
+                )
+            if blocked_by:
+                r.dependencies.add(task_id, blocked_by)
+                task.blocked_by = list(dict.fromkeys(blocked_by))
+            return task, outcome
+
+        task, outcome = await self._db.write(unit)
+        if outcome is not None:
+            self._delivery.after_append(outcome)
         return task
+
+    async def depend(self, peer: Peer, task_id: str, blocked_by: list[str]) -> Task:
+        """Make a task that still waits wait on more tasks (its sender only; never a cycle)."""
+        if not blocked_by:
+            raise InvalidRequest("blocked_by names the tasks to wait on", field="blocked_by")
+
+        def unit(r: Repos) -> Task:
+            found = r.tasks.stored(task_id)
+            if found is None or peer.id not in (found.sender_id, found.worker_id):
+                raise NotFound(f"no task {task_id!r}", hint=Hint.LIST_TASKS, task_id=task_id)
+            if peer.id != found.sender_id:
+                raise Forbidden("only the task's sender may make it wait")
+            policy = check_terms(blocked_by, found.task.priority, found.task.on_failure)
+            if not found.task.blocked:
+                raise Conflict(
+                    f"task {task_id} is {found.task.state.value} and went to its worker: only "
+                    "a task still waiting may wait on more (send a new one with blocked_by)",
+                    task_id=task_id,
+                )
+            TaskGraph.unmet(r, peer, task_id, blocked_by, policy)
+            r.dependencies.add(task_id, blocked_by)
+            task = r.tasks.get(task_id)
+            assert task is not None
+            return task
+
+        return await self._db.write(unit)
+
+    async def ready(self, peer: Peer, limit: int = 50) -> list[Task]:
+        """What `peer` can start now: its pending tasks nothing holds back, most urgent and
+        then oldest first."""
+        if not 1 <= limit <= 200:
+            raise InvalidRequest("limit is 1-200", field="limit")
+        return await self._db.read(lambda r: r.dependencies.ready(peer.id, limit))
 
     async def cancel(self, peer: Peer, task_id: str) -> Task:
         def step(t: Task) -> Step:
+            if t.blocked:
+                return None  # its worker never saw it
             notice = self._item(
                 t,
                 MessageKind.TASK_CANCELED,
@@ -216,13 +297,20 @@ class TaskService:
         now = self._clock.now()
         react = self.on_moved
 
-        def unit(r: Repos) -> tuple[Task, AppendOutcome | None]:
+        def unit(r: Repos) -> tuple[Task, list[AppendOutcome]]:
             found = r.tasks.stored(task_id)
             if found is None or peer.id not in (found.sender_id, found.worker_id):
                 raise NotFound(f"no task {task_id!r}", hint=Hint.LIST_TASKS, task_id=task_id)
             move, fields, tell, detail = choose(found)
             role = TaskRole.WORKER if peer.id == found.worker_id else TaskRole.SENDER
             state = found.task.state
+            if found.task.blocked and move is not TaskMove.CANCEL:
+                raise Conflict(
+                    f"task {task_id} waits on {', '.join(found.task.blocked_by) or 'others'}: "
+                    "it is not yours to work yet",
+                    task_id=task_id,
+                    state="blocked",
+                )
             try:
                 to_state = next_state(move, state, role)
             except MoveRefused as refused:
@@ -238,16 +326,19 @@ class TaskService:
             moved = r.tasks.move(task_id, state, to_state, now, **fields)
             assert moved, "a task read in this unit moved under it"
             r.tasks.event(task_id, now, to_state, peer.name, detail)
+            told: list[AppendOutcome | None] = []
             for reaction in react:
-                reaction(r, found.task, to_state, now)
+                told += reaction(r, found.task, to_state, now) or []
             # Built, not read back: the unit knows what it stored, and a round trip is four
             # requests that would each pay for the read.
             task = r.tasks.with_history(r.tasks.as_moved(found.task, to_state, now, fields))
-            message, to = tell(task)
-            return task, r.inbox.to_peer(message, to)
+            step = tell(task)
+            if step is not None:
+                told.append(r.inbox.to_peer(*step))
+            return task, [o for o in told if o is not None]
 
-        task, outcome = await self._db.write(unit)
-        if outcome is not None:
+        task, outcomes = await self._db.write(unit)
+        for outcome in outcomes:
             self._delivery.after_append(outcome)
         return task
 
@@ -314,9 +405,11 @@ class TaskService:
                 return None
             r.tasks.event(task.id, now, TaskState.FAILED, SystemSender.HUB, "the worker is gone")
             for reaction in react:
-                reaction(r, task, TaskState.FAILED, now)
+                later.extend(reaction(r, task, TaskState.FAILED, now) or [])
             task.state, task.error = TaskState.FAILED, error
             return r.inbox.to_peer(gone(task), task.sender)
+
+        later: list[AppendOutcome] = []  # what the reactions to a failing back send
 
         def sweep(r: Repos) -> list[AppendOutcome]:
             told: list[AppendOutcome | None] = []
@@ -348,10 +441,10 @@ class TaskService:
                         "its time to live ran out",
                     )
                     for reaction in react:
-                        reaction(r, task, TaskState.EXPIRED, now)
+                        told.extend(reaction(r, task, TaskState.EXPIRED, now) or [])
                     task.state = TaskState.EXPIRED
                     told.append(r.inbox.to_peer(expire(task), task.sender))
-            return [o for o in told if o is not None]
+            return [o for o in told + later if o is not None]
 
         for outcome in await self._db.write(sweep):
             self._delivery.after_append(outcome)
@@ -371,6 +464,8 @@ def open_task(
     expires_at: float,
     message: NewMessage,
     offer_id: str | None = None,
+    priority: int = DEFAULT_PRIORITY,
+    on_failure: str = OnFailure.CANCEL,
 ) -> tuple[Task, AppendOutcome]:
     """Store a pending task and put its `task` item in the worker's inbox, in one unit (a task
     for a peer that is not here is refused before anything is written)."""
@@ -388,5 +483,47 @@ def open_task(
         now=now,
         expires_at=expires_at,
         offer_id=offer_id,
+        priority=priority,
+        on_failure=on_failure,
     )
     return task, outcome
+
+
+def wait_task(
+    r: Repos,
+    *,
+    task_id: str,
+    sender_id: int,
+    sender: str,
+    to: str,
+    subject: str | None,
+    payload: str,
+    thread: str,
+    now: float,
+    expires_at: float,
+    priority: int,
+    on_failure: str,
+) -> Task:
+    """Store a task that waits on others, its item not sent yet (its worker must be here)."""
+    worker = r.peers.holder(to)
+    if worker is None:
+        raise NotFound(f"no peer named {to!r} is here", hint=Hint.LIST_PEERS, to=to)
+    if worker.id == sender_id:
+        raise InvalidRequest("a task goes to another peer, not to yourself", field="to")
+    task = r.tasks.insert(
+        task_id=task_id,
+        sender_id=sender_id,
+        sender=sender,
+        worker_id=worker.id,
+        worker=worker.name,
+        subject=subject,
+        payload=payload,
+        thread=thread,
+        now=now,
+        expires_at=expires_at,
+        priority=priority,
+        blocked=True,
+        on_failure=on_failure,
+    )
+    r.tasks.event(task_id, now, TaskState.PENDING, SystemSender.HUB, "blocked")
+    return task

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from pydantic.config import JsonDict
 
+from caucus.domain.dependencies import DEFAULT_PRIORITY, MAX_BLOCKED_BY, OnFailure
 from caucus.domain.floors import FloorAction
 from caucus.domain.forms import FieldType
 from caucus.domain.reservations import ReservationPolicy
@@ -152,6 +153,23 @@ class TaskRequest(_In):
         None, description="a short title, at most 120 characters", json_schema_extra=SUBJECT
     )
     thread: str | None = Field(None, description="defaults to the task id")
+    blocked_by: list[str] | None = Field(
+        None,
+        max_length=MAX_BLOCKED_BY,
+        description="task ids it waits on: it reaches its worker once they are all done",
+    )
+    priority: int = Field(DEFAULT_PRIORITY, ge=0, le=4, description="0 most urgent … 4 least")
+    on_failure: str = closed(
+        OnFailure,
+        "what a task it waits on failing does: cancel this one, or proceed anyway",
+        default=OnFailure.CANCEL.value,
+    )
+
+
+class DependRequest(_In):
+    blocked_by: list[str] = Field(
+        min_length=1, max_length=MAX_BLOCKED_BY, description="more task ids it waits on"
+    )
 
 
 class TaskResultRequest(_In):

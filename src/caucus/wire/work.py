@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import AliasChoices, Field
 
+from caucus.domain.dependencies import OnFailure
 from caucus.domain.offers import ClaimState, Offer, OfferState
 from caucus.domain.tasks import A2AState, Task, TaskState
 from caucus.wire.fields import Wire, closed
@@ -36,6 +37,10 @@ class TaskInfo(Wire):
     question: str | None
     answer: str | None
     history: list[TaskEventInfo]
+    priority: int = Field(2, description="0 most urgent … 4 least")
+    blocked: bool = Field(False, description="waiting on blocked_by: not sent to its worker yet")
+    blocked_by: list[str] = Field(default_factory=list, description="the tasks it waits on")
+    on_failure: str = closed(OnFailure, default=OnFailure.CANCEL.value)
 
     @classmethod
     def of(cls, t: Task) -> TaskInfo:
@@ -55,6 +60,10 @@ class TaskInfo(Wire):
             error=t.error,
             question=t.question,
             answer=t.answer,
+            priority=t.priority,
+            blocked=t.blocked,
+            blocked_by=t.blocked_by,
+            on_failure=t.on_failure,
             history=[
                 TaskEventInfo.model_construct(
                     ts=e.ts, state=e.state, actor=e.actor, detail=e.detail

@@ -246,12 +246,23 @@ class LocalPort:
         )
 
     async def send_task(
-        self, to: str, content: str, subject: str | None, thread: str | None
+        self,
+        to: str,
+        content: str,
+        subject: str | None,
+        thread: str | None,
+        terms: dict[str, Any] | None = None,
     ) -> TaskInfo:
         task = await self.hub.tasks.send(
-            await self._me(), to=to, payload=content, subject=subject, thread=thread
+            await self._me(), to=to, payload=content, subject=subject, thread=thread, **terms or {}
         )
         return TaskInfo.of(task)
+
+    async def ready_tasks(self) -> list[TaskInfo]:
+        return [TaskInfo.of(t) for t in await self.hub.tasks.ready(await self._me())]
+
+    async def depend(self, task_id: str, blocked_by: list[str]) -> TaskInfo:
+        return TaskInfo.of(await self.hub.tasks.depend(await self._me(), task_id, blocked_by))
 
     async def task_status(self, task_id: str) -> TaskInfo:
         return TaskInfo.of(await self.hub.tasks.status(await self._me(), task_id))

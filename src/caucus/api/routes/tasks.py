@@ -16,6 +16,7 @@ from caucus.web.access import PeerDep, access, bearer_token
 from caucus.web.context import hub_of
 from caucus.wire.errors import ErrorBody
 from caucus.wire.requests import (
+    DependRequest,
     TaskErrorRequest,
     TaskQuestionRequest,
     TaskRequest,
@@ -61,6 +62,20 @@ async def list_tasks(
     status: Annotated[str | None, Query(description="a task state")] = None,
 ) -> TaskList:
     return TaskList.of(await hub_of(request).tasks.listing(peer, role, status))
+
+
+@router.get(
+    "/ready",
+    summary="What you can start now: your pending tasks nothing holds back, most urgent first",
+    responses=_ERRORS,
+    openapi_extra=_AGENT,
+)
+async def ready_tasks(
+    request: Request,
+    peer: PeerDep,
+    limit: Annotated[int, Query(ge=1, le=200, description="1-200")] = 50,
+) -> TaskList:
+    return TaskList.of(await hub_of(request).tasks.ready(peer, limit))
 
 
 @router.get(
@@ -121,3 +136,13 @@ async def request_input(task_id: str, request: Request) -> Response:
 )
 async def cancel(task_id: str, request: Request) -> Response:
     return await _moved(request, task_id, "cancel")
+
+
+@router.post(
+    "/{task_id}/blocked_by",
+    summary="Make a task of yours that still waits wait on more tasks (never a cycle)",
+    responses=_ERRORS,
+    openapi_extra=_AGENT,
+)
+async def depend(task_id: str, body: DependRequest, request: Request, peer: PeerDep) -> TaskInfo:
+    return TaskInfo.of(await hub_of(request).tasks.depend(peer, task_id, body.blocked_by))

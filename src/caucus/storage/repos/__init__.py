@@ -13,6 +13,7 @@ from collections.abc import Callable
 from caucus.storage.engine import Tx
 from caucus.storage.repos.announcements import Announcements
 from caucus.storage.repos.channels import Channels
+from caucus.storage.repos.dependencies import Dependencies
 from caucus.storage.repos.forms import Forms, LedgerIntents
 from caucus.storage.repos.inbox import Inbox
 from caucus.storage.repos.messages import Idempotency, Messages
@@ -31,6 +32,7 @@ class Repos:
     __slots__ = (
         "announcements",
         "channels",
+        "dependencies",
         "forms",
         "idempotency",
         "inbox",
@@ -71,6 +73,7 @@ class Repos:
             trips,
         )
         self.tasks = Tasks(tx)
+        self.dependencies = Dependencies(tx)
         self.offers = Offers(tx)
         self.reservations = Reservations(tx)
         self.forms = Forms(tx)

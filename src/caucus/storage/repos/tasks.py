@@ -10,7 +10,7 @@ from caucus.domain.tasks import Task, TaskEvent, TaskState
 from caucus.storage.engine import Row, Tx
 
 
-def _task(row: Row) -> Task:
+def task_of(row: Row) -> Task:
     return Task(
         id=row["id"],
         sender=row["sender"],
@@ -27,6 +27,11 @@ def _task(row: Row) -> Task:
         question=row["question"],
         answer=row["answer"],
         offer_id=row["offer_id"],
+        priority=row["priority"],
+        blocked=bool(row["blocked"]),
+        on_failure=row["on_failure"],
+        dependents=row["dependents"],
+        waits_on=row["waits_on"],
     )
 
 
@@ -57,8 +62,12 @@ class Tasks:
         now: float,
         expires_at: float,
         offer_id: str | None = None,
+        priority: int = 2,
+        blocked: bool = False,
+        on_failure: str = "cancel",
     ) -> Task:
-        """Store a pending task and the first line of its history; the task as stored."""
+        """Store a pending task (blocked: waiting on others) and the first line of its
+        history; the task as stored."""
         self._tx.run(
             "task_insert",
             {
@@ -73,6 +82,9 @@ class Tasks:
                 "now": now,
                 "expires_at": expires_at,
                 "offer_id": offer_id,
+                "priority": priority,
+                "blocked": int(blocked),
+                "on_failure": on_failure,
             },
         )
         self.event(task_id, now, TaskState.PENDING, sender, "sent")
@@ -88,6 +100,9 @@ class Tasks:
             updated_at=now,
             expires_at=expires_at,
             offer_id=offer_id,
+            priority=priority,
+            blocked=blocked,
+            on_failure=on_failure,
         )
         task.history = [TaskEvent(now, TaskState.PENDING.value, sender, "sent")]
         return task
@@ -95,7 +110,7 @@ class Tasks:
     def get(self, task_id: str) -> Task | None:
         """A task with its history."""
         row = self._tx.one("task_by_id", {"id": task_id})
-        return self.with_history(_task(row)) if row is not None else None
+        return self.with_history(task_of(row)) if row is not None else None
 
     def stored(self, task_id: str) -> StoredTask | None:
         """The task with its parties' ids, locked for this unit where the backend has row
@@ -103,7 +118,7 @@ class Tasks:
         row = self._tx.one("task_for_update", {"id": task_id})
         if row is None:
             return None
-        return StoredTask(_task(row), row["sender_id"], row["worker_id"])
+        return StoredTask(task_of(row), row["sender_id"], row["worker_id"])
 
     def move(
         self,
@@ -158,6 +173,12 @@ class Tasks:
             question=kept("question", task.question),
             answer=kept("answer", task.answer),
             offer_id=task.offer_id,
+            priority=task.priority,
+            blocked=task.blocked,
+            on_failure=task.on_failure,
+            blocked_by=task.blocked_by,
+            dependents=task.dependents,
+            waits_on=task.waits_on,
         )
 
     def requeue(self, task_id: str, now: float) -> bool:
@@ -195,21 +216,21 @@ class Tasks:
             "state": state.value if state else None,
             "limit": limit,
         }
-        return [self.with_history(_task(r)) for r in self._tx.all("tasks_of_party", params)]
+        return [self.with_history(task_of(r)) for r in self._tx.all("tasks_of_party", params)]
 
     def all(self, state: TaskState | None, limit: int = 200) -> list[Task]:
         """Every peer's tasks (optionally in one state), most recently changed first."""
         params = {"state": state.value if state else None, "limit": limit}
-        return [self.with_history(_task(r)) for r in self._tx.all("tasks_all", params)]
+        return [self.with_history(task_of(r)) for r in self._tx.all("tasks_all", params)]
 
     def silent(self, silent_before: float) -> list[StoredTask]:
         """Claimed tasks not moved since before `silent_before`, with their parties' ids."""
         rows = self._tx.all("tasks_silent", {"silent_before": silent_before})
-        return [StoredTask(_task(r), r["sender_id"], r["worker_id"]) for r in rows]
+        return [StoredTask(task_of(r), r["sender_id"], r["worker_id"]) for r in rows]
 
     def of_ended_workers(self) -> list[Task]:
         """Open tasks whose worker has left, was kicked or was forgotten."""
-        return [_task(r) for r in self._tx.all("tasks_of_ended_workers")]
+        return [task_of(r) for r in self._tx.all("tasks_of_ended_workers")]
 
     def note_once(self, task_id: str, ts: float, state: TaskState, detail: str) -> bool:
         """A hub note in the task's history, unless it says that already."""
@@ -224,10 +245,13 @@ class Tasks:
 
     def stale(self, now: float) -> list[Task]:
         """Pending and parked tasks past their time to live."""
-        return [_task(r) for r in self._tx.all("tasks_stale", {"now": now})]
+        return [task_of(r) for r in self._tx.all("tasks_stale", {"now": now})]
 
     def with_history(self, task: Task) -> Task:
-        """`task` with its history as stored."""
+        """`task` with its history as stored (and what it waits on, if anything)."""
         rows = self._tx.all("task_events_of", {"task_id": task.id})
         task.history = [TaskEvent(r["ts"], r["state"], r["actor"], r["detail"]) for r in rows]
+        if task.waits_on and not task.blocked_by:
+            found = self._tx.all("task_dependencies_of", {"task_id": task.id})
+            task.blocked_by = [r["id"] for r in found]
         return task

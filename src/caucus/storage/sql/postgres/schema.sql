@@ -115,9 +115,22 @@ CREATE TABLE tasks (
     error       TEXT,
     question    TEXT,
     answer      TEXT,
-    offer_id    TEXT
+    offer_id    TEXT,
+    priority    INTEGER NOT NULL DEFAULT 2,
+    blocked     INTEGER NOT NULL DEFAULT 0,
+    on_failure  TEXT    NOT NULL DEFAULT 'cancel',
+    waits_on    INTEGER NOT NULL DEFAULT 0,
+    dependents  INTEGER NOT NULL DEFAULT 0
 );
+CREATE INDEX tasks_ready ON tasks (worker_id, priority, created_at)
+    WHERE state = 'pending' AND blocked = 0;
 CREATE INDEX tasks_sender ON tasks (sender_id);
+CREATE TABLE task_dependencies (
+    task_id    TEXT NOT NULL,
+    depends_on TEXT NOT NULL,
+    PRIMARY KEY (task_id, depends_on)
+);
+CREATE INDEX task_dependencies_on ON task_dependencies (depends_on);
 CREATE INDEX tasks_worker ON tasks (worker_id);
 CREATE INDEX tasks_open ON tasks (state, expires_at)
     WHERE state IN ('pending', 'in_progress', 'input_required');

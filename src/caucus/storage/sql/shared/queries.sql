@@ -271,9 +271,9 @@ INSERT INTO announcements (seq, sender_id, sender, ts) VALUES (:seq, :sender_id,
 
 -- name: task_insert
 INSERT INTO tasks (id, sender_id, sender, worker_id, worker, subject, payload, thread, state,
-    created_at, updated_at, expires_at, offer_id)
+    created_at, updated_at, expires_at, offer_id, priority, blocked, on_failure)
 VALUES (:id, :sender_id, :sender, :worker_id, :worker, :subject, :payload, :thread, 'pending',
-    :now, :now, :expires_at, :offer_id);
+    :now, :now, :expires_at, :offer_id, :priority, :blocked, :on_failure);
 
 -- name: task_by_id
 SELECT * FROM tasks WHERE id = :id;
@@ -314,7 +314,41 @@ SELECT :task_id, (SELECT COALESCE(MAX(n), 0) + 1 FROM task_events WHERE task_id 
 WHERE NOT EXISTS (SELECT 1 FROM task_events WHERE task_id = :task_id AND detail = :detail);
 
 -- name: tasks_stale
-SELECT * FROM tasks WHERE state IN ('pending', 'input_required') AND expires_at < :now;
+-- A blocked task does not expire: its time to live starts when it is released.
+SELECT * FROM tasks WHERE state IN ('pending', 'input_required') AND expires_at < :now
+AND blocked = 0;
+
+-- === task dependencies (issue 34) ==================================================
+
+-- name: task_dependency_insert
+INSERT INTO task_dependencies (task_id, depends_on) VALUES (:task_id, :depends_on)
+ON CONFLICT (task_id, depends_on) DO NOTHING;
+
+-- name: task_dependents_add
+UPDATE tasks SET dependents = dependents + 1 WHERE id = :id;
+
+-- name: task_waits_on_count
+UPDATE tasks SET waits_on = (SELECT count(*) FROM task_dependencies WHERE task_id = :id)
+WHERE id = :id;
+
+-- name: task_dependencies_of
+-- What a task waits on, with each one's state and who its parties are.
+SELECT t.id, t.state, t.sender_id, t.worker_id FROM task_dependencies d
+JOIN tasks t ON t.id = d.depends_on WHERE d.task_id = :task_id ORDER BY t.created_at, t.id;
+
+-- name: task_dependents_blocked
+-- The blocked tasks that wait on this one.
+SELECT t.* FROM task_dependencies d JOIN tasks t ON t.id = d.task_id
+WHERE d.depends_on = :task_id AND t.state = 'pending' AND t.blocked = 1 ORDER BY t.created_at;
+
+-- name: task_release
+UPDATE tasks SET blocked = 0, updated_at = :now, expires_at = :expires_at
+WHERE id = :id AND state = 'pending' AND blocked = 1;
+
+-- name: tasks_ready
+-- What a worker can start now: its pending tasks nothing holds back, most urgent first.
+SELECT * FROM tasks WHERE worker_id = :worker_id AND state = 'pending' AND blocked = 0
+ORDER BY priority, created_at LIMIT :limit;
 
 -- === offers (the job board) ========================================================
 

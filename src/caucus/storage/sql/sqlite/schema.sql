@@ -197,6 +197,14 @@ CREATE TABLE search_state (
     upto INTEGER NOT NULL
 );
 
+CREATE TABLE task_dependencies (
+    task_id    TEXT NOT NULL,
+    depends_on TEXT NOT NULL,
+    PRIMARY KEY (task_id, depends_on)
+) WITHOUT ROWID;
+
+CREATE INDEX task_dependencies_on ON task_dependencies (depends_on);
+
 CREATE TABLE task_events (
     task_id TEXT    NOT NULL,
     n       INTEGER NOT NULL,
@@ -226,10 +234,18 @@ CREATE TABLE tasks (
     error       TEXT,
     question    TEXT,
     answer      TEXT,
-    offer_id    TEXT
+    offer_id    TEXT,
+    priority    INTEGER NOT NULL DEFAULT 2,
+    blocked     INTEGER NOT NULL DEFAULT 0,
+    on_failure  TEXT    NOT NULL DEFAULT 'cancel',
+    waits_on    INTEGER NOT NULL DEFAULT 0,
+    dependents  INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 
 CREATE INDEX tasks_open ON tasks (state, expires_at) WHERE state IN ('pending', 'in_progress', 'input_required');
+
+CREATE INDEX tasks_ready ON tasks (worker_id, priority, created_at)
+    WHERE state = 'pending' AND blocked = 0;
 
 CREATE INDEX tasks_sender ON tasks (sender_id);
 

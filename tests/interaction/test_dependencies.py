@@ -1,0 +1,86 @@
+"""Task dependencies and ready work over HTTP with `HubClient`, through the stdio bridge and at
+`/mcp` (issue 34): a task that waits reaches its worker once what it waits on is done, ready
+work comes most urgent first, a cycle is refused with its path, and bad terms with 422."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp import Client
+
+from caucus.errors import Conflict, InvalidRequest
+from tests.conftest import ClientFactory
+from tests.interaction.test_mcp_bridge import bridge
+from tests.mcptools import call, text_of
+
+
+async def test_a_pipeline_of_tasks_runs_in_order_over_http(
+    connect: ClientFactory, url: str
+) -> None:
+    lead, alice, bob = [await connect(n) for n in ("lead", "alice", "bob")]
+    spec = await lead.send_task("alice", "write the spec", priority=1)
+    build = await lead.send_task("bob", "build to the spec", blocked_by=[spec.task_id])
+    ship = await lead.send_task(
+        "bob", "ship it", blocked_by=[build.task_id], priority=0, on_failure="proceed"
+    )
+    assert (build.blocked, build.blocked_by, ship.on_failure) == (True, [spec.task_id], "proceed")
+    assert await bob.ready_tasks() == []
+    assert [t.task_id for t in await alice.ready_tasks()] == [spec.task_id]
+    assert [m.kind for m in (await bob.receive(timeout=0)).messages] == []
+    await alice.reply_task(spec.task_id, "spec.md")
+    (ready,) = await bob.ready_tasks()
+    assert (ready.task_id, ready.blocked) == (build.task_id, False)
+    (item,) = (await bob.receive(timeout=0)).messages
+    assert (item.meta or {})["task_id"] == build.task_id
+    assert item.sender == "lead"  # the task's own sender, not the hub
+    with pytest.raises(Conflict) as cycle:
+        await lead.depend(ship.task_id, [ship.task_id])
+    assert "cycle" in cycle.value.detail
+    with pytest.raises(InvalidRequest):
+        await lead.send_task("bob", "x", priority=7)
+    async with httpx2.AsyncClient(base_url=url) as raw:
+        headers = {"Authorization": f"Bearer {lead.token}"}
+        refused = await raw.post(
+            "/tasks", json={"to": "bob", "content": "x", "on_failure": "shrug"}, headers=headers
+        )
+        assert (refused.status_code, refused.json()["error"]) == (422, "invalid_request")
+
+
+async def test_dependencies_through_the_bridge_and_at_mcp(url: str, tmp_path: Path) -> None:
+    async with (
+        bridge(url, tmp_path, "lead") as lead,
+        Client(f"{url}/mcp", mode="legacy") as alice,
+    ):
+        await call(lead, "join")
+        await call(alice, "join", name="alice")
+        first = (await call(lead, "task", action="send", to="alice", content="first"))["tasks"][0]
+        then = await call(
+            lead,
+            "task",
+            action="send",
+            to="alice",
+            content="then",
+            blocked_by=[first["task_id"]],
+            priority=0,
+        )
+        later = then["tasks"][0]
+        assert (later["blocked"], later["blocked_by"]) == (True, [first["task_id"]])
+        text = await text_of(alice, "task", action="ready")
+        assert text.startswith("1 task(s) you can start now, most urgent first.")
+        assert first["task_id"] in text
+        await call(alice, "task", action="reply", task_id=first["task_id"], result="done")
+        ready = await call(alice, "task", action="ready")
+        assert [t["task_id"] for t in ready["tasks"]] == [later["task_id"]]
+        other = (await call(lead, "task", action="send", to="alice", content="x"))["tasks"][0]
+        waiting = (
+            await call(
+                lead, "task", action="send", to="alice", content="y", blocked_by=[other["task_id"]]
+            )
+        )["tasks"][0]
+        more = await call(
+            lead, "task", action="depend", task_id=waiting["task_id"], blocked_by=[later["task_id"]]
+        )
+        # What it waits on, oldest task first.
+        assert more["tasks"][0]["blocked_by"] == [later["task_id"], other["task_id"]]
