@@ -40,6 +40,7 @@ from caucus.domain.events import (
     RateChanged,
     ReservationsChanged,
     StatusChanged,
+    TasksChanged,
     ToolCalled,
     TopicChanged,
 )
@@ -147,6 +148,8 @@ def _describe(event: Event) -> tuple[str, dict[str, Any]] | None:
             return "activity", _data(ToolCallInfo.of(event.call))
         case ReservationsChanged():
             return "reservations", {"change": event.change, "holder": event.holder}
+        case TasksChanged():
+            return "task_changed", {"change": event.change, "task_id": event.task_id}
     return None
 
 
@@ -171,6 +174,7 @@ _SHOWN = (
     FloorChanged,
     ToolCalled,
     ReservationsChanged,
+    TasksChanged,
 )
 
 

@@ -150,6 +150,15 @@ class ToolCalled(Event):
 
 
 @dataclass(slots=True)
+class TasksChanged(Event):
+    """A task changed with no item sent to say so (one stored blocked, or made to wait on
+    more, or canceled before its worker saw it)."""
+
+    change: str
+    task_id: str
+
+
+@dataclass(slots=True)
 class ReservationsChanged(Event):
     """A holder's file reservations changed (reserved, released, renewed) or void ones were
     swept (`holder` None)."""

@@ -133,6 +133,10 @@ class DeliveryService:
         )
         return outcome.receipt
 
+    @property
+    def notifier(self) -> Notifier:
+        return self._notifier
+
     def compose(
         self,
         sender: Peer | str,

@@ -15,6 +15,7 @@ from typing import Any
 from caucus.clock import Clock
 from caucus.config import Settings
 from caucus.domain.dependencies import DEFAULT_PRIORITY, OnFailure
+from caucus.domain.events import TasksChanged
 from caucus.domain.messages import AppendOutcome, MessageKind, NewMessage, SystemSender
 from caucus.domain.names import BROADCAST, Target, TargetKind, parse_target
 from caucus.domain.peers import Peer
@@ -185,7 +186,14 @@ class TaskService:
         task, outcome = await self._db.write(unit)
         if outcome is not None:
             self._delivery.after_append(outcome)
+        else:
+            self._quietly(task, "blocked")
         return task
+
+    def _quietly(self, task: Task, change: str) -> None:
+        """Say a task changed where no item told anyone (the console follows tasks by
+        their items)."""
+        self._delivery.notifier.emit(TasksChanged(self._clock.now(), change, task.id))
 
     async def depend(self, peer: Peer, task_id: str, blocked_by: list[str]) -> Task:
         """Make a task that still waits wait on more tasks (its sender only; never a cycle)."""
@@ -211,7 +219,9 @@ class TaskService:
             assert task is not None
             return task
 
-        return await self._db.write(unit)
+        task = await self._db.write(unit)
+        self._quietly(task, "waits")
+        return task
 
     async def ready(self, peer: Peer, limit: int = 50) -> list[Task]:
         """What `peer` can start now: its pending tasks nothing holds back, most urgent and
@@ -340,6 +350,8 @@ class TaskService:
         task, outcomes = await self._db.write(unit)
         for outcome in outcomes:
             self._delivery.after_append(outcome)
+        if not outcomes:
+            self._quietly(task, task.state.value)
         return task
 
     # --- reading --------------------------------------------------------------------------

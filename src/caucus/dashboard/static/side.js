@@ -1,6 +1,7 @@
 // The side panels: channels and floors, tasks and the job board, decisions, health, controls.
 
 import { PAUSE_WHILE_TYPING } from "./composer.js";
+import { TaskGraph, hasEdges } from "./graph.js";
 import { age, bytes, clock, colourOf, short, stamp } from "./format.js";
 import { html, useState } from "./ui.js";
 
@@ -47,18 +48,35 @@ export function Channels({ state, observer, act }) {
 }
 
 // Tasks grouped by the thread they belong to, the most recently active thread first.
+// Tasks grouped by thread, and tasks that wait on one another in one group with them.
 function byThread(tasks) {
-  const groups = new Map();
+  const parent = new Map(tasks.map((t) => [t.task_id, t.task_id]));
+  const find = (id) => {
+    while (parent.get(id) !== id) id = parent.get(id);
+    return id;
+  };
+  const join = (a, b) => parent.has(a) && parent.has(b) && parent.set(find(a), find(b));
+  const firstOfThread = new Map();
   for (const t of tasks) {
     const key = t.thread || t.task_id;
-    if (!groups.has(key)) groups.set(key, []);
-    groups.get(key).push(t);
+    if (firstOfThread.has(key)) join(t.task_id, firstOfThread.get(key));
+    else firstOfThread.set(key, t.task_id);
+    for (const dep of t.blocked_by || []) join(t.task_id, dep);
   }
-  const list = [...groups.entries()].map(([thread, items]) => ({
-    thread,
-    items: items.sort((a, b) => a.created_at - b.created_at),
-    updated: Math.max(...items.map((t) => t.updated_at)),
-  }));
+  const groups = new Map();
+  for (const t of tasks) {
+    const root = find(t.task_id);
+    if (!groups.has(root)) groups.set(root, []);
+    groups.get(root).push(t);
+  }
+  const list = [...groups.values()].map((items) => {
+    items.sort((a, b) => a.created_at - b.created_at);
+    return {
+      thread: items[0].thread || items[0].task_id,
+      items,
+      updated: Math.max(...items.map((t) => t.updated_at)),
+    };
+  });
   return list.sort((a, b) => b.updated - a.updated);
 }
 
@@ -70,16 +88,20 @@ function Clip({ text, limit = 400 }) {
       ${whole ? "show less" : `show all ${text.length} characters`}</button></div>`;
 }
 
-function Task({ t }) {
+function Task({ t, label }) {
   const [open, setOpen] = useState(false);
   const outcome = t.result ?? t.error;
   return html`<li class="task" data-task=${t.task_id}>
     <div>
       <span class=${`badge task-${t.state}`}>${t.state}</span>
+      ${t.blocked && html` <span class="badge warn" data-blocked>blocked</span>`}
+      ${t.priority !== undefined && t.priority !== 2 && html` <span class="badge">P${t.priority}</span>`}
       ${" "}<strong>${t.subject || short(t.task_id)}</strong>
       <span class="muted">${` ${t.sender} → ${t.worker} · ${clock(t.updated_at)}`}</span>
     </div>
     <${Clip} text=${t.content} />
+    ${t.blocked_by && t.blocked_by.length > 0 &&
+    html`<div class="muted" data-waits>${t.blocked ? "waits on" : "waited on"} ${t.blocked_by.map(label).join(", ")}${t.on_failure === "proceed" ? " (goes on if one fails)" : ""}</div>`}
     ${t.question && html`<div data-question><em>asked:</em> ${t.question}${t.answer ? html` — <em>answered:</em> ${t.answer}` : ""}</div>`}
     ${outcome != null &&
     html`<div class=${t.error ? "error" : "result"} data-result>
@@ -98,6 +120,11 @@ function Task({ t }) {
 
 export function Work({ api, state, observer, notify }) {
   const threads = byThread(state.tasks);
+  const named = new Map(state.tasks.map((t) => [t.task_id, t.subject || t.content]));
+  const label = (id) => {
+    const name = named.get(id);
+    return name ? `“${name.length > 30 ? `${name.slice(0, 29)}…` : name}”` : id;
+  };
   return html`
     <section class="panel" aria-labelledby="tasks-title">
       <h2 id="tasks-title">Tasks <span class="count">${state.tasks.length}</span></h2>
@@ -106,7 +133,8 @@ export function Work({ api, state, observer, notify }) {
         ${threads.map(
           (g) => html`<li class="card" key=${g.thread} data-task-thread=${g.thread}>
             <div class="muted mono">${`thread ${g.thread} · ${g.items.length} task${g.items.length === 1 ? "" : "s"}`}</div>
-            <ul class="tasks">${g.items.map((t) => html`<${Task} key=${t.task_id} t=${t} />`)}</ul>
+            ${hasEdges(g.items) && html`<div class="graph-wrap"><${TaskGraph} tasks=${g.items} /></div>`}
+            <ul class="tasks">${g.items.map((t) => html`<${Task} key=${t.task_id} t=${t} label=${label} />`)}</ul>
           </li>`,
         )}
       </ul>

@@ -243,7 +243,8 @@ export function reduce(state, action) {
     case "reservationList":
       return { ...state, reservations: action.data.reservations, reservationPolicy: action.data.policy };
     case "reservations":
-      // Who holds what changed: fetch the list again, with the tasks and the job board.
+    case "task_changed":
+      // Who holds what, or a task no message told of, changed: fetch the lists again.
       return { ...state, workVersion: state.workVersion + 1 };
     case "feed":
       return { ...state, feed: action.data };
