@@ -499,12 +499,15 @@ class HubClient(BaseClient):
         subject: str | None = None,
         required_skills: list[str | dict[str, Any]] | None = None,
         ttl_seconds: float | None = None,
+        **terms: Any,
     ) -> OfferInfo:
+        """Post work to the board. Terms as `send_task`'s: blocked_by, priority, on_failure."""
         body: dict[str, Any] = {"content": content}
         for key, value in (
             ("subject", subject),
             ("required_skills", required_skills),
             ("ttl_seconds", ttl_seconds),
+            *terms.items(),
         ):
             if value is not None:
                 body[key] = value

@@ -161,3 +161,48 @@ async def test_an_expired_dependency_cancels_what_waits_on_it(rooms: RoomFactory
     assert await state(room, slow) == (TaskState.EXPIRED, False)
     assert await state(room, waits) == (TaskState.CANCELED, True)
     assert room.clock.now() > NOW
+
+
+async def test_an_offer_waits_on_tasks_before_it_is_announced_and_open_to_claims(
+    room: Hub,
+) -> None:
+    lead, alice, bob = [await join(room, n) for n in ("lead", "alice", "bob")]
+    design = await room.tasks.send(lead, to="alice", payload="design")
+    risky = await room.tasks.send(lead, to="alice", payload="risky spike")
+    offer = await room.offers.post(
+        lead, "implement the design", blocked_by=[design.id], ttl_seconds=600, priority=1
+    )
+    doomed = await room.offers.post(lead, "polish the spike", blocked_by=[risky.id])
+    assert (offer.blocked, offer.blocked_by, offer.priority) == (True, [design.id], 1)
+    assert ("announce", None) not in await items(room, bob)  # not announced yet
+    with pytest.raises(Conflict):
+        await room.offers.claim(bob, offer.id)
+    advance(room, 3600)  # past its time to live: a blocked offer does not expire
+    await room.offers.sweep()
+    await room.tasks.reply(alice, design.id, "design.md")
+    opened = await room.db.read(lambda r: r.offers.get(offer.id))
+    assert opened is not None
+    assert (opened.state, opened.blocked) == ("open", False)
+    assert opened.expires_at == room.clock.now() + 600
+    assert [k for k, _ in await items(room, bob)] == ["announce"]
+    await room.offers.claim(bob, offer.id)
+    await room.tasks.fail(alice, risky.id, "dead end")
+    withdrawn = await room.db.read(lambda r: r.offers.get(doomed.id))
+    assert withdrawn is not None
+    assert withdrawn.state == "withdrawn"
+    assert ("offer_withdrawn", None) in await items(room, lead)
+
+
+async def test_an_offer_waiting_on_a_task_canceled_down_the_graph_is_withdrawn(
+    room: Hub,
+) -> None:
+    lead = await join(room, "lead")
+    alice = await join(room, "alice")
+    first = await room.tasks.send(lead, to="alice", payload="first")
+    then = await room.tasks.send(lead, to="alice", payload="then", blocked_by=[first.id])
+    offer = await room.offers.post(lead, "after both", blocked_by=[then.id])
+    await room.tasks.fail(alice, first.id, "no")
+    assert await state(room, then) == (TaskState.CANCELED, True)
+    found = await room.db.read(lambda r: r.offers.get(offer.id))
+    assert found is not None
+    assert found.state == "withdrawn"

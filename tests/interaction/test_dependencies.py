@@ -82,5 +82,10 @@ async def test_dependencies_through_the_bridge_and_at_mcp(url: str, tmp_path: Pa
         more = await call(
             lead, "task", action="depend", task_id=waiting["task_id"], blocked_by=[later["task_id"]]
         )
+        posted = await call(
+            lead, "offer", action="post", content="then polish", blocked_by=[other["task_id"]]
+        )
+        assert (posted["offers"][0]["blocked"], posted["offers"][0]["priority"]) == (True, 2)
+        assert "once " in await text_of(alice, "offer", action="list")
         # What it waits on, oldest task first.
         assert more["tasks"][0]["blocked_by"] == [later["task_id"], other["task_id"]]

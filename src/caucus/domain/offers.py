@@ -51,6 +51,10 @@ class Offer:
     winner: str | None
     task_id: str | None
     claims: list[Claim] = field(default_factory=list)
+    priority: int = 2  # 0 most urgent … 4 (`domain.dependencies`)
+    blocked: bool = False  # waiting on tasks: not announced, not open to claims yet
+    on_failure: str = "cancel"
+    blocked_by: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -62,6 +66,12 @@ class Resolution:
 # --- the board's rules (data and checks, no database: storage applies them in its transaction)
 def check_open(offer: Offer, now: float) -> None:
     """Claims and resolutions need an open offer that has not outlived its TTL."""
+    if offer.blocked and offer.state == OfferState.OPEN:
+        raise Conflict(
+            f"offer {offer.id} waits on {', '.join(offer.blocked_by)}: it opens when they are done",
+            offer_id=offer.id,
+            state="blocked",
+        )
     if offer.state != OfferState.OPEN or offer.expires_at < now:
         state = OfferState.EXPIRED.value if offer.state == OfferState.OPEN else offer.state
         raise Conflict(f"offer {offer.id} is {state}", offer_id=offer.id, state=state)

@@ -147,6 +147,8 @@ class OfferArgs(Args):
     claimant: str | None = Field(None, description="select")
     state: OfferState | None = Field(None, description="list: only these")
     matching: bool = Field(False, description="list: only offers your skills fit")
+    blocked_by: list[str] | None = Field(None, max_length=20, description="post: tasks first")
+    priority: int = Field(2, ge=0, le=4, description="post: 0 most urgent")
 
 
 class ReservationAction(StrEnum):

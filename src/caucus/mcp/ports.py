@@ -178,7 +178,12 @@ class HubPort(Protocol):
         ...
 
     async def post_offer(
-        self, content: str, subject: str | None, skills: list[str] | None, ttl: float | None
+        self,
+        content: str,
+        subject: str | None,
+        skills: list[str] | None,
+        ttl: float | None,
+        terms: dict[str, Any] | None = None,
     ) -> OfferInfo: ...
 
     async def claim_offer(self, offer_id: str, note: str | None) -> OfferInfo: ...

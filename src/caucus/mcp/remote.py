@@ -209,11 +209,16 @@ class RemotePort:
         return FloorInfo(scope=wanted, holder=None, since=None, reason=None, hands=[])
 
     async def post_offer(
-        self, content: str, subject: str | None, skills: list[str] | None, ttl: float | None
+        self,
+        content: str,
+        subject: str | None,
+        skills: list[str] | None,
+        ttl: float | None,
+        terms: dict[str, Any] | None = None,
     ) -> OfferInfo:
         wanted: list[str | dict[str, Any]] | None = list(skills) if skills is not None else None
         return await self.client.post_offer(
-            content, subject=subject, required_skills=wanted, ttl_seconds=ttl
+            content, subject=subject, required_skills=wanted, ttl_seconds=ttl, **terms or {}
         )
 
     async def claim_offer(self, offer_id: str, note: str | None) -> OfferInfo:

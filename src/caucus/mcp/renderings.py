@@ -170,6 +170,10 @@ def offers_text(offers: Sequence[OfferInfo], *, me: str | None, listing: bool = 
     fence = _Fence(title)
     for o in offers:
         header = f"offer {o.offer_id} by {_who(o.poster, me)}: {o.state}"
+        if o.blocked:
+            header += f" once {', '.join(o.blocked_by)} are done"
+        if o.priority != 2:
+            header += f", priority {o.priority}"
         if o.winner:
             header += f", went to {_who(o.winner, me)} as task {o.task_id}"
         claimants = [_who(c.claimant, me) for c in o.claims]

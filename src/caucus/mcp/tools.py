@@ -338,7 +338,10 @@ class Catalog:
             return OfferList(offers=found), offers_text(found, me=port.name, listing=True)
         if o is act.POST:
             content = _needs(x.content, "content", o)
-            offer = await port.post_offer(content, x.subject, x.skills, None)
+            terms: dict[str, Any] = {"priority": x.priority}
+            if x.blocked_by:
+                terms["blocked_by"] = x.blocked_by
+            offer = await port.post_offer(content, x.subject, x.skills, None, terms)
         else:
             offer_id = _needs(x.offer_id, "offer_id", o)
             if o is act.CLAIM:

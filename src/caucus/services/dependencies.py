@@ -46,6 +46,9 @@ class TaskGraph:
     def __init__(self, item: Item, ttl: float) -> None:
         self._item = item
         self._ttl = ttl
+        # What else waits on a task this graph cancels (the job board's offers), settled in
+        # the same unit; returns what it sends.
+        self.on_ended: list[Callable[[Repos, Task, TaskState, float], list[AppendOutcome]]] = []
 
     @staticmethod
     def unmet(
@@ -98,6 +101,8 @@ class TaskGraph:
                 if dooms(state, policy):
                     told.append(self._cancel(r, dependent, done_id, state, now))
                     ended.append((dependent.id, TaskState.CANCELED))
+                    for also in self.on_ended:
+                        told.extend(also(r, dependent, TaskState.CANCELED, now))
                     continue
                 if not all(met(d.state, policy) for d in r.dependencies.of(dependent.id)):
                     continue

@@ -13,6 +13,7 @@ from typing import Any
 from caucus.clock import Clock
 from caucus.config import Settings
 from caucus.domain.caps import check_open_offers
+from caucus.domain.dependencies import DEFAULT_PRIORITY, OnFailure, dooms, met
 from caucus.domain.messages import AppendOutcome, MessageKind, NewMessage, SystemSender
 from caucus.domain.names import BROADCAST
 from caucus.domain.offers import (
@@ -33,6 +34,7 @@ from caucus.errors import Conflict, Hint, InvalidRequest, NotFound
 from caucus.ids import MessageIds
 from caucus.services.announcements import Announcements, announce
 from caucus.services.delivery import DeliveryService
+from caucus.services.dependencies import TaskGraph, check_terms
 from caucus.services.tasks import TaskService, open_task
 from caucus.storage.engine import Engine
 from caucus.storage.repos import Repos
@@ -53,6 +55,8 @@ class OfferService:
     ) -> None:
         self._db = db
         tasks.on_moved.append(self.after_task)
+        tasks.on_moved.append(self.after_dependency)
+        tasks.graph.on_ended.append(self.after_dependency)
         self._delivery = delivery
         self._announcements = announcements
         self._clock = clock
@@ -85,7 +89,13 @@ class OfferService:
         subject: str | None = None,
         required_skills: Any = None,
         ttl_seconds: float | None = None,
+        blocked_by: list[str] | None = None,
+        priority: int = DEFAULT_PRIORITY,
+        on_failure: str = OnFailure.CANCEL,
     ) -> Offer:
+        """Post work to the board. With `blocked_by` (tasks), it is announced and opens to
+        claims only once they are done (`on_failure`: what one failing does)."""
+        policy = check_terms(blocked_by, priority, on_failure)
         self._announcements.check(payload, subject)
         skills = normalize_skills(required_skills) if required_skills is not None else []
         ttl = min(max(ttl_seconds if ttl_seconds is not None else DEFAULT_TTL, MIN_TTL), MAX_TTL)
@@ -97,23 +107,18 @@ class OfferService:
             meta["subject"] = subject
         if skills:
             meta["required_skills"] = [s["id"] for s in skills]
-        announcement = self._delivery.compose(
-            peer,
-            BROADCAST,
-            MessageKind.ANNOUNCE,
-            payload,
-            meta=meta,
-            thread=offer_id,
-            joins_channel=False,
-        )
+        announcement = self._announcement(peer, offer_id, payload, meta)
         settings = self._settings
 
-        def post(r: Repos) -> tuple[Offer, AppendOutcome]:
+        def post(r: Repos) -> tuple[Offer, AppendOutcome | None]:
             # Announce and open, or neither: every cap is read before anything is written.
             check_open_offers(r.offers.open_count(peer.id, now), settings.open_offers_max)
-            outcome = announce(
-                r, announcement, settings.announce_interval, settings.announce_hourly
-            )
+            waits = TaskGraph.unmet(r, peer, None, blocked_by or [], policy)
+            outcome = None
+            if not waits:
+                outcome = announce(
+                    r, announcement, settings.announce_interval, settings.announce_hourly
+                )
             r.offers.insert(
                 offer_id=offer_id,
                 poster_id=peer.id,
@@ -123,13 +128,19 @@ class OfferService:
                 required_skills=skills,
                 now=now,
                 expires_at=now + ttl,
+                priority=priority,
+                blocked=bool(waits),
+                on_failure=policy.value,
             )
+            if blocked_by:
+                r.dependencies.add_to_offer(offer_id, blocked_by)
             offer = r.offers.get(offer_id)
             assert offer is not None
             return offer, outcome
 
         offer, outcome = await self._db.write(post)
-        self._delivery.after_append(outcome)
+        if outcome is not None:
+            self._delivery.after_append(outcome)
         return offer
 
     async def claim(self, peer: Peer, offer_id: str, note: str | None = None) -> Offer:
@@ -231,7 +242,51 @@ class OfferService:
         now = self._clock.now()
         await self._db.write(lambda r: r.offers.expire(now))
 
+    def _announcement(
+        self, sender: Peer | str, offer_id: str, payload: str, meta: dict[str, Any]
+    ) -> NewMessage:
+        return self._delivery.compose(
+            sender,
+            BROADCAST,
+            MessageKind.ANNOUNCE,
+            payload,
+            meta=meta,
+            thread=offer_id,
+            joins_channel=False,
+        )
+
     # --- inside other units ---------------------------------------------------------------
+    def after_dependency(
+        self, r: Repos, task: Task, state: TaskState, now: float
+    ) -> list[AppendOutcome]:
+        """The offers waiting on `task`, as it ends: announced and opened once all they wait
+        on is done, or withdrawn (the poster told) when it failed and that cancels them."""
+        if state.open or not task.dependents:
+            return []
+        told: list[AppendOutcome | None] = []
+        for offer_id in r.dependencies.offers_waiting_on(task.id):
+            offer = r.offers.get(offer_id)
+            assert offer is not None
+            policy = OnFailure(offer.on_failure)
+            if dooms(state, policy):
+                r.offers.withdraw(offer_id, now)
+                text = f"offer {offer_id} was withdrawn: task {task.id} it waited on is {state}"
+                notice = self._notice(None, offer.poster, MessageKind.OFFER_WITHDRAWN, text, offer)
+                told.append(r.inbox.to_peer(notice, offer.poster))
+            elif all(
+                met(s, policy) for s in r.dependencies.offer_waits_on(offer_id)
+            ) and r.dependencies.release_offer(offer_id, now):
+                opened = r.offers.get(offer_id)
+                assert opened is not None
+                meta: dict[str, Any] = {"offer_id": offer_id, "expires_at": opened.expires_at}
+                if opened.subject:
+                    meta["subject"] = opened.subject
+                if opened.required_skills:
+                    meta["required_skills"] = [k["id"] for k in opened.required_skills]
+                item = self._announcement(opened.poster, offer_id, opened.payload, meta)
+                told.append(r.inbox.to_everyone(item))
+        return [o for o in told if o is not None]
+
     @staticmethod
     def after_task(r: Repos, task: Task, state: TaskState, now: float) -> None:
         """The job board's reaction to a task's move, in the move's own unit: the offer the

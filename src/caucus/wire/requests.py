@@ -200,6 +200,17 @@ class OfferRequest(_In):
     ttl_seconds: float | None = Field(
         None, ge=60, le=72 * 3600, description="60 s to 72 h; default 24 h"
     )
+    blocked_by: list[str] | None = Field(
+        None,
+        max_length=MAX_BLOCKED_BY,
+        description="task ids it waits on: announced and open to claims once they are done",
+    )
+    priority: int = Field(DEFAULT_PRIORITY, ge=0, le=4, description="0 most urgent … 4 least")
+    on_failure: str = closed(
+        OnFailure,
+        "what a task it waits on failing does: withdraw this offer, or proceed anyway",
+        default=OnFailure.CANCEL.value,
+    )
 
 
 class ClaimRequest(_In):

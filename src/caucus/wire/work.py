@@ -101,6 +101,10 @@ class OfferInfo(Wire):
     winner: str | None = Field(description="the claimant who got the work")
     task_id: str | None = Field(description="the task the winner got")
     claims: list[ClaimInfo]
+    priority: int = Field(2, description="0 most urgent … 4 least")
+    blocked: bool = Field(False, description="waiting on blocked_by: not open to claims yet")
+    blocked_by: list[str] = Field(default_factory=list, description="the tasks it waits on")
+    on_failure: str = closed(OnFailure, default=OnFailure.CANCEL.value)
 
     @classmethod
     def of(cls, o: Offer) -> OfferInfo:
@@ -116,6 +120,10 @@ class OfferInfo(Wire):
             expires_at=o.expires_at,
             winner=o.winner,
             task_id=o.task_id,
+            priority=o.priority,
+            blocked=o.blocked,
+            blocked_by=o.blocked_by,
+            on_failure=o.on_failure,
             claims=[
                 ClaimInfo.model_construct(claimant=c.claimant, note=c.note, ts=c.ts, state=c.state)
                 for c in o.claims

@@ -303,10 +303,20 @@ class LocalPort:
         return None
 
     async def post_offer(
-        self, content: str, subject: str | None, skills: list[str] | None, ttl: float | None
+        self,
+        content: str,
+        subject: str | None,
+        skills: list[str] | None,
+        ttl: float | None,
+        terms: dict[str, Any] | None = None,
     ) -> OfferInfo:
         offer = await self.hub.offers.post(
-            await self._me(), content, subject=subject, required_skills=skills, ttl_seconds=ttl
+            await self._me(),
+            content,
+            subject=subject,
+            required_skills=skills,
+            ttl_seconds=ttl,
+            **terms or {},
         )
         return OfferInfo.of(offer)
 

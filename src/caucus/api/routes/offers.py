@@ -42,6 +42,9 @@ async def post_offer(body: OfferRequest, request: Request, peer: PeerDep) -> Off
         subject=body.subject,
         required_skills=skills,
         ttl_seconds=body.ttl_seconds,
+        blocked_by=body.blocked_by,
+        priority=body.priority,
+        on_failure=body.on_failure,
     )
     return OfferInfo.of(offer)
 

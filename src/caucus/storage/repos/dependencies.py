@@ -28,6 +28,25 @@ class Dependencies:
                 self._tx.run("task_dependents_add", {"id": dep})
         self._tx.run("task_waits_on_count", {"id": task_id})
 
+    def add_to_offer(self, offer_id: str, depends_on: list[str]) -> None:
+        """An offer waits on each of these tasks."""
+        for dep in depends_on:
+            params = {"offer_id": offer_id, "depends_on": dep}
+            if self._tx.run("offer_dependency_insert", params):
+                self._tx.run("task_dependents_add", {"id": dep})
+
+    def offer_waits_on(self, offer_id: str) -> list[TaskState]:
+        """The states of the tasks an offer waits (or waited) on."""
+        rows = self._tx.all("offer_dependencies_of", {"offer_id": offer_id})
+        return [TaskState(r["state"]) for r in rows]
+
+    def offers_waiting_on(self, task_id: str) -> list[str]:
+        """The blocked offers that wait on `task_id`."""
+        return [r["id"] for r in self._tx.all("offers_waiting_on", {"task_id": task_id})]
+
+    def release_offer(self, offer_id: str, now: float) -> bool:
+        return self._tx.run("offer_release", {"id": offer_id, "now": now}) == 1
+
     def of(self, task_id: str) -> list[DependencyRow]:
         """What `task_id` waits (or waited) on, oldest first."""
         rows = self._tx.all("task_dependencies_of", {"task_id": task_id})

@@ -28,7 +28,13 @@ class Offers:
             row["expires_at"],
             row["winner"],
             row["task_id"],
+            priority=row["priority"],
+            blocked=bool(row["blocked"]),
+            on_failure=row["on_failure"],
         )
+        offer.blocked_by = [
+            r["id"] for r in self._tx.all("offer_dependencies_of", {"offer_id": offer.id})
+        ]
         offer.claims = [
             Claim(r["claimant"], r["note"], r["ts"], r["state"])
             for r in self._tx.all("claims_of_offer", {"offer_id": offer.id})
@@ -46,6 +52,9 @@ class Offers:
         required_skills: list[dict[str, Any]],
         now: float,
         expires_at: float,
+        priority: int = 2,
+        blocked: bool = False,
+        on_failure: str = "cancel",
     ) -> None:
         self._tx.run(
             "offer_insert",
@@ -58,6 +67,9 @@ class Offers:
                 "required_skills": json.dumps(required_skills),
                 "now": now,
                 "expires_at": expires_at,
+                "priority": priority,
+                "blocked": int(blocked),
+                "on_failure": on_failure,
             },
         )
 

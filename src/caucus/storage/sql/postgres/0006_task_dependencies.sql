@@ -16,3 +16,16 @@ CREATE TABLE task_dependencies (
 CREATE INDEX task_dependencies_on ON task_dependencies (depends_on);
 CREATE INDEX tasks_ready ON tasks (worker_id, priority, created_at)
     WHERE state = 'pending' AND blocked = 0;
+
+-- An offer may wait on tasks too: posted but not announced, nor open to claims, until they
+-- are done (its time to live then starts).
+ALTER TABLE offers ADD COLUMN priority INTEGER NOT NULL DEFAULT 2;
+ALTER TABLE offers ADD COLUMN blocked INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE offers ADD COLUMN on_failure TEXT NOT NULL DEFAULT 'cancel';
+
+CREATE TABLE offer_dependencies (
+    offer_id   TEXT NOT NULL,
+    depends_on TEXT NOT NULL,
+    PRIMARY KEY (offer_id, depends_on)
+);
+CREATE INDEX offer_dependencies_on ON offer_dependencies (depends_on);

@@ -167,9 +167,18 @@ CREATE TABLE offers (
     updated_at      DOUBLE PRECISION NOT NULL,
     expires_at      DOUBLE PRECISION NOT NULL,
     winner          TEXT,
-    task_id         TEXT
+    task_id         TEXT,
+    priority        INTEGER NOT NULL DEFAULT 2,
+    blocked         INTEGER NOT NULL DEFAULT 0,
+    on_failure      TEXT    NOT NULL DEFAULT 'cancel'
 );
 CREATE INDEX offers_poster ON offers (poster_id, state);
+CREATE TABLE offer_dependencies (
+    offer_id   TEXT NOT NULL,
+    depends_on TEXT NOT NULL,
+    PRIMARY KEY (offer_id, depends_on)
+);
+CREATE INDEX offer_dependencies_on ON offer_dependencies (depends_on);
 CREATE INDEX offers_open ON offers (state, expires_at);
 CREATE INDEX offers_task ON offers (task_id) WHERE state = 'assigned';
 

@@ -354,9 +354,27 @@ ORDER BY priority, created_at LIMIT :limit;
 
 -- name: offer_insert
 INSERT INTO offers (id, poster_id, poster, subject, payload, required_skills, state, created_at,
-    updated_at, expires_at)
+    updated_at, expires_at, priority, blocked, on_failure)
 VALUES (:id, :poster_id, :poster, :subject, :payload, :required_skills, 'open', :now, :now,
-    :expires_at);
+    :expires_at, :priority, :blocked, :on_failure);
+
+-- name: offer_dependency_insert
+INSERT INTO offer_dependencies (offer_id, depends_on) VALUES (:offer_id, :depends_on)
+ON CONFLICT (offer_id, depends_on) DO NOTHING;
+
+-- name: offer_dependencies_of
+SELECT t.id, t.state FROM offer_dependencies d JOIN tasks t ON t.id = d.depends_on
+WHERE d.offer_id = :offer_id ORDER BY t.created_at, t.id;
+
+-- name: offers_waiting_on
+-- The blocked offers that wait on a task.
+SELECT o.* FROM offer_dependencies d JOIN offers o ON o.id = d.offer_id
+WHERE d.depends_on = :task_id AND o.state = 'open' AND o.blocked = 1 ORDER BY o.created_at;
+
+-- name: offer_release
+-- A blocked offer opened: its time to live, as long as it was asked, starts now.
+UPDATE offers SET blocked = 0, updated_at = :now, expires_at = :now + (expires_at - created_at)
+WHERE id = :id AND state = 'open' AND blocked = 1;
 
 -- name: offer_by_id
 SELECT * FROM offers WHERE id = :id;
@@ -380,7 +398,8 @@ UPDATE offers SET state = :state, updated_at = :now WHERE id = :id;
 UPDATE offers SET state = :state, winner = NULL, task_id = NULL, updated_at = :now WHERE id = :id;
 
 -- name: offers_expire
-UPDATE offers SET state = 'expired', updated_at = :now WHERE state = 'open' AND expires_at < :now;
+UPDATE offers SET state = 'expired', updated_at = :now
+WHERE state = 'open' AND blocked = 0 AND expires_at < :now;
 
 -- name: claim_upsert
 INSERT INTO offer_claims (offer_id, claimant_id, claimant, note, ts, state)

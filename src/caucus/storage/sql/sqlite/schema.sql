@@ -127,6 +127,14 @@ CREATE TABLE offer_claims (
     PRIMARY KEY (offer_id, claimant_id)
 ) WITHOUT ROWID;
 
+CREATE TABLE offer_dependencies (
+    offer_id   TEXT NOT NULL,
+    depends_on TEXT NOT NULL,
+    PRIMARY KEY (offer_id, depends_on)
+) WITHOUT ROWID;
+
+CREATE INDEX offer_dependencies_on ON offer_dependencies (depends_on);
+
 CREATE TABLE offers (
     id              TEXT    PRIMARY KEY,
     poster_id       INTEGER NOT NULL,
@@ -140,7 +148,10 @@ CREATE TABLE offers (
     updated_at      REAL    NOT NULL,
     expires_at      REAL    NOT NULL,
     winner          TEXT,
-    task_id         TEXT
+    task_id         TEXT,
+    priority        INTEGER NOT NULL DEFAULT 2,
+    blocked         INTEGER NOT NULL DEFAULT 0,
+    on_failure      TEXT    NOT NULL DEFAULT 'cancel'
 ) WITHOUT ROWID;
 
 CREATE INDEX offers_open ON offers (state, expires_at);
