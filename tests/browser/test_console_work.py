@@ -171,6 +171,8 @@ async def test_file_reservations_show_and_follow_their_holders_live(
     # The operator's switch: the room refuses conflicting reservations from then on.
     switch = page.get_by_label("Enforce: refuse a reservation")
     await expect(switch).not_to_be_checked()
-    await switch.check()
-    await expect(switch).to_be_checked()  # as the hub says, read back on its event
+    # A click asks the hub; the box follows what the hub says, on its event (so not at once:
+    # Playwright's check() would want the state changed by the click itself).
+    await switch.click()
+    await expect(switch).to_be_checked()
     assert (await alice.reservations()).policy == "enforce"

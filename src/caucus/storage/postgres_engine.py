@@ -72,6 +72,11 @@ class ReadConnections:
                 conn = self._idle.get_nowait()
             except queue.Empty:
                 conn = psycopg.connect(self._dsn, row_factory=dict_row, autocommit=True)
+                # One snapshot per read unit: under READ COMMITTED each statement saw its own,
+                # so a peek could count one message and show a newer one committed between
+                # its two statements. A read-only REPEATABLE READ transaction never fails to
+                # serialize.
+                conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
             try:
                 yield conn
             finally:
