@@ -10,7 +10,14 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     NoDecode,
@@ -20,6 +27,7 @@ from pydantic_settings import (
 )
 
 from caucus.defaults import READ_ELSEWHERE
+from caucus.domain.launches import Backend
 
 DEFAULT_PORT = 8765
 
@@ -61,6 +69,28 @@ def exposed(host: str) -> bool:
 
 def default_db_path() -> Path:
     return user_data_dir() / "caucus.db"
+
+
+class SpawnProfile(BaseModel):
+    """A model an agent with the spawn grant may start a teammate on (issue 34)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Backend = Field("openai", description="where the teammate's answers come from")
+    model: str | None = Field(None, description="openai: the model's name on the server")
+    base_url: str | None = Field(None, description="openai: the OpenAI-compatible /v1 URL")
+    api_key_env: str | None = Field(
+        None,
+        pattern="^[A-Z_][A-Z0-9_]{0,63}$",
+        description="the variable holding the server's key, passed on from the hub's environment",
+    )
+    description: str = Field("", max_length=280, description="what this profile is good for")
+
+    @model_validator(mode="after")
+    def _check(self) -> SpawnProfile:
+        if self.backend == "openai" and not self.model:
+            raise ValueError("an openai profile needs model: the model's name on the server")
+        return self
 
 
 class Settings(BaseSettings):
@@ -132,6 +162,21 @@ class Settings(BaseSettings):
     )
     reservations_per_peer_max: int = Field(
         200, ge=1, description="paths and globs one agent may hold reserved at once"
+    )
+
+    # Teammates on demand (issue 34): what an agent the operator granted `spawn` may start.
+    spawn_profiles: dict[str, SpawnProfile] = Field(
+        default_factory=dict,
+        description="model profiles by name (a TOML table per profile: backend, model, base_url,"
+        " api_key_env, description); none: no agent can spawn",
+    )
+    spawn_tools: dict[str, str] = Field(
+        default_factory=dict,
+        description="tools a spawned teammate may be given, by name: an MCP server's command "
+        "line (run over stdio, split into arguments, never by a shell)",
+    )
+    spawn_room_max: int = Field(
+        4, ge=0, le=16, description="spawned teammates running in the room at once"
     )
 
     # Live deliberations (`convene`): the model a `chair: model` deliberation decides on.

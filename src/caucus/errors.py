@@ -99,6 +99,18 @@ class LauncherDisabled(Forbidden):
     code = "launcher_disabled"
 
 
+class SpawnNotGranted(Forbidden):
+    """The agent has no spawn grant: only the operator gives one."""
+
+    code = "spawn_not_granted"
+
+
+class SpawnNotApproved(Forbidden):
+    """A model profile or a tool that is not on the operator's list."""
+
+    code = "spawn_not_approved"
+
+
 class NotFound(CaucusError):
     code = "not_found"
     status = 404
@@ -193,6 +205,10 @@ class CapReservations(CapExceeded):
     code = "cap_reservations"
 
 
+class CapTeammates(CapExceeded):
+    code = "cap_teammates"
+
+
 class CapChannels(CapExceeded):
     code = "cap_channels"
 
@@ -266,6 +282,8 @@ ERRORS_BY_CODE: dict[str, type[CaucusError]] = {
         TicketRejected,
         Forbidden,
         LauncherDisabled,
+        SpawnNotGranted,
+        SpawnNotApproved,
         NotFound,
         Conflict,
         NameInUse,
@@ -285,6 +303,7 @@ ERRORS_BY_CODE: dict[str, type[CaucusError]] = {
         CapOpenForms,
         CapPeers,
         CapReservations,
+        CapTeammates,
         CapChannels,
         CapHands,
         CapSessions,

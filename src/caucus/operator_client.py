@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from caucus.client import BaseClient
+from caucus.client_base import BaseClient
 from caucus.wire.activity import ActivityList, ToolCallInfo
 from caucus.wire.console import SnapshotAt
 from caucus.wire.deliberations import DeliberationInfo, DeliberationList
@@ -17,6 +17,7 @@ from caucus.wire.reservations import ReservationPolicyInfo
 from caucus.wire.retention import PurgeResult
 from caucus.wire.room import ClosedChannel, FloorInfo, ReopenedChannel, RoomState
 from caucus.wire.search import SearchResults, ThreadSummaryInfo
+from caucus.wire.spawns import SpawnGrantInfo, TeammateInfo, TeammatesOverview
 from caucus.wire.work import OfferInfo, OfferList
 
 
@@ -182,6 +183,23 @@ class OperatorClient(BaseClient):
     async def stop_agent(self, launch_id: str) -> LaunchedAgent:
         """Stop a launched agent; returns once its process has ended."""
         return await self._post(LaunchedAgent, f"/operator/agents/{launch_id}/stop", {})
+
+    async def teammates(self) -> TeammatesOverview:
+        """The room's spawn grants and spawned teammates (newest first)."""
+        return await self._get(TeammatesOverview, "/operator/teammates")
+
+    async def grant_spawn(self, name: str, teammates: int = 1) -> SpawnGrantInfo:
+        """Let `name` spawn teammates, `teammates` running at once."""
+        path = f"/operator/peers/{quote(name, safe='')}/spawn-grant"
+        response = await self._call("PUT", path, json={"teammates": teammates})
+        return SpawnGrantInfo.model_validate_json(response.content)
+
+    async def revoke_spawn(self, name: str) -> None:
+        await self._call("DELETE", f"/operator/peers/{quote(name, safe='')}/spawn-grant")
+
+    async def stop_teammate(self, spawn_id: str) -> TeammateInfo:
+        path = f"/operator/teammates/{quote(spawn_id, safe='')}/stop"
+        return await self._post(TeammateInfo, path, {})
 
     async def close_channel(self, channel: str) -> list[str]:
         found = await self._post(ClosedChannel, f"/operator/channels/{channel.lstrip('#')}/close")

@@ -47,6 +47,7 @@ from caucus.api.routes import (
     reservations,
     search,
     tasks,
+    teammates,
     watch,
 )
 from caucus.clock import Clock
@@ -251,12 +252,14 @@ class CaucusApp:
             offers,
             reservations,
             search,
+            teammates,
             deliberations,
             operator,
             meta,
         ):
             app.include_router(module.router)
         app.include_router(reservations.operator_router)
+        app.include_router(teammates.operator_router)
         app.include_router(dashboard_routes.router)
         app.include_router(oversight.router)
         app.include_router(console.router)

@@ -165,3 +165,12 @@ class ReservationsChanged(Event):
 
     change: str
     holder: str | None
+
+
+@dataclass(slots=True)
+class TeammatesChanged(Event):
+    """A teammate was spawned or ended, or an agent's spawn grant was given or taken back."""
+
+    change: str  # spawned | ended | granted | revoked
+    spawner: str
+    name: str | None = None  # the teammate, for spawned and ended

@@ -27,6 +27,7 @@ class Launched:
     joined: bool
     spoke: bool
     lines: int
+    spawned_by: str | None = None  # the agent that spawned it (issue 34); None: the operator
 
     @property
     def silent(self) -> bool:

@@ -93,7 +93,12 @@ class DecisionLog:
     async def record(self, decision: DecisionRecord) -> tuple[int, dict[str, Any]]:
         """Chain one decision (a deliberation's) onto the ledger and announce it."""
         now = self._clock.now()
-        record = decision.to_dict(now=datetime.fromtimestamp(now, UTC))
+        return await self.record_dict(decision.to_dict(now=datetime.fromtimestamp(now, UTC)))
+
+    async def record_dict(self, record: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """Chain one record already in the ledger's format (a spawn's) and announce it; it is
+        checked against the verifier's rules before a byte is written."""
+        now = self._clock.now()
         async with self._lock:
             ((index, sealed),) = await asyncio.to_thread(self._ledger.append_many, [record])
         self._notifier.emit(DecisionRecorded(now, index, Decision(sealed)))

@@ -34,6 +34,7 @@ from caucus.services.reservations import ReservationService
 from caucus.services.retention import Retention
 from caucus.services.roles import Roles
 from caucus.services.search import SearchService
+from caucus.services.spawns import SPAWN_SIGNAL, SpawnService
 from caucus.services.tasks import TaskService
 from caucus.services.watchers import Watchers
 from caucus.storage.engine import Engine
@@ -150,6 +151,15 @@ class Hub:
             settings=settings,
         )
         self.launcher = Launcher(settings, self.notifier, self.clock)
+        self.spawns = SpawnService(
+            self.db,
+            self.launcher,
+            self.decisions,
+            self.registry,
+            self.notifier,
+            self.clock,
+            settings,
+        )
         self.activity = Activity(self.notifier, self.clock)
         self._parts: list[Part] = []
         self._run_maintenance = run_maintenance
@@ -177,6 +187,7 @@ class Hub:
             self.decisions.move_to(await room_ledger(self.settings, self.db))
         await self.control.load()
         await self.decisions.start()
+        await self.spawns.start()
         for part in self._parts:
             await part.start()
         self.started_at = self.clock.now()
@@ -195,6 +206,7 @@ class Hub:
                 await self._task
             self._task = None
         await self.launcher.close()
+        await self.spawns.stop()
         await self.deliberations.stop()
         await self.decisions.stop()
         with contextlib.suppress(Exception):
@@ -213,6 +225,8 @@ class Hub:
             work = self.registry.refresh(int(arg))
         elif kind == FLOORS_SIGNAL:
             work = self.floors.reload()
+        elif kind == SPAWN_SIGNAL:
+            self.spawns.signalled(arg)
         if work is None:
             return
         task = asyncio.create_task(work)
@@ -232,6 +246,7 @@ class Hub:
         await self.tasks.sweep()
         await self.offers.sweep()
         await self.reservations.sweep()
+        await self.spawns.sweep()
         await self.search.follow()
         before = self.clock.now() - self.settings.idempotency_window
         await self.db.write(lambda r: r.idempotency.purge(before))

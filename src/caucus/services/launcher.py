@@ -14,11 +14,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import logging
 import os
 import signal
 import sys
 import tempfile
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +32,8 @@ from caucus.domain.names import check_peer_name
 from caucus.errors import Conflict, InvalidRequest, LauncherDisabled, NotFound
 from caucus.files import private_dir
 from caucus.services.notifier import Notifier
+
+log = logging.getLogger(__name__)
 
 # What a launched agent inherits from the hub's environment: enough to find programs, a home,
 # a locale and a Python; never a CAUCUS_* setting or a credential the request did not name.
@@ -69,6 +73,7 @@ class LaunchSpec:
     skills: list[str] = field(default_factory=list)
     description: str | None = None
     workdir: str | None = None
+    spawned_by: str | None = None  # the agent that asked for it (issue 34), if not the operator
 
 
 @dataclass(eq=False)
@@ -107,6 +112,7 @@ class _Agent:
             joined=self.joined,
             spoke=self.spoke,
             lines=len(self.lines),
+            spawned_by=self.spec.spawned_by,
         )
 
 
@@ -117,7 +123,13 @@ class Launcher:
         self._agents: dict[str, _Agent] = {}  # by launch id, in launch order
         self._running: dict[str, _Agent] = {}  # by name: the room's events look them up
         self._ids = itertools.count(1)
+        self._ended: list[Callable[[Launched], Awaitable[None]]] = []
+        self.closed = False  # the hub is shutting down: every agent ends with it
         notifier.subscribe(self._on_event)
+
+    def on_end(self, callback: Callable[[Launched], Awaitable[None]]) -> None:
+        """Call `callback` with each agent once its process has ended."""
+        self._ended.append(callback)
 
     # --- policy ---------------------------------------------------------------------------------
     def why_not(self) -> str | None:
@@ -129,14 +141,14 @@ class Launcher:
             )
         return None
 
-    def _check_enabled(self) -> None:
+    def check_enabled(self) -> None:
         why = self.why_not()
         if why is not None:
             raise LauncherDisabled(f"launching agents is off: {why}")
 
     # --- launching ------------------------------------------------------------------------------
     async def launch(self, spec: LaunchSpec, hub_url: str) -> Launched:
-        self._check_enabled()
+        self.check_enabled()
         check_peer_name(spec.name)
         if spec.backend == "openai" and not spec.model:
             raise InvalidRequest("an openai agent needs model: the model's name on the server")
@@ -235,6 +247,11 @@ class Launcher:
             del self._running[agent.spec.name]
         if agent.prompt_file is not None:
             agent.prompt_file.unlink(missing_ok=True)
+        for callback in self._ended:
+            try:
+                await callback(agent.info())
+            except Exception:  # one listener's failure must not leave the others untold
+                log.exception("a launched agent's end was not recorded")
 
     # --- what the room says ---------------------------------------------------------------------
     def _on_event(self, event: Event) -> None:
@@ -291,6 +308,7 @@ class Launcher:
 
     async def close(self) -> None:
         """Stop every agent still running (the hub is shutting down)."""
+        self.closed = True
         await asyncio.gather(*(self._end(a) for a in self._agents.values()))
 
 

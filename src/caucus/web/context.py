@@ -39,3 +39,13 @@ def served(scope: Scope) -> Served:
 
 def hub_of(request: HTTPConnection) -> Hub:
     return served(request.scope).hub
+
+
+def socket_url(scope: Scope, fallback: str) -> str:
+    """Where an agent this hub starts reaches it: the very socket the request came in on (a
+    launching hub binds loopback), else `fallback` (the URL the client used)."""
+    server = scope.get("server")
+    if server and server[1] is not None:
+        host = str(server[0])
+        return f"http://[{host}]:{server[1]}" if ":" in host else f"http://{host}:{server[1]}"
+    return fallback.rstrip("/")

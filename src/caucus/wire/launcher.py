@@ -27,6 +27,9 @@ class LaunchedAgent(BaseModel):
     spoke: bool = Field(description="it has sent the room a message")
     silent: bool = Field(description="it joined but has never spoken: worth a look")
     lines: int = Field(description="output lines kept (the last ones)")
+    spawned_by: str | None = Field(
+        None, description="the agent that spawned it as a teammate; null: the operator"
+    )
 
     @classmethod
     def of(cls, a: Launched) -> LaunchedAgent:
@@ -45,6 +48,7 @@ class LaunchedAgent(BaseModel):
             spoke=a.spoke,
             silent=a.silent,
             lines=a.lines,
+            spawned_by=a.spawned_by,
         )
 
 

@@ -418,3 +418,32 @@ class BlockedRequest(_In):
 
 class ReservationPolicyRequest(_In):
     policy: str = closed(ReservationPolicy, "advisory: grant and report; enforce: refuse")
+
+
+class SpawnRequest(_In):
+    """A teammate to start: a native agent on one of the operator's model profiles."""
+
+    prompt: str = Field(
+        min_length=1,
+        max_length=8000,
+        description="its system prompt: who it is, what it is for, whom it reports to",
+    )
+    profile: str = Field(
+        max_length=64, description="a model profile on the operator's list (GET /teammates)"
+    )
+    tools: list[Annotated[str, Field(max_length=64)]] = Field(
+        default_factory=list,
+        max_length=8,
+        description="tools from the operator's list, by name (beyond the room's own)",
+    )
+    name: str | None = Field(
+        None,
+        description="its name in the room (default: yours and four hex digits)",
+        json_schema_extra=NAME,
+    )
+
+
+class SpawnGrantRequest(_In):
+    teammates: int = Field(
+        1, ge=1, le=16, description="how many teammates the agent may have running at once"
+    )

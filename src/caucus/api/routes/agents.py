@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query, Request
 from caucus.services.launcher import LaunchSpec
 from caucus.services.roles import Access
 from caucus.web.access import OperatorDep, access
-from caucus.web.context import hub_of
+from caucus.web.context import hub_of, socket_url
 from caucus.wire.errors import ErrorBody
 from caucus.wire.fields import MAX_INT
 from caucus.wire.launcher import AgentOutput, LaunchedAgent, LaunchedList
@@ -33,12 +33,7 @@ _OPERATOR = access(Access.OPERATOR)
 
 
 def _hub_url(request: Request) -> str:
-    """Where the agent reaches this hub: the very socket the request came in on (loopback)."""
-    server = request.scope.get("server")
-    if server and server[1] is not None:
-        host = str(server[0])
-        return f"http://[{host}]:{server[1]}" if ":" in host else f"http://{host}:{server[1]}"
-    return str(request.base_url).rstrip("/")
+    return socket_url(request.scope, str(request.base_url))
 
 
 @router.post(

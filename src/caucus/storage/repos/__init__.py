@@ -23,6 +23,7 @@ from caucus.storage.repos.reservations import Reservations
 from caucus.storage.repos.retention import Retention
 from caucus.storage.repos.room import RoomState
 from caucus.storage.repos.search import Search
+from caucus.storage.repos.spawns import Spawns
 from caucus.storage.repos.tasks import Tasks
 from caucus.storage.repos.trips import ONE_STATEMENT, ROW_BY_ROW, Trips
 from caucus.storage.repos.watch import WatchCredentials
@@ -44,6 +45,7 @@ class Repos:
         "retention",
         "room",
         "search",
+        "spawns",
         "tasks",
         "tx",
         "watch",
@@ -82,6 +84,7 @@ class Repos:
         self.room = RoomState(tx)
         self.retention = Retention(tx)
         self.search = Search(tx)
+        self.spawns = Spawns(tx)
 
 
 def _no_lease() -> int:

@@ -246,3 +246,29 @@ CREATE TABLE reservations (
 );
 CREATE INDEX reservations_holder ON reservations (holder_id, pattern);
 CREATE INDEX reservations_expiry ON reservations (expires_at);
+
+CREATE TABLE spawn_grants (
+    peer_id    BIGINT           PRIMARY KEY,
+    peer       TEXT             NOT NULL,
+    teammates  INTEGER          NOT NULL,
+    given_at   DOUBLE PRECISION NOT NULL
+);
+CREATE TABLE spawns (
+    id          TEXT             PRIMARY KEY,
+    spawner_id  BIGINT           NOT NULL,
+    spawner     TEXT             NOT NULL,
+    name        TEXT             NOT NULL,
+    profile     TEXT             NOT NULL,
+    tools       TEXT             NOT NULL DEFAULT '[]',
+    prompt      TEXT             NOT NULL,
+    process     TEXT             NOT NULL,
+    launch_id   TEXT,
+    record      TEXT,
+    state       TEXT             NOT NULL CHECK (state IN ('running', 'ended')),
+    ended_by    TEXT,
+    exit_code   INTEGER,
+    started_at  DOUBLE PRECISION NOT NULL,
+    ended_at    DOUBLE PRECISION
+);
+CREATE INDEX spawns_running ON spawns (spawner_id) WHERE state = 'running';
+CREATE INDEX spawns_started ON spawns (started_at);

@@ -545,3 +545,66 @@ WHERE id = :id AND holder_id = :holder_id AND expires_at > :now;
 DELETE FROM reservations
 WHERE expires_at <= :now OR holder_id NOT IN (SELECT id FROM peers WHERE state = 'active');
 
+
+-- === teammates on demand (spawn grants and spawns, issue 34) ===============================
+
+-- name: spawn_grant_set
+INSERT INTO spawn_grants (peer_id, peer, teammates, given_at)
+VALUES (:peer_id, :peer, :teammates, :now)
+ON CONFLICT (peer_id) DO UPDATE
+SET peer = excluded.peer, teammates = excluded.teammates, given_at = excluded.given_at;
+
+-- name: spawn_grant_delete
+DELETE FROM spawn_grants WHERE peer_id = :peer_id;
+
+-- name: spawn_grant_get
+SELECT peer, teammates, given_at FROM spawn_grants WHERE peer_id = :peer_id;
+
+-- name: spawn_grants_here
+-- The grants of agents still here (one who left or was kicked keeps none that matters).
+SELECT g.peer, g.teammates, g.given_at
+FROM spawn_grants g JOIN peers p ON p.id = g.peer_id
+WHERE p.state IN ('active', 'reaped')
+ORDER BY g.peer;
+
+-- name: spawn_insert
+INSERT INTO spawns (id, spawner_id, spawner, name, profile, tools, prompt, process, state,
+    started_at)
+VALUES (:id, :spawner_id, :spawner, :name, :profile, :tools, :prompt, :process, 'running',
+    :now);
+
+-- name: spawn_launched
+UPDATE spawns SET launch_id = :launch_id, record = :record WHERE id = :id;
+
+-- name: spawn_end
+UPDATE spawns SET state = 'ended', ended_by = :ended_by, exit_code = :exit_code,
+    ended_at = :now
+WHERE id = :id AND state = 'running';
+
+-- name: spawns_end_running
+-- Every teammate the room still counts as running, ended at once (a hub that restarted
+-- alone on its database ran them all, and its children did not outlive it).
+UPDATE spawns SET state = 'ended', ended_by = :ended_by, ended_at = :now
+WHERE state = 'running';
+
+-- name: spawn_get
+SELECT * FROM spawns WHERE id = :id;
+
+-- name: spawns_running_count
+SELECT count(*) AS n FROM spawns WHERE state = 'running';
+
+-- name: spawns_running_count_of
+SELECT count(*) AS n FROM spawns WHERE state = 'running' AND spawner_id = :spawner_id;
+
+-- name: spawns_running_of_spawner
+SELECT * FROM spawns WHERE state = 'running' AND spawner = :spawner ORDER BY started_at;
+
+-- name: spawns_recent
+SELECT * FROM spawns ORDER BY started_at DESC, id DESC LIMIT :limit;
+
+-- name: spawns_recent_of
+SELECT * FROM spawns WHERE spawner_id = :spawner_id ORDER BY started_at DESC, id DESC
+LIMIT :limit;
+
+-- name: spawns_forget
+DELETE FROM spawns WHERE state = 'ended' AND ended_at < :before;

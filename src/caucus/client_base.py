@@ -1,0 +1,127 @@
+"""`BaseClient`: the HTTP plumbing the agent and operator clients share: one bearer token, one
+error mapping (every error the hub reports raises its `caucus.errors` class)."""
+
+from __future__ import annotations
+
+import asyncio
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+import httpx2
+from pydantic import BaseModel
+
+from caucus.defaults import DEFAULT_HUB
+from caucus.errors import HubUnavailable, error_from_body
+from caucus.wire.room import Health, Limits, VersionInfo
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class BaseClient:
+    """HTTP plumbing shared by the agent and operator clients: one bearer token, one error
+    mapping (every hub error raises its `caucus.errors` class)."""
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_HUB,
+        *,
+        token: str | None = None,
+        timeout: float = 10.0,
+        transport: httpx2.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self._timeout = timeout
+        self._http = httpx2.AsyncClient(
+            base_url=self.base_url,
+            timeout=httpx2.Timeout(timeout),
+            transport=transport,
+            headers={"User-Agent": "caucus-client"},
+        )
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    # --- plumbing --------------------------------------------------------------------------
+    def _headers(self, auth: bool) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"} if auth and self.token else {}
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+        read_timeout: float | None = None,
+        auth: bool = True,
+        headers: dict[str, str] | None = None,
+    ) -> httpx2.Response:
+        sent = self._headers(auth)
+        sent.update(headers or {})
+        timeout = None
+        if read_timeout is not None:
+            timeout = httpx2.Timeout(self._timeout, read=read_timeout)
+        try:
+            response = await self._http.request(
+                method,
+                path,
+                json=json,
+                params={k: v for k, v in (params or {}).items() if v is not None},
+                headers=sent,
+                timeout=timeout if timeout is not None else httpx2.USE_CLIENT_DEFAULT,
+            )
+        except httpx2.TransportError as exc:
+            raise HubUnavailable(
+                f"cannot reach the hub at {self.base_url} ({type(exc).__name__}); is "
+                "`caucus hub` running there?"
+            ) from exc
+        if response.status_code >= 400:
+            try:
+                body = response.json()
+            except ValueError:
+                body = None
+            raise error_from_body(response.status_code, body)
+        return response
+
+    async def _get(self, model: type[M], path: str, **kw: Any) -> M:
+        return model.model_validate_json((await self._call("GET", path, **kw)).content)
+
+    async def _post(self, model: type[M], path: str, body: Any = None, **kw: Any) -> M:
+        response = await self._call("POST", path, json=body, **kw)
+        return model.model_validate_json(response.content)
+
+    async def health(self) -> Health:
+        return await self._get(Health, "/health", auth=False)
+
+    async def version(self) -> VersionInfo:
+        """Which hub this is (no token needed)."""
+        return await self._get(VersionInfo, "/version", auth=False)
+
+    async def limits(self) -> Limits:
+        """The limits this hub applies (content, long-poll, caps, the send budget)."""
+        return await self._get(Limits, "/limits", auth=False)
+
+    async def wait_ready(self, timeout: float = 15.0) -> None:
+        """Poll /health until the hub answers (used after starting a hub process)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            try:
+                await self.health()
+                return
+            except HubUnavailable:
+                if loop.time() > deadline:
+                    raise
+                await asyncio.sleep(0.05)
