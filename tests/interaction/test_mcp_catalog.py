@@ -37,8 +37,9 @@ from tests.mcptools import call, fail
 # the 2026-07-28 `handle`, most of it its output schema; the `search` tool (ADR 0029, issue 34
 # again) 3,300 with the handle, its output being two shapes: hits, or a thread's summary;
 # task dependencies (ADR 0030): `task`'s blocked_by, priority, on_failure, ready and depend,
-# `offer`'s blocked_by and priority, and what each shows of them, 1,200.
-CATALOG_CEILING = 17_099 + 2_500 + 300 + 300 + 1_800 + 3_300 + 1_200
+# `offer`'s blocked_by and priority, and what each shows of them, 1,200; the `teammate` tool
+# (ADR 0031: spawning on the operator's grant) 2,200 with the handle.
+CATALOG_CEILING = 17_099 + 2_500 + 300 + 300 + 1_800 + 3_300 + 1_200 + 2_200
 DESCRIPTION_CEILING = 260  # characters per tool description
 ARGUMENT_DESCRIPTION_CEILING = 110
 
@@ -216,6 +217,8 @@ async def test_every_tool_answers_structured_content_that_fits_its_schema(url: s
         await run(alice, "reservation", action="renew", ttl=600)
         mine = held["reservations"][0]["reservation_id"]
         await run(alice, "reservation", action="release", ids=[mine])
+        standing = await run(bob, "teammate")  # no grant: what it may not do, and why
+        assert not standing["granted"]
         await run(alice, "ask_operator", title="Ship?", fields=[{"key": "go", "type": "text"}])
         await run(bob, "ask_operator")
         await run(bob, "decisions", limit=5)

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from mcp import Client
 
 from caucus.client import HubClient
 from caucus.domain.spawns import Spawn
@@ -29,6 +30,7 @@ from caucus.operator_client import OperatorClient
 from caucus.testing import make_hub, serve
 from tests.conftest import eventually
 from tests.interaction.test_launcher import answer_from, operator_agent
+from tests.mcptools import call, fail
 
 FILESERVER = Path(__file__).resolve().parents[1] / "fileserver.py"
 PROFILES = {
@@ -227,3 +229,35 @@ async def test_a_hub_alone_on_its_file_counts_no_teammate_of_a_run_that_crashed(
 
 async def _joined(operator: OperatorClient, launch_id: str) -> bool:
     return (await operator_agent(operator, launch_id)).joined
+
+
+async def test_an_mcp_host_spawns_lists_and_stops_a_teammate_with_the_teammate_tool(
+    tmp_path: Path,
+) -> None:
+    async with (
+        make_hub(tmp_path / "hub", spawn_profiles=PROFILES) as hub,
+        serve(hub) as url,
+        OperatorClient(url, token=hub.operator.token) as operator,
+        Client(f"{url}/mcp", mode="legacy") as lead,
+    ):
+        await call(lead, "join", name="lead")
+        ask = {"action": "spawn", "prompt": "You echo.", "profile": "echo"}
+        code, text = await fail(lead, "teammate", **ask)
+        assert code == "spawn_not_granted"
+        assert "operator" in text
+        await operator.grant_spawn("lead", teammates=1)
+        result = await lead.call_tool(
+            "teammate", {"action": "spawn", "prompt": "You echo.", "profile": "echo", "name": "e1"}
+        )
+        assert not result.is_error, result.content
+        data = result.structured_content
+        assert data is not None
+        assert (data["granted"], data["running"]) == (True, 1)
+        (mate,) = data["teammates"]
+        assert (mate["name"], mate["state"]) == ("e1", "running")
+        text = result.content[0].text  # type: ignore[union-attr]
+        assert text.startswith("Spawned e1")
+        stopped = await lead.call_tool("teammate", {"action": "stop", "spawn_id": mate["spawn_id"]})
+        assert stopped.structured_content is not None
+        assert stopped.structured_content["running"] == 0
+        assert stopped.structured_content["teammates"][0]["ended_by"] == "spawner"

@@ -172,6 +172,21 @@ class ReservationArgs(Args):
     holder: str | None = Field(None, description="list: only this agent's")
 
 
+class TeammateAction(StrEnum):
+    LIST = "list"
+    SPAWN = "spawn"
+    STOP = "stop"
+
+
+class TeammateArgs(Args):
+    action: TeammateAction = Field(TeammateAction.LIST, description="list: what you may spawn")
+    prompt: str | None = Field(None, description="spawn: who it is, what for, whom it reports to")
+    profile: str | None = Field(None, description="spawn: a model profile from list")
+    tools: list[str] | None = Field(None, max_length=8, description="spawn: tools from list")
+    name: str | None = Field(None, description="spawn: its name (default: yours-xxxx)")
+    spawn_id: str | None = Field(None, description="stop")
+
+
 class SearchAction(StrEnum):
     FIND = "find"
     SUMMARIZE = "summarize"

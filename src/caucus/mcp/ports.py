@@ -19,6 +19,7 @@ from caucus.wire.peers import Departure, PeerInfo, Registered, StatusInfo
 from caucus.wire.reservations import ReservationList
 from caucus.wire.room import ChannelInfo, ChannelJoin, FloorInfo, Limits, ProtocolText
 from caucus.wire.search import SearchResults, ThreadSummaryInfo
+from caucus.wire.spawns import TeammateInfo, Teammates
 from caucus.wire.watch import WatchKey, WatchTicket
 from caucus.wire.work import OfferInfo, TaskInfo
 
@@ -207,6 +208,16 @@ class HubPort(Protocol):
     async def reservations(self, holder: str | None) -> ReservationList:
         """What stands; read before joining too."""
         ...
+
+    async def teammates(self) -> Teammates:
+        """What the caller may spawn, and its teammates."""
+        ...
+
+    async def spawn(
+        self, prompt: str, profile: str, tools: list[str], name: str | None
+    ) -> TeammateInfo: ...
+
+    async def stop_teammate(self, spawn_id: str) -> TeammateInfo: ...
 
     async def search(self, q: str, filters: dict[str, Any]) -> SearchResults:
         """`HubClient.search`: what the caller may read that holds every word of `q`."""

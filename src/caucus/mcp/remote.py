@@ -17,6 +17,7 @@ from caucus.wire.peers import Departure, PeerInfo, StatusInfo
 from caucus.wire.reservations import ReservationList
 from caucus.wire.room import ChannelInfo, ChannelJoin, FloorInfo, Limits, ProtocolText
 from caucus.wire.search import SearchResults, ThreadSummaryInfo
+from caucus.wire.spawns import TeammateInfo, Teammates
 from caucus.wire.watch import WatchKey, WatchTicket
 from caucus.wire.work import OfferInfo, TaskInfo
 
@@ -243,6 +244,17 @@ class RemotePort:
 
     async def reservations(self, holder: str | None) -> ReservationList:
         return await self.client.reservations(holder)
+
+    async def teammates(self) -> Teammates:
+        return await self.client.teammates()
+
+    async def spawn(
+        self, prompt: str, profile: str, tools: list[str], name: str | None
+    ) -> TeammateInfo:
+        return await self.client.spawn(prompt, profile, tools=tools, name=name)
+
+    async def stop_teammate(self, spawn_id: str) -> TeammateInfo:
+        return await self.client.stop_teammate(spawn_id)
 
     async def ask_operator(self, title: str, fields: list[dict[str, Any]], to: str) -> FormInfo:
         return await self.client.ask_operator(title, fields, to=to)

@@ -22,6 +22,7 @@ from caucus.wire.peers import Outcome
 from caucus.wire.reservations import ReservationList
 from caucus.wire.room import ProtocolText
 from caucus.wire.search import SearchResults, ThreadSummaryInfo
+from caucus.wire.spawns import Teammates
 from caucus.wire.work import OfferInfo, TaskInfo
 
 UNTRUSTED = (
@@ -280,4 +281,30 @@ def thread_text(summary: ThreadSummaryInfo) -> str:
         title += f" The model failed ({summary.model_error[:80]})."
     fence = _Fence(title)
     fence.item("summary", [("", summary.summary)])
+    return fence.text()
+
+
+def teammates_text(standing: Teammates, *, done: str | None = None) -> str:
+    """What the caller may spawn, then its teammates: the running ones first."""
+    if standing.why_not is not None:
+        title = f"This hub spawns no teammates: {standing.why_not}."
+    elif not standing.granted:
+        title = "You have no spawn grant: only the operator gives one."
+    else:
+        title = (
+            f"You may run {standing.allowed} teammate(s), {standing.running} running; the room"
+            f" {standing.room_running} of {standing.room_max}."
+        )
+    if done is not None:
+        title = f"{done} {title}"
+    fence = _Fence(title)
+    if standing.granted:
+        for p in standing.profiles:
+            model = f" {p.model}" if p.model else ""
+            fence.item(f"profile {p.name}: {p.backend}{model}", [("for", p.description or None)])
+        fence.item("tools: " + (", ".join(standing.tools) or "none beyond the room's"))
+    for t in sorted(standing.teammates, key=lambda t: t.state != "running"):
+        state = "running" if t.state == "running" else f"ended ({t.ended_by})"
+        header = f"{t.spawn_id}: {t.name} on {t.profile}, {state}"
+        fence.item(header, [("prompt", t.prompt)])
     return fence.text()

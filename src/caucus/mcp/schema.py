@@ -72,6 +72,8 @@ def _compact(node: Any, *, output: bool) -> Any:
             merged = {**other, "type": [other["type"], "null"] if output else other["type"]}
             merged.update(out)
             out = merged
-            if not output and isinstance(out.get("enum"), list):
-                out["enum"] = [v for v in out["enum"] if v is not None]
+            if isinstance(out.get("enum"), list):
+                # An output's null must be one of the enum's values too, or it fails the check.
+                values = [v for v in out["enum"] if v is not None]
+                out["enum"] = [*values, None] if output else values
     return out

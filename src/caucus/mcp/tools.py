@@ -30,6 +30,7 @@ from caucus.mcp.renderings import (
     search_text,
     sent_line,
     tasks_text,
+    teammates_text,
     thread_text,
 )
 from caucus.mcp.results import (
@@ -49,6 +50,7 @@ from caucus.wire.peers import Departure, Outcome, PeerList, StatusInfo
 from caucus.wire.reservations import ReservationList
 from caucus.wire.room import ChannelInfo, ChannelList, FloorInfo, ProtocolText
 from caucus.wire.search import SearchFound
+from caucus.wire.spawns import Teammates
 from caucus.wire.work import OfferList, TaskList
 
 Reply = tuple[Wire, str]
@@ -116,6 +118,7 @@ class Catalog:
                 "reservation", _RESERVATION, a.ReservationArgs, ReservationList, self.reservation
             ),
             _tool("search", _SEARCH, a.SearchArgs, SearchFound, self.search, **reads),
+            _tool("teammate", _TEAMMATE, a.TeammateArgs, Teammates, self.teammate),
             _tool("ask_operator", _ASK, a.AskArgs, FormList, self.ask, idempotent=True),
             _tool("decisions", _DECISIONS, a.DecisionsArgs, DecisionList, self.decisions, **reads),
             _tool("convene", _CONVENE, a.ConveneArgs, Convened, self.convene),
@@ -372,6 +375,20 @@ class Catalog:
                 found = await port.renew(x.ids or [], x.ttl)
         return found, reservations_text(found, me=port.name, action=r.value)
 
+    async def teammate(self, call: Call, x: a.TeammateArgs) -> Reply:
+        port = await self._joined(call)
+        done = None
+        if x.action is a.TeammateAction.SPAWN:
+            prompt = _needs(x.prompt, "prompt", x.action)
+            profile = _needs(x.profile, "profile", x.action)
+            mate = await port.spawn(prompt, profile, x.tools or [], x.name)
+            done = f"Spawned {mate.name} ({mate.spawn_id}): it joins in a moment."
+        elif x.action is a.TeammateAction.STOP:
+            mate = await port.stop_teammate(_needs(x.spawn_id, "spawn_id", x.action))
+            done = f"Stopped {mate.name}." if mate.state == "ended" else f"Stopping {mate.name}."
+        standing = await port.teammates()
+        return standing, teammates_text(standing, done=done)
+
     async def search(self, call: Call, x: a.SearchArgs) -> Reply:
         port = await self._joined(call)
         if x.action is a.SearchAction.SUMMARIZE:
@@ -489,6 +506,8 @@ _RESERVATION = _doc("""Reserve files you will edit (paths or globs from the repo
     others keep off; list who holds what, release, renew.""")
 _SEARCH = _doc("""Full-text search over what you may read: your directs, channels, broadcasts,
     decisions; summarize: a thread's summary.""")
+_TEAMMATE = _doc("""Spawn a teammate (a native agent on a model profile the operator approved;
+    needs the operator's spawn grant), list yours, stop one.""")
 _ASK = _doc("""Ask the human operator one bounded question; the answer comes by listen and
     is recorded as a decision. No title: the forms waiting for you (look first).""")
 _CONVENE = _doc("""Convene peers to deliberate a subject: each argues by submit_position, the

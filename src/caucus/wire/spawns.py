@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from caucus.domain.launches import Backend
 from caucus.domain.spawns import EndedBy, Profile, Spawn, SpawnGrant, SpawnState, Standing
+from caucus.wire.fields import Wire
 
 
-class SpawnGrantInfo(BaseModel):
+class SpawnGrantInfo(Wire):
     """The operator's leave for one agent to spawn teammates."""
 
     peer: str
@@ -17,10 +18,10 @@ class SpawnGrantInfo(BaseModel):
 
     @classmethod
     def of(cls, g: SpawnGrant) -> SpawnGrantInfo:
-        return cls(peer=g.peer, teammates=g.teammates, given_at=g.given_at)
+        return cls.model_construct(peer=g.peer, teammates=g.teammates, given_at=g.given_at)
 
 
-class ProfileInfo(BaseModel):
+class ProfileInfo(Wire):
     """A model profile on the operator's list (its server and key stay the hub's)."""
 
     name: str
@@ -30,10 +31,12 @@ class ProfileInfo(BaseModel):
 
     @classmethod
     def of(cls, p: Profile) -> ProfileInfo:
-        return cls(name=p.name, backend=p.backend, model=p.model, description=p.description)
+        return cls.model_construct(
+            name=p.name, backend=p.backend, model=p.model, description=p.description
+        )
 
 
-class TeammateInfo(BaseModel):
+class TeammateInfo(Wire):
     """One spawned teammate: what it was given and where it stands."""
 
     spawn_id: str
@@ -54,7 +57,7 @@ class TeammateInfo(BaseModel):
 
     @classmethod
     def of(cls, s: Spawn) -> TeammateInfo:
-        return cls(
+        return cls.model_construct(
             spawn_id=s.id,
             name=s.name,
             spawner=s.spawner,
@@ -71,7 +74,7 @@ class TeammateInfo(BaseModel):
         )
 
 
-class Teammates(BaseModel):
+class Teammates(Wire):
     """What an agent may spawn now, and its teammates (newest first)."""
 
     granted: bool = Field(description="the operator has given you the spawn grant")
@@ -86,7 +89,7 @@ class Teammates(BaseModel):
 
     @classmethod
     def of(cls, s: Standing) -> Teammates:
-        return cls(
+        return cls.model_construct(
             granted=s.grant is not None,
             allowed=s.grant.teammates if s.grant is not None else 0,
             running=s.running,
@@ -99,7 +102,7 @@ class Teammates(BaseModel):
         )
 
 
-class TeammatesOverview(BaseModel):
+class TeammatesOverview(Wire):
     """The room's spawn grants and teammates (the operator's view)."""
 
     grants: list[SpawnGrantInfo]
@@ -112,7 +115,7 @@ class TeammatesOverview(BaseModel):
 
     @classmethod
     def of(cls, s: Standing) -> TeammatesOverview:
-        return cls(
+        return cls.model_construct(
             grants=[SpawnGrantInfo.of(g) for g in s.grants],
             room_running=s.room_running,
             room_max=s.room_max,

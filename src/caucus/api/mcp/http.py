@@ -42,7 +42,7 @@ from caucus.mcp.tools import Call, Catalog
 from caucus.mcp.watch import Session, by_session_file, by_ticket, write_session
 from caucus.services.hub import Hub
 from caucus.web.bearer import parse_bearer
-from caucus.web.context import NotComposed, served
+from caucus.web.context import NotComposed, served, socket_url
 from caucus.web.errors import error_response, unexpected_error_body
 from caucus.wire.headers import AGENT_KEY_HEADER
 from caucus.wire.room import Limits
@@ -152,6 +152,9 @@ class McpEndpoint:
         client = getattr(ctx.request, "client", None)
         port.source = client.host if client is not None else None
         port.hub_url = self._hub_url(ctx.request)
+        scope = getattr(ctx.request, "scope", None)
+        if isinstance(scope, dict):
+            port.socket_url = socket_url(scope, port.hub_url or "")
         return Call(
             port,
             default_name=client_name(ctx),

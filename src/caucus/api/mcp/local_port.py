@@ -14,6 +14,7 @@ from caucus.errors import InvalidRequest, Unauthorized
 from caucus.mcp.ports import Answer, Convening, Joined
 from caucus.protocol import PROTOCOL_VERSION, core_text, section, section_names
 from caucus.services.hub import Hub
+from caucus.services.spawns import SpawnAsk
 from caucus.wire.deliberations import DeliberationInfo, PositionInfo
 from caucus.wire.fields import parse_time
 from caucus.wire.forms import DecisionRecord, FormInfo
@@ -22,6 +23,7 @@ from caucus.wire.peers import Departure, PeerInfo, StatusInfo
 from caucus.wire.reservations import ReservationList
 from caucus.wire.room import ChannelInfo, ChannelJoin, FloorInfo, Limits, ProtocolText
 from caucus.wire.search import SearchResults, ThreadSummaryInfo
+from caucus.wire.spawns import TeammateInfo, Teammates
 from caucus.wire.watch import WatchKey, WatchTicket, ticket_command
 from caucus.wire.work import OfferInfo, TaskInfo
 
@@ -44,6 +46,7 @@ class LocalPort:
         self.session_id: str | None = None  # the MCP session it serves, if it serves one
         self._watch_key: WatchKey | None = None
         self.hub_url: str | None = None  # the hub as the client reaches it
+        self.socket_url: str | None = None  # the hub as an agent it starts reaches it
         self.watch_file: Path | None = None  # the session file its watcher reads, if any
 
     @property
@@ -360,6 +363,19 @@ class LocalPort:
         await self._room()
         service = self.hub.reservations
         return ReservationList.of(await service.listing(holder), await service.policy())
+
+    async def teammates(self) -> Teammates:
+        return Teammates.of(await self.hub.spawns.standing(await self._me()))
+
+    async def spawn(
+        self, prompt: str, profile: str, tools: list[str], name: str | None
+    ) -> TeammateInfo:
+        ask = SpawnAsk(prompt=prompt, profile=profile, tools=tools, name=name)
+        url = self.socket_url or f"http://127.0.0.1:{self.hub.settings.port}"
+        return TeammateInfo.of(await self.hub.spawns.spawn(await self._me(), ask, url))
+
+    async def stop_teammate(self, spawn_id: str) -> TeammateInfo:
+        return TeammateInfo.of(await self.hub.spawns.stop_teammate(spawn_id, await self._me()))
 
     async def ask_operator(self, title: str, fields: list[dict[str, Any]], to: str) -> FormInfo:
         return FormInfo.of(await self.hub.forms.ask(await self._me(), title, fields, to))
