@@ -41,6 +41,7 @@ from caucus.domain.events import (
     ReservationsChanged,
     StatusChanged,
     TasksChanged,
+    TeammatesChanged,
     ToolCalled,
     TopicChanged,
 )
@@ -150,6 +151,9 @@ def _describe(event: Event) -> tuple[str, dict[str, Any]] | None:
             return "reservations", {"change": event.change, "holder": event.holder}
         case TasksChanged():
             return "task_changed", {"change": event.change, "task_id": event.task_id}
+        case TeammatesChanged():
+            change = {"change": event.change, "spawner": event.spawner, "name": event.name}
+            return "teammates", change
     return None
 
 
@@ -175,6 +179,7 @@ _SHOWN = (
     ToolCalled,
     ReservationsChanged,
     TasksChanged,
+    TeammatesChanged,
 )
 
 

@@ -140,6 +140,7 @@ export function Agents({ api, observer, notify }) {
           (a) => html`<li class="card" key=${a.launch_id} data-launched=${a.name} data-state=${a.state}>
             <div>
               <strong>${a.name}</strong> <span class="badge">${stateLine(a)}</span>
+              ${a.spawned_by && html` <span class="badge" data-spawned-by=${a.spawned_by}>spawned by ${a.spawned_by}</span>`}
               ${a.silent && html` <span class="badge warn" data-silent>joined but never spoke</span>`}
               ${!a.joined && a.state === "running" && html` <span class="badge">not joined yet</span>`}
             </div>

@@ -1,6 +1,7 @@
 // The Caucus operator console: sign in, follow the feed, act on the room.
 
 import { ActivityView, Agents } from "./agents.js";
+import { Teammates } from "./teammates.js";
 import { Api, follow, route } from "./api.js";
 import { Composer } from "./composer.js";
 import { Roster, Transcript } from "./panels.js";
@@ -229,7 +230,8 @@ function Console({ api, role, onSignOut }) {
     search: html`<${Search} api=${api} notify=${notify} />`,
     health: html`<${Health} state=${state} />`,
     activity: html`<${ActivityView} state=${state} />`,
-    agents: html`<${Agents} api=${api} observer=${observer} notify=${notify} />`,
+    agents: html`<${Agents} api=${api} observer=${observer} notify=${notify} />
+      <${Teammates} api=${api} state=${state} observer=${observer} notify=${notify} />`,
     controls: html`<${Controls} api=${api} state=${state} observer=${observer} notify=${notify} act=${act} />`,
   };
   return html`

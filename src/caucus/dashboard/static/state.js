@@ -25,6 +25,7 @@ export const initial = {
   tasks: [],
   offers: [],
   reservations: [],
+  teammatesVersion: 0,
   reservationPolicy: "advisory",
   activity: [], // MCP tool calls, newest first
   feed: "connecting",
@@ -246,6 +247,9 @@ export function reduce(state, action) {
     case "task_changed":
       // Who holds what, or a task no message told of, changed: fetch the lists again.
       return { ...state, workVersion: state.workVersion + 1 };
+    case "teammates":
+      // A teammate was spawned or ended, or a spawn grant changed: the Agents view refetches.
+      return { ...state, teammatesVersion: state.teammatesVersion + 1 };
     case "feed":
       return { ...state, feed: action.data };
     default:
