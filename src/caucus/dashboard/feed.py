@@ -152,8 +152,8 @@ def _describe(event: Event) -> tuple[str, dict[str, Any]] | None:
         case TasksChanged():
             return "task_changed", {"change": event.change, "task_id": event.task_id}
         case TeammatesChanged():
-            change = {"change": event.change, "spawner": event.spawner, "name": event.name}
-            return "teammates", change
+            said = {"change": event.change, "spawner": event.spawner, "name": event.name}
+            return "teammates", said
     return None
 
 
