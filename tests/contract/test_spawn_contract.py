@@ -159,3 +159,15 @@ async def test_two_racing_spawns_cannot_both_take_the_last_place(rooms: RoomFact
     spawned = [r for r in results if isinstance(r, Spawn)]
     assert (len(refused), len(spawned)) == (1, 1), results
     assert len(room.launcher.listing()) == 1
+
+
+async def test_a_teammate_whose_process_is_gone_is_ended_where_the_stop_was_asked(
+    rooms: RoomFactory,
+) -> None:
+    room = await rooms(spawn_profiles=PROFILES)
+    lead = await join(room, "lead")
+    orphan = running(lead, "orphan")  # its process died without closing
+    await room.db.write(lambda r: r.spawns.insert(orphan))
+    stopped = await room.spawns.stop_teammate(orphan.id, None)
+    assert (stopped.state, stopped.ended_by) == ("ended", "operator")
+    assert (await room.spawns.standing(None)).room_running == 0

@@ -49,7 +49,7 @@ from caucus.errors import (
     SpawnNotGranted,
 )
 from caucus.services.decisions import DecisionLog
-from caucus.services.launcher import Launcher, LaunchSpec
+from caucus.services.launcher import STOP_GRACE, Launcher, LaunchSpec
 from caucus.services.notifier import Notifier
 from caucus.services.registry import Registry
 from caucus.storage.engine import Engine
@@ -58,6 +58,7 @@ from caucus.storage.repos import Repos
 log = logging.getLogger(__name__)
 
 SPAWN_SIGNAL = "spawn-stop"  # another process is asked to stop a teammate it runs
+ELSEWHERE_SLACK = 3.0  # seconds past the stop grace another process has to report an end
 TURN_KEY = "spawns"  # the room-state row processes lock to take turns at the counts
 
 
@@ -279,6 +280,7 @@ class SpawnService:
     async def _stop(self, spawn: Spawn, why: EndedBy) -> None:
         if spawn.process != self._process:
             await self._db.signal(f"{SPAWN_SIGNAL} {spawn.id} {why}")
+            await self._await_elsewhere(spawn.id, why)
             return
         self._stopping[spawn.id] = why
         if spawn.launch_id is None:  # launching still, or its launch failed
@@ -287,6 +289,19 @@ class SpawnService:
             await self._launcher.stop(spawn.launch_id)
         except NotFound:  # the launcher forgot it: it ended long ago
             await self._end(spawn.id, why, None)
+
+    async def _await_elsewhere(self, spawn_id: str, why: EndedBy) -> None:
+        """Wait for the process that runs it to say it ended; a process that does not within
+        its stop grace is gone (it died without closing, and its children with it), so the
+        row is ended here rather than counted against the bounds for ever."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + STOP_GRACE + ELSEWHERE_SLACK
+        while loop.time() < deadline:
+            spawn = await self._db.read(lambda r: r.spawns.get(spawn_id))
+            if spawn is None or spawn.state == "ended":
+                return
+            await asyncio.sleep(0.2)
+        await self._end(spawn_id, why, None)
 
     def signalled(self, arg: str) -> None:
         """Another process asked this one to stop a teammate (`SPAWN_SIGNAL`)."""
