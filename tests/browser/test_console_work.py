@@ -172,7 +172,9 @@ async def test_file_reservations_show_and_follow_their_holders_live(
     switch = page.get_by_label("Enforce: refuse a reservation")
     await expect(switch).not_to_be_checked()
     # A click asks the hub; the box follows what the hub says, on its event (so not at once:
-    # Playwright's check() would want the state changed by the click itself).
+    # Playwright's check() would want the state changed by the click itself). The box shows
+    # checked as soon as it is clicked, so the hub's word is what is waited for.
     await switch.click()
+    await expect(page.get_by_text("file reservations: enforce")).to_be_visible()
     await expect(switch).to_be_checked()
     assert (await alice.reservations()).policy == "enforce"
