@@ -58,7 +58,7 @@ from caucus.storage.repos import Repos
 log = logging.getLogger(__name__)
 
 SPAWN_SIGNAL = "spawn-stop"  # another process is asked to stop a teammate it runs
-ELSEWHERE_SLACK = 3.0  # seconds past the stop grace another process has to report an end
+ELSEWHERE_SLACK = 3.0  # seconds past the stop grace another process has to say it ended
 TURN_KEY = "spawns"  # the room-state row processes lock to take turns at the counts
 
 
@@ -94,6 +94,7 @@ class SpawnService:
         self._local: dict[str, str] = {}  # launch id -> spawn id, for those running here
         self._stopping: dict[str, EndedBy] = {}  # spawn id -> who asked
         self._tasks: set[asyncio.Task[None]] = set()
+        self._told: dict[str, asyncio.Future[None]] = {}  # stops asked of other processes
         launcher.on_end(self._ended)
         notifier.subscribe(self._on_event)
 
@@ -279,8 +280,7 @@ class SpawnService:
 
     async def _stop(self, spawn: Spawn, why: EndedBy) -> None:
         if spawn.process != self._process:
-            await self._db.signal(f"{SPAWN_SIGNAL} {spawn.id} {why}")
-            await self._await_elsewhere(spawn.id, why)
+            await self._stop_elsewhere(spawn.id, why)
             return
         self._stopping[spawn.id] = why
         if spawn.launch_id is None:  # launching still, or its launch failed
@@ -290,22 +290,29 @@ class SpawnService:
         except NotFound:  # the launcher forgot it: it ended long ago
             await self._end(spawn.id, why, None)
 
-    async def _await_elsewhere(self, spawn_id: str, why: EndedBy) -> None:
-        """Wait for the process that runs it to say it ended; a process that does not within
-        its stop grace is gone (it died without closing, and its children with it), so the
-        row is ended here rather than counted against the bounds for ever."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + STOP_GRACE + ELSEWHERE_SLACK
-        while loop.time() < deadline:
-            spawn = await self._db.read(lambda r: r.spawns.get(spawn_id))
-            if spawn is None or spawn.state == "ended":
-                return
-            await asyncio.sleep(0.2)
-        await self._end(spawn_id, why, None)
+    async def _stop_elsewhere(self, spawn_id: str, why: EndedBy) -> None:
+        """Ask the process that runs it, and wait for its word that it ended; a process that
+        does not answer within the stop grace is gone (it died without closing, and its
+        children with it), so the row is ended here rather than counted for ever."""
+        told = self._told.setdefault(spawn_id, asyncio.get_running_loop().create_future())
+        try:
+            await self._db.signal(f"{SPAWN_SIGNAL} {spawn_id} {why}")
+            await asyncio.wait_for(asyncio.shield(told), STOP_GRACE + ELSEWHERE_SLACK)
+        except TimeoutError:
+            await self._end(spawn_id, why, None)
+        finally:
+            if self._told.get(spawn_id) is told:
+                del self._told[spawn_id]
 
     def signalled(self, arg: str) -> None:
-        """Another process asked this one to stop a teammate (`SPAWN_SIGNAL`)."""
+        """Another process asked this one to stop a teammate (`SPAWN_SIGNAL`), or said one
+        ended (`ENDED_SIGNAL`)."""
         spawn_id, _, why = arg.partition(" ")
+        if why == "ended":
+            told = self._told.get(spawn_id)
+            if told is not None and not told.done():
+                told.set_result(None)
+            return
         if spawn_id in self._local.values() and why in ("spawner", "operator", "spawner-left"):
             self._later(self._stop_here(spawn_id, cast(EndedBy, why)))
 
@@ -329,6 +336,8 @@ class SpawnService:
             spawner = spawn.spawner if spawn is not None else ""
             name = spawn.name if spawn is not None else None
             self._notifier.emit(TeammatesChanged(now, "ended", spawner, name))
+            if self._db.shared:  # a process that asked for this stop waits for the word
+                await self._db.signal(f"{SPAWN_SIGNAL} {spawn_id} ended")
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, PeerLeft) and event.reason in ("left", "kicked"):
