@@ -126,6 +126,13 @@ class Settings(BaseSettings):
     idempotency_window: float = Field(86400.0, gt=0)
     task_visibility_timeout: float = Field(600.0, gt=0)
     task_ttl: float = Field(86400.0, gt=0)
+    a2a_wait_max: float = Field(
+        60.0,
+        gt=0,
+        le=600,
+        description="how long a blocking A2A SendMessage waits for the agent's outcome before "
+        "it answers with the task as it is (the caller then streams it or reads it with GetTask)",
+    )
 
     # Waking hosts (issue 13): a watch ticket's life, and how a burst of messages is gathered
     # before it is pushed into a live session (quiet for the gap, or the cap since the first).

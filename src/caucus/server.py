@@ -33,6 +33,7 @@ from caucus.api.hotpath import FastLane
 from caucus.api.lean_lane import HubLane
 from caucus.api.mcp.http import MCP_PATH, McpEndpoint
 from caucus.api.routes import (
+    a2a,
     activity,
     agents,
     channels,
@@ -256,6 +257,7 @@ class CaucusApp:
             deliberations,
             operator,
             meta,
+            a2a,
         ):
             app.include_router(module.router)
         app.include_router(reservations.operator_router)

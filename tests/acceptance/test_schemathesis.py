@@ -75,7 +75,8 @@ def test_schemathesis_finds_no_server_error_and_no_undeclared_answer(tmp_path: P
         tmp_path / "st.db",
         "--observer-token-file",
         str(observer_file),
-        env={"CAUCUS_RECEIVE_TIMEOUT_MAX": "1"},  # a valid long-poll answers within a second
+        # A valid long-poll (or a blocking A2A send) answers within a second.
+        env={"CAUCUS_RECEIVE_TIMEOUT_MAX": "1", "CAUCUS_A2A_WAIT_MAX": "1"},
     )
     try:
         with httpx2.Client(base_url=hub.url) as http:

@@ -1,0 +1,125 @@
+"""The A2A door's routes (issue 34): the room's agent card, each agent's, and the JSON-RPC
+endpoints. The caller's room token is checked here, before anything is dispatched; the A2A
+SDK (and protobuf) load on the first A2A request, not when the hub starts."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+from fastapi import APIRouter, Path, Request
+from fastapi.responses import JSONResponse, Response
+
+from caucus.services.roles import Access
+from caucus.web.access import PeerDep, RoomDep, access
+from caucus.web.context import hub_of
+from caucus.wire.errors import ErrorBody
+
+if TYPE_CHECKING:
+    from caucus.a2a.endpoint import Endpoint
+
+router = APIRouter(tags=["a2a"])
+
+Name = Annotated[str, Path(min_length=1, max_length=64, description="an agent in the room")]
+_CARD_HEADERS = {"Cache-Control": "no-cache"}  # agents come and go: revalidate every time
+_CARD: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "an A2A 1.0 AgentCard",
+        "content": {"application/json": {"schema": {"type": "object"}}},
+    },
+    401: {"model": ErrorBody, "description": "an unknown token (or the agent key is missing)"},
+}
+_RPC: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "a JSON-RPC 2.0 answer (an A2A error is a JSON-RPC error here), or for "
+        "SendStreamingMessage, message/stream and SubscribeToTask a stream of them",
+        "content": {
+            "application/json": {"schema": {"type": "object"}},
+            "text/event-stream": {"schema": {"type": "string"}},
+        },
+    },
+    400: {"model": ErrorBody, "description": "the body is not JSON"},
+    401: {"model": ErrorBody, "description": "missing, unknown or ended token"},
+    403: {"model": ErrorBody, "description": "an operator or observer token: not an agent"},
+    413: {"model": ErrorBody, "description": "the body is past the hub's limit"},
+    415: {"model": ErrorBody, "description": "not application/json"},
+}
+_RPC_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "description": "a JSON-RPC 2.0 request: SendMessage, SendStreamingMessage, "
+                    "GetTask, ListTasks, CancelTask, SubscribeToTask (A2A 1.0, with the header "
+                    "A2A-Version: 1.0) or message/send, message/stream, tasks/get, "
+                    "tasks/cancel (A2A 0.3)",
+                }
+            }
+        },
+    }
+}
+
+
+def _endpoint(request: Request) -> Endpoint:
+    """The app's one A2A endpoint, built on first use (the SDK's import is the cost)."""
+    state = request.app.state
+    found: Endpoint | None = getattr(state, "caucus_a2a", None)
+    if found is None:
+        from caucus.a2a.endpoint import Endpoint
+
+        found = state.caucus_a2a = Endpoint(hub_of(request))
+    return found
+
+
+def _base(request: Request) -> str:
+    return str(request.base_url).rstrip("/")
+
+
+@router.get(
+    "/.well-known/agent-card.json",
+    summary="The room's A2A agent card: each agent here is a skill, with its own card",
+    responses=_CARD,
+    openapi_extra=access(Access.ROOM),
+    response_class=JSONResponse,
+)
+async def room_card(request: Request, _: RoomDep) -> Response:
+    card = await _endpoint(request).room_card(_base(request))
+    return JSONResponse(card, headers=_CARD_HEADERS)
+
+
+@router.get(
+    "/a2a/{name}/.well-known/agent-card.json",
+    summary="One agent's A2A agent card: its declared skills and its JSON-RPC endpoint",
+    responses={**_CARD, 404: {"model": ErrorBody, "description": "no such agent here"}},
+    openapi_extra=access(Access.ROOM),
+    response_class=JSONResponse,
+)
+async def agent_card(name: Name, request: Request, _: RoomDep) -> Response:
+    card = await _endpoint(request).agent_card(name, _base(request))
+    return JSONResponse(card, headers=_CARD_HEADERS)
+
+
+@router.post(
+    "/a2a",
+    summary="A2A JSON-RPC for the room: a message names its agent in metadata.to and becomes "
+    "a task from you to it",
+    responses=_RPC,
+    openapi_extra={**access(Access.AGENT), **_RPC_BODY},
+    response_class=JSONResponse,
+)
+async def room_rpc(request: Request, peer: PeerDep) -> Response:
+    return await _endpoint(request).call(request, peer, None)
+
+
+@router.post(
+    "/a2a/{name}",
+    summary="A2A JSON-RPC for one agent: a message becomes a task from you to it; GetTask, "
+    "ListTasks and CancelTask read and cancel yours",
+    responses={**_RPC, 404: {"model": ErrorBody, "description": "no such agent here"}},
+    openapi_extra={**access(Access.AGENT), **_RPC_BODY},
+    response_class=JSONResponse,
+)
+async def agent_rpc(name: Name, request: Request, peer: PeerDep) -> Response:
+    await hub_of(request).registry.find(name)
+    return await _endpoint(request).call(request, peer, name)
