@@ -338,3 +338,32 @@ async def test_stop_takes_no_more_input_lets_the_run_finish_and_ends() -> None:
     await running
     assert [e["reply"] for e in h.of("ThreadRunComplete")] == ["finished"]
     assert [e["action"] for e in h.of("ControlReceived")] == ["stop"]
+
+
+async def test_after_a_stop_an_interrupt_still_ends_the_run_under_way_at_once() -> None:
+    lines, notices = Feed("tell me a long story"), Feed[Notice | Control]()
+    h = Harness(MockBackend([[Delay(3600), Reply("never")]]))
+    running = asyncio.ensure_future(h.run(lines, notices))
+    await h.until("NewThreadRunCreated")
+    notices.put(Control("stop"))
+    notices.put(Notice("bob", "a message after the stop starts nothing"))
+    notices.put(Control("interrupt", "the room stopped"))
+    async with asyncio.timeout(30):  # without the interrupt, the run would go on for an hour
+        await running
+    assert [e["action"] for e in h.of("ControlReceived")] == ["stop", "interrupt"]
+    assert h.of("ThreadRunInterrupted")[0]["reason"] == "the room stopped"
+    assert not h.of("NoticeReceived")
+    assert len(h.of("NewThreadRunCreated")) == 1
+
+
+async def test_a_stop_lets_the_run_finish_but_not_the_follow_up_queued_behind_it() -> None:
+    lines, notices = Feed("work"), Feed[Notice | Control]()
+    h = Harness(MockBackend([[Delay(0.3), Reply("finished")], Reply("not this")]))
+    running = asyncio.ensure_future(h.run(lines, notices))
+    await h.until("NewThreadRunCreated")
+    notices.put(Notice("bob", "more work, during the run"))  # queues a follow-up run
+    await h.until("ThreadMessageAdded", 2)
+    notices.put(Control("stop"))
+    await running
+    assert [e["reply"] for e in h.of("ThreadRunComplete")] == ["finished"]
+    assert len(h.of("NewThreadRunCreated")) == 1

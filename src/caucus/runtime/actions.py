@@ -61,6 +61,21 @@ class ResetThread:
     thread_id: str
 
 
+@dataclass(frozen=True, slots=True)
+class HoldThread:
+    """Start nothing more on the thread: a run under way finishes, the follow-up queued behind
+    it (a message added during the run) does not start."""
+
+    thread_id: str
+
+
 Action = (
-    GetOrCreateAgent | NewThread | AddMessage | RunThread | CheckThread | InterruptRun | ResetThread
+    GetOrCreateAgent
+    | NewThread
+    | AddMessage
+    | RunThread
+    | CheckThread
+    | InterruptRun
+    | ResetThread
+    | HoldThread
 )

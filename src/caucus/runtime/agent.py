@@ -21,6 +21,7 @@ from caucus.runtime.actions import (
     AddMessage,
     CheckThread,
     GetOrCreateAgent,
+    HoldThread,
     InterruptRun,
     NewThread,
     ResetThread,
@@ -136,6 +137,8 @@ class AgentRuntime:
             thread = self._thread(action.thread_id)
             if not self._interrupt(thread, "reset", reset=True):
                 self._clear(thread)
+        elif isinstance(action, HoldThread):
+            self._thread(action.thread_id).queued = False
         elif isinstance(action, CheckThread):
             thread = self._thread(action.thread_id)
             status = "running" if thread.run_id is not None else thread.last_status

@@ -27,6 +27,7 @@ from caucus.runtime.actions import (
     Action,
     AddMessage,
     GetOrCreateAgent,
+    HoldThread,
     InterruptRun,
     NewThread,
     ResetThread,
@@ -179,13 +180,15 @@ class Orchestrator:
                 elif isinstance(value, Control):
                     await self._control(value)
                     if self.stopping:
-                        for key in list(open_inputs):
-                            work.cancel(key)  # no more input: what runs now finishes
+                        # No more input and nothing to wait for: the agent ends when the run
+                        # under way does. Controls are still heard until then, so an
+                        # interrupt after the stop ends that run at once.
+                        work.cancel("line")
                         open_inputs.clear()
-                    else:
-                        work.pump("notice", notices)  # type: ignore[arg-type]
+                    work.pump("notice", notices)  # type: ignore[arg-type]
                 else:
-                    await self._notice(value)
+                    if not self.stopping:  # after a stop, a notice starts nothing
+                        await self._notice(value)
                     work.pump("notice", notices)  # type: ignore[arg-type]
         await self._runtime.close()
 
@@ -221,6 +224,8 @@ class Orchestrator:
             self.stopping = True
             self._rules.armed.clear()  # nothing new starts; a run under way finishes
             self._pending.clear()
+            if self.thread_id is not None:
+                await self._apply([HoldThread(self.thread_id)])
         elif control.action == "reset":
             self._pending.clear()
             if self.thread_id is not None:
