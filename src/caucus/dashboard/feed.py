@@ -49,7 +49,7 @@ from caucus.services.history import sent_by_an_agent
 from caucus.services.hub import Hub
 from caucus.web.context import NotComposed, served
 from caucus.wire.activity import ToolCallInfo
-from caucus.wire.console import ConsolePeer, FeedHealth, Snapshot
+from caucus.wire.console import ConsolePeer, FeedHealth, HealthSample, Snapshot
 from caucus.wire.deliberations import DeliberationInfo
 from caucus.wire.fields import Wire
 from caucus.wire.forms import DecisionRecord, FormInfo
@@ -57,6 +57,8 @@ from caucus.wire.messages import RoutedMessage
 from caucus.wire.room import ChannelInfo, FloorInfo, RoomState
 
 RECENT_MESSAGES = 100
+SAMPLE_STEP = 10.0  # seconds between two kept health samples
+HISTORY_SAMPLES = 360  # an hour of them
 QUEUE_LIMIT = 10_000  # events waiting for one slow client before it is cut off to resume
 
 
@@ -195,9 +197,33 @@ class Feed:
         self._per_second: deque[list[int]] = deque()
         self._depth: tuple[float, int] | None = None  # (when, total queue depth)
         self._unsubscribe: Callable[[], None] = hub.notifier.subscribe(self._on_event)
+        # The hub's own health, sampled at its upkeep whether or not a console is open:
+        # (when, sample), one per SAMPLE_STEP at most, for the last hour.
+        self._history: deque[tuple[float, FeedHealth]] = deque(maxlen=HISTORY_SAMPLES)
+        hub.after_upkeep.append(self._sample)
 
     def close(self) -> None:
         self._unsubscribe()
+        if self._sample in self._hub.after_upkeep:
+            self._hub.after_upkeep.remove(self._sample)
+
+    async def _sample(self) -> None:
+        now = self._hub.clock.now()
+        if self._history and now - self._history[-1][0] < SAMPLE_STEP:
+            return
+        self._history.append((now, await self.health()))
+
+    def health_history(self) -> list[HealthSample]:
+        now = self._hub.clock.now()
+        return [
+            HealthSample.model_construct(
+                age=round(max(0.0, now - at), 3),
+                messages_per_minute=h.messages_per_minute,
+                queue_depth=h.queue_depth,
+                rss_bytes=h.rss_bytes,
+            )
+            for at, h in self._history
+        ]
 
     @property
     def last_id(self) -> str:
@@ -282,6 +308,7 @@ class Feed:
             floors=[FloorInfo.of(f) for f in hub.floors.status()],
             forms=[FormInfo.of(f) for f in await hub.forms.listing()],
             health=await self.health(),
+            health_history=self.health_history(),
         )
 
     async def health(self) -> FeedHealth:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -90,6 +90,8 @@ class Hub:
         self.db.on_wake(self.notifier.wake)  # deliveries committed by any process sharing it
         self.db.on_signal(self._signalled)
         self._signalled_tasks: set[asyncio.Task[None]] = set()
+        # Called after each round of upkeep (the console feed samples the hub's health there).
+        self.after_upkeep: list[Callable[[], Awaitable[None]]] = []
         self.operator = operator_token(settings)
         self.roles = Roles(self.operator.token, settings.observer_token or None)
         self.registry = Registry(self.db, self.notifier, self.clock, settings)
@@ -251,6 +253,8 @@ class Hub:
         before = self.clock.now() - self.settings.idempotency_window
         await self.db.write(lambda r: r.idempotency.purge(before))
         await self.retention.sweep()
+        for then in list(self.after_upkeep):
+            await then()
 
     async def _loop(self) -> None:
         while True:

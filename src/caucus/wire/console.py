@@ -31,6 +31,15 @@ class FeedHealth(Wire):
     rss_bytes: int
 
 
+class HealthSample(Wire):
+    """One of the hub's own health samples, kept so a console opened late sees the past."""
+
+    age: float = Field(description="seconds before the snapshot it was taken")
+    messages_per_minute: int
+    queue_depth: int
+    rss_bytes: int
+
+
 class Snapshot(RoomState):
     """What the live feed starts with."""
 
@@ -40,6 +49,10 @@ class Snapshot(RoomState):
     floors: list[FloorInfo]
     forms: list[FormInfo] = Field(description="pending forms")
     health: FeedHealth
+    health_history: list[HealthSample] = Field(
+        default_factory=list,
+        description="the hub's samples of the last hour, one every 10 s at most, oldest first",
+    )
 
 
 class SnapshotAt(Snapshot):

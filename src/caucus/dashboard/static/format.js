@@ -20,6 +20,11 @@ export function age(seconds) {
   return `${Math.floor(s / 86400)}d ${Math.floor((s % 86400) / 3600)}h`;
 }
 
+// "1 delivery", "2 deliveries": a count with its noun in the right number.
+export function plural(n, word, many = `${word}s`) {
+  return `${n} ${n === 1 ? word : many}`;
+}
+
 export function bytes(n) {
   if (!n && n !== 0) return "—";
   const units = ["B", "KiB", "MiB", "GiB"];

@@ -1,7 +1,7 @@
 // Full-text search over everything the room said and decided, and a thread's summary.
 
 import { route } from "./api.js";
-import { clock, colourOf, stamp } from "./format.js";
+import { clock, colourOf, plural, stamp } from "./format.js";
 import { html, useState } from "./ui.js";
 
 const KINDS = ["message", "announcement", "task", "decision"];
@@ -114,7 +114,7 @@ function Summary({ summary, close }) {
       ${summary.loading && html`<p class="muted">Summarizing…</p>`}
       ${data &&
       html`<div>
-        <p class="muted">${data.messages} messages · ${data.method === "model" ? `by ${data.model}` : "extractive"}
+        <p class="muted">${plural(data.messages, "message")} · ${data.method === "model" ? `by ${data.model}` : "extractive"}
           ${data.model_error ? ` · the model failed: ${data.model_error}` : ""}</p>
         <p class="summary-text">${data.summary}</p>
         ${data.tasks.length > 0 &&

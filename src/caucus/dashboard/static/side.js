@@ -2,7 +2,7 @@
 
 import { PAUSE_WHILE_TYPING } from "./composer.js";
 import { TaskGraph, hasEdges } from "./graph.js";
-import { age, bytes, clock, colourOf, short, stamp } from "./format.js";
+import { age, bytes, clock, colourOf, plural, short, stamp } from "./format.js";
 import { html, useState } from "./ui.js";
 
 export function Channels({ state, observer, act }) {
@@ -254,10 +254,6 @@ function Deliberation({ d }) {
   </li>`;
 }
 
-function plural(n, word) {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
-}
-
 function ledgerTone(ledger) {
   if (!ledger.intact) return "broken";
   return ledger.anchored || ledger.records === 0 ? "ok" : "warn";
@@ -321,13 +317,16 @@ function Chart({ points, value, label, unit, format = (v) => String(v) }) {
   const height = 60;
   const values = points.map(value).filter((v) => v != null);
   const peak = Math.max(1, ...values);
-  const step = points.length > 1 ? width / (points.length - 1) : width;
+  // Placed by time, not by index: the hub's older samples are 10 s apart, live ticks closer.
+  const first = points.length ? points[0].at : 0;
+  const last = points.length ? points[points.length - 1].at : 0;
+  const x = (p) => (last > first ? ((p.at - first) / (last - first)) * width : width);
   const line = points
-    .map((p, i) => [i, value(p)])
+    .map((p) => [x(p), value(p)])
     .filter(([, v]) => v != null)
-    .map(([i, v]) => `${(i * step).toFixed(1)},${(height - (v / peak) * (height - 4) - 2).toFixed(1)}`)
+    .map(([px, v]) => `${px.toFixed(1)},${(height - (v / peak) * (height - 4) - 2).toFixed(1)}`)
     .join(" ");
-  const seconds = points.length > 1 ? Math.round((points[points.length - 1].at - points[0].at) / 1000) : 0;
+  const seconds = Math.round((last - first) / 1000);
   const span = seconds >= 120 ? `${Math.round(seconds / 60)} min` : `${seconds} s`;
   return html`
     <figure class="chart" data-chart=${label}>
@@ -343,7 +342,7 @@ function Chart({ points, value, label, unit, format = (v) => String(v) }) {
         <text x="60" y=${height + 16} class="tick" data-axis="x-start">${`−${span}`}</text>
         <text x=${width + 60} y=${height + 16} text-anchor="end" class="tick" data-axis="x-end">now</text>
       </svg>
-      <figcaption class="muted">${label}, ${values.length ? "sampled at each health tick" : "waiting for the first health tick"}</figcaption>
+      <figcaption class="muted">${label}, ${values.length ? "the hub's samples, then each health tick" : "waiting for the first health tick"}</figcaption>
     </figure>
   `;
 }
@@ -368,7 +367,7 @@ export function roomInWords(state) {
   const parts = [
     `${mode}.`,
     `${live} of ${plural(peers.length, "peer")} ${live === 1 ? "is" : "are"} live${h.listening != null ? `, ${h.listening} listening` : ""}${paused ? `, ${paused} paused by you` : ""}.`,
-    `${plural(h.messages_per_minute ?? 0, "message")} in the last minute; ${plural(h.queue_depth ?? 0, "delivery")} ${
+    `${plural(h.messages_per_minute ?? 0, "message")} in the last minute; ${plural(h.queue_depth ?? 0, "delivery", "deliveries")} ${
       (h.queue_depth ?? 0) === 1 ? "waits" : "wait"
     } to be acknowledged.`,
   ];

@@ -1,7 +1,27 @@
 // The console's picture of the room: a snapshot, then every feed event applied in order.
 
 export const MAX_MESSAGES = 20000; // kept in memory; older ones are fetched again on demand
-export const HEALTH_POINTS = 60;
+const HISTORY_MS = 3600 * 1000; // the hub keeps an hour of samples; so does the chart
+const DENSE_MS = 120 * 1000; // the last two minutes at every tick, older points 10 s apart
+const SPARSE_MS = 10 * 1000;
+
+// The chart's points: an hour at most, the latest at full rate, the rest thinned.
+export function thinned(points) {
+  if (!points.length) return points;
+  const now = points[points.length - 1].at;
+  const out = [];
+  for (const p of points) {
+    if (now - p.at > HISTORY_MS) continue;
+    const last = out[out.length - 1];
+    if (last && now - p.at > DENSE_MS && p.at - last.at < SPARSE_MS) continue;
+    out.push(p);
+  }
+  return out;
+}
+
+function sample(h, at) {
+  return { at, perMinute: h.messages_per_minute, depth: h.queue_depth, rss: h.rss_bytes };
+}
 export const ACTIVITY_KEPT = 500; // tool calls the activity view holds
 const TASK_KINDS = new Set(["task", "result", "failure", "input_request", "task_canceled"]);
 
@@ -171,6 +191,10 @@ export function reduce(state, action) {
         floors: byName(s.floors || [], "scope"),
         forms: byName(s.forms || [], "form_id"),
         health: s.health,
+        // The hub's own samples from before this page opened, placed by their age.
+        healthHistory: thinned(
+          (s.health_history || []).map((h) => sample(h, Date.now() - h.age * 1000)),
+        ),
         workVersion: state.workVersion + 1,
       };
     }
@@ -200,9 +224,7 @@ export function reduce(state, action) {
     case "decision":
       return { ...state, decisions: [action.data.record, ...state.decisions].slice(0, 200) };
     case "health": {
-      const h = action.data;
-      const point = { at: Date.now(), perMinute: h.messages_per_minute, depth: h.queue_depth, rss: h.rss_bytes };
-      const history = [...state.healthHistory, point].slice(-HEALTH_POINTS);
+      const history = thinned([...state.healthHistory, sample(action.data, Date.now())]);
       return { ...state, health: action.data, healthHistory: history };
     }
     case "peers": {

@@ -2,7 +2,7 @@
 // tools they may choose from, and every teammate spawned, running or ended, each stoppable.
 
 import { route } from "./api.js";
-import { age } from "./format.js";
+import { age, plural } from "./format.js";
 import { html, useEffect, useState } from "./ui.js";
 
 function ended(t) {
@@ -46,7 +46,7 @@ export function Teammates({ api, state, observer, notify }) {
   const grant = (event) => {
     event.preventDefault();
     const name = chosen;
-    act(`${name} may spawn ${count} teammate(s)`, () =>
+    act(`${name} may spawn ${plural(Number(count), "teammate")}`, () =>
       api.call("PUT", route`/operator/peers/${name}/spawn-grant`, { teammates: Number(count) }),
     );
   };
