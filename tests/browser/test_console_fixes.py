@@ -144,11 +144,13 @@ async def test_thirty_peers_live_ones_first_at_a_glance_with_filter_search_and_m
                 await expect(page.locator(f"[data-peer='live-{n:02}']")).to_be_in_viewport()
             assert (await rows.first.get_attribute("data-peer")) == "live-00"
             assert (await rows.last.get_attribute("data-peer")) == "old-09"
-            await expect(page.locator("[data-counts]")).to_contain_text("20 online · 10 reaped")
+            await expect(page.locator("[data-counts]")).to_contain_text("20 online · 10 gone")
+            await expect(page.locator("[data-gone='10'] summary")).to_have_text("gone (10)")
+            await expect(page.locator("[data-peer='old-00']")).to_be_hidden()  # folded away
             await expect(page.locator("#roster-title .count")).to_have_text("20 live of 30")
             await page.screenshot(path=shot("roster-30-1440"), full_page=False)
 
-            await page.get_by_label("show").select_option("reaped")
+            await page.get_by_label("show").select_option("gone")
             await expect(rows).to_have_count(10)
             await page.get_by_label("show").select_option("all")
             await page.get_by_label("find a peer").fill("sql")  # by skill

@@ -54,3 +54,57 @@ async def test_health_charts_begin_with_the_hubs_own_history_from_before_the_pag
         await expect(words).not_to_contain_text("deliverys")
         await page.locator("[data-chart='messages per minute']").scroll_into_view_if_needed()
         await page.screenshot(path=shot(f"health-history-{width}-{scheme}"), full_page=False)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize(("width", "height"), SIZES)
+async def test_an_idle_agent_reads_calm_and_gone_ones_fold_away_with_a_legend(
+    open_console: PageFactory, tmp_path: Path, width: int, height: int, scheme: str
+) -> None:
+    clock = FakeClock()
+    async with make_hub(tmp_path / "liveness", clock=clock) as hub, serve(hub) as base:
+        clients = [HubClient(base) for _ in range(4)]
+        try:
+            for name, client in zip(("gone-1", "gone-2"), clients, strict=False):
+                await client.register(name)
+                await client.set_status("running tool read_file")
+            clock.advance(hub.settings.peer_ttl + 1)
+            await hub.maintain()  # silent past the TTL: reaped
+            await clients[2].register("waiter")
+            await clients[2].set_status("composing")
+            clock.advance(200)  # past stale_after (180 s): the hub calls it stale
+            await hub.maintain()
+            await clients[3].register("fresh")
+
+            page = await open_console(
+                hub.operator.token, width=width, height=height, base=base, scheme=scheme
+            )
+            await expect(page.locator("[data-counts]")).to_contain_text(
+                "1 online · 1 idle · 2 gone"
+            )
+            waiter = page.locator("[data-peer=waiter]")
+            await expect(waiter.locator("[data-state]")).to_have_text("idle 3 min")
+            # Grey, as the legend's own text: not the alarm colour it used to be.
+            grey = await page.locator("[data-legend]").evaluate("e => getComputedStyle(e).color")
+            dot = await waiter.locator(".dot").evaluate("e => getComputedStyle(e).backgroundColor")
+            assert dot == grey, (dot, grey)
+
+            folded = page.locator("[data-gone='2']")
+            await expect(folded.locator("summary")).to_have_text("gone (2)")
+            await expect(page.locator("[data-peer=gone-1]")).to_be_hidden()
+            await folded.locator("summary").click()
+            gone = page.locator("[data-peer=gone-1]")
+            await expect(gone).to_be_visible()
+            await expect(gone.locator("[data-state]")).to_have_text("gone")
+            await expect(gone.locator("[data-doing]")).to_have_count(0)  # its run is over
+            await expect(gone).not_to_contain_text("running tool")
+
+            legend = page.locator("[data-legend]")
+            await legend.locator("summary").click()
+            await expect(legend).to_contain_text("idle, not broken")
+            await expect(legend).to_contain_text("gone")
+            await page.locator("#roster-title").scroll_into_view_if_needed()
+            await page.screenshot(path=shot(f"roster-liveness-{width}-{scheme}"), full_page=False)
+        finally:
+            for client in clients:
+                await client.aclose()

@@ -22,12 +22,14 @@ function tokenFromFragment() {
   return decodeURIComponent(match[1]);
 }
 
-const STATES = ["online", "quiet", "stale", "offline", "reaped"];
+// The roster's words for the hub's liveness states (quiet and stale are both idle).
+const WORDS = { online: "online", quiet: "idle", stale: "idle", offline: "offline", reaped: "gone" };
+const ORDER = ["online", "idle", "offline", "gone"];
 
 function stateCounts(peers) {
   const counts = {};
-  for (const p of Object.values(peers)) counts[p.state] = (counts[p.state] || 0) + 1;
-  const parts = STATES.filter((s) => counts[s]).map((s) => `${counts[s]} ${s}`);
+  for (const p of Object.values(peers)) counts[WORDS[p.state]] = (counts[WORDS[p.state]] || 0) + 1;
+  const parts = ORDER.filter((s) => counts[s]).map((s) => `${counts[s]} ${s}`);
   return parts.length ? parts.join(" · ") : "no peers";
 }
 

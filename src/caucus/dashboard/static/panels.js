@@ -9,14 +9,47 @@ const WINDOW = 400; // transcript rows in the page at most
 const STEP = 200; // rows the window slides by
 const LONG = 2000; // characters shown before "show all"
 
-const STATE_ORDER = { online: 0, quiet: 1, stale: 2, offline: 3, reaped: 4 };
+const STATE_ORDER = { online: 0, quiet: 1, stale: 1, offline: 2, reaped: 3 };
+const GONE = (p) => p.state === "reaped";
 const SHOW = {
   all: () => true,
-  live: (p) => STATE_ORDER[p.state] <= 2,
+  live: (p) => STATE_ORDER[p.state] <= 1,
   away: (p) => p.state === "offline",
-  reaped: (p) => p.state === "reaped",
+  gone: GONE,
 };
+
+// A peer's liveness in the operator's words: waiting quietly is not an outage.
+export function stateWord(peer) {
+  if (peer.state === "online") return "online";
+  if (peer.state === "quiet" || peer.state === "stale") {
+    const s = Math.max(0, Math.round(peer.last_seen_age || 0));
+    return s < 60 ? `idle ${s} s` : s < 7200 ? `idle ${Math.floor(s / 60)} min` : `idle ${Math.floor(s / 3600)} h`;
+  }
+  return peer.state === "reaped" ? "gone" : peer.state;
+}
+
+const LEGEND = [
+  ["online", "online", "connected and waiting for messages now"],
+  ["quiet", "idle", "connected, between calls: an agent thinking or waiting is idle, not broken"],
+  ["offline", "offline", "said goodbye for now; comes back with its token"],
+  ["reaped", "gone", "silent past the hub's time to live; its token works until the grace ends"],
+];
+
+function Legend() {
+  return html`<details class="legend" data-legend>
+    <summary>What the states mean</summary>
+    <dl>
+      ${LEGEND.map(
+        ([state, word, meaning]) => html`<div class=${`state-${state}`} key=${state}>
+          <dt><span class="dot" aria-hidden="true"></span> ${word}</dt><dd>${meaning}</dd></div>`,
+      )}
+    </dl>
+  </details>`;
+}
+
 function doing(peer, floors) {
+  // One who is gone or offline runs nothing: its last status is history, not a run state.
+  if (peer.state === "reaped" || peer.state === "offline") return "";
   if (Object.values(floors).some((f) => f.holder === peer.name)) return "holding the floor";
   // A native agent's run state, as its status names it (runtime/connectors/hub.py).
   const status = (peer.status || "").toLowerCase();
@@ -44,6 +77,17 @@ export function Roster({ peers, floors, observer, act, onMessage }) {
     )
     .sort((a, b) => STATE_ORDER[a.state] - STATE_ORDER[b.state] || a.name.localeCompare(b.name));
   const live = all.filter(SHOW.live).length;
+  // Gone peers fold away under one line unless the operator asked for them.
+  const here = show === "gone" ? list : list.filter((p) => !GONE(p));
+  const gone = show === "gone" ? [] : list.filter(GONE);
+  const line = (peer) => html`<${PeerLine}
+    key=${peer.name}
+    peer=${peer}
+    now=${doing(peer, floors)}
+    observer=${observer}
+    act=${act}
+    onMessage=${onMessage}
+  />`;
   return html`
     <section class="panel roster" aria-labelledby="roster-title">
       <h2 id="roster-title">Peers <span class="count" data-live=${live}>${`${live} live of ${all.length}`}</span></h2>
@@ -52,24 +96,19 @@ export function Roster({ peers, floors, observer, act, onMessage }) {
           <option value="all">all</option>
           <option value="live">live</option>
           <option value="away">offline</option>
-          <option value="reaped">reaped</option>
+          <option value="gone">gone</option>
         </select>
         <input type="search" aria-label="find a peer" data-read placeholder="name or skill" value=${q}
           onInput=${(e) => setQ(e.currentTarget.value)} />
       </div>
+      <${Legend} />
       ${all.length === 0 && html`<p class="empty">No agents have joined yet.</p>`}
-      <ul class="peers">
-        ${list.map(
-          (peer) => html`<${PeerLine}
-            key=${peer.name}
-            peer=${peer}
-            now=${doing(peer, floors)}
-            observer=${observer}
-            act=${act}
-            onMessage=${onMessage}
-          />`,
-        )}
-      </ul>
+      <ul class="peers">${here.map(line)}</ul>
+      ${gone.length > 0 &&
+      html`<details class="gone" data-gone=${gone.length}>
+        <summary>${`gone (${gone.length})`}</summary>
+        <ul class="peers">${gone.map(line)}</ul>
+      </details>`}
     </section>
   `;
 }
@@ -100,11 +139,11 @@ function PeerRow({ peer, now, observer, act, onMessage }) {
       <div class="peer-row">
         <span class="dot" aria-hidden="true"></span>
         <strong class=${`peer-name ${colourOf(name)}`}>${name}</strong>
-        <span class="badge" data-state=${peer.state}>${peer.state}</span>
+        <span class="badge" data-state=${peer.state}>${stateWord(peer)}</span>
         ${now && html`<span class=${`badge ${now === "interrupted" ? "warn" : "good"}`} data-doing>${now}</span>`}
         ${peer.paused && html`<span class="badge warn">paused</span>`}
         <span class="peer-line muted">
-          ${peer.status ? `${peer.status} · ${age(peer.status_age)} ago · ` : ""}${details}
+          ${peer.status && !GONE(peer) ? `${peer.status} · ${age(peer.status_age)} ago · ` : ""}${details}
         </span>
         <button type="button" class="menu-button" data-read aria-expanded=${open ? "true" : "false"}
           aria-label=${`actions for ${name}`} onClick=${() => setOpen(!open)}>⋯</button>
