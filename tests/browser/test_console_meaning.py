@@ -11,6 +11,7 @@ import pytest
 from playwright.async_api import expect
 
 from caucus.client import HubClient
+from caucus.operator_client import OperatorClient
 from caucus.testing import FakeClock, make_hub, serve
 from tests.browser.conftest import PageFactory, shot
 
@@ -108,3 +109,50 @@ async def test_an_idle_agent_reads_calm_and_gone_ones_fold_away_with_a_legend(
         finally:
             for client in clients:
                 await client.aclose()
+
+
+LONG_STATUS = "reviewing the migration plan for the billing service before it ships tonight"
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize(("width", "height"), SIZES)
+async def test_status_lines_read_whole_and_forms_answers_and_hands_are_in_the_transcript(
+    open_console: PageFactory, tmp_path: Path, width: int, height: int, scheme: str
+) -> None:
+    async with (
+        make_hub(tmp_path / "said") as hub,
+        serve(hub) as base,
+        HubClient(base) as alice,
+        HubClient(base) as bob,
+        OperatorClient(base, token=hub.operator.token) as operator,
+    ):
+        await alice.register("alice")
+        await bob.register("bob")
+        await alice.set_status(LONG_STATUS)
+        page = await open_console(
+            hub.operator.token, width=width, height=height, base=base, scheme=scheme
+        )
+        status = page.locator("[data-peer=alice] [data-status]")
+        await expect(status).to_contain_text(LONG_STATUS)
+        await expect(status).to_have_attribute("title", LONG_STATUS)
+        box = await status.bounding_box()
+        assert box is not None
+        assert box["width"] > 0.6 * min(width, 400) - 60, box  # not cut to a letter
+
+        form = await alice.ask_operator(
+            "Ship it tonight?", [{"key": "go", "type": "radio", "options": ["yes", "no"]}]
+        )
+        asked = page.locator(".room-event[data-event=form-asked]")
+        await expect(asked).to_contain_text("alice asks the operator: Ship it tonight?")
+        await operator.answer_form(form.form_id, {"go": "yes"})
+        answered = page.locator(".msg.kind-form_answer")  # the hub's own message says it
+        await expect(answered).to_contain_text("go: yes")
+
+        await alice.floor("take", "all")
+        await bob.floor("raise", "all")
+        await expect(page.locator(".msg.kind-system")).to_contain_text("alice took the floor")
+        await expect(page.locator(".room-event[data-event=hand]")).to_contain_text(
+            "bob raised a hand for the floor of all"
+        )
+        await page.locator(".room-event[data-event=hand]").scroll_into_view_if_needed()
+        await page.screenshot(path=shot(f"transcript-said-{width}-{scheme}"), full_page=False)

@@ -142,12 +142,14 @@ function PeerRow({ peer, now, observer, act, onMessage }) {
         <span class="badge" data-state=${peer.state}>${stateWord(peer)}</span>
         ${now && html`<span class=${`badge ${now === "interrupted" ? "warn" : "good"}`} data-doing>${now}</span>`}
         ${peer.paused && html`<span class="badge warn">paused</span>`}
-        <span class="peer-line muted">
-          ${peer.status && !GONE(peer) ? `${peer.status} · ${age(peer.status_age)} ago · ` : ""}${details}
-        </span>
+        <span class="peer-line muted">${details}</span>
         <button type="button" class="menu-button" data-read aria-expanded=${open ? "true" : "false"}
           aria-label=${`actions for ${name}`} onClick=${() => setOpen(!open)}>⋯</button>
       </div>
+      ${peer.status && !GONE(peer) &&
+      html`<div class="peer-status" data-status title=${peer.status}>${peer.status}<span class="muted">${` · ${age(
+        peer.status_age,
+      )} ago`}</span></div>`}
       ${open &&
       html`<div class="actions" role="group" aria-label=${`actions for ${name}`}>
         <button type="button" disabled=${observer} onClick=${() => onMessage(name)}>Message</button>

@@ -88,6 +88,22 @@ const PEER_NEWS = {
   reaped: () => "was reaped: silent past its grace period",
 };
 
+// What the transcript would otherwise miss: a form asked (its answer and its cancellation
+// arrive as the hub's own messages) and a hand raised (the hub announces who holds the floor).
+function formNews(change, form) {
+  if (change !== "asked") return null;
+  return `asks the operator: ${form.title}${form.to === "all" ? "" : ` (for ${form.to})`}`;
+}
+
+function floorNews(state, before, floor) {
+  let next = state;
+  const hadHands = new Set(before ? before.hands : []);
+  for (const name of floor.hands) {
+    if (!hadHands.has(name)) next = addEvent(next, name, `raised a hand for the floor of ${floor.scope}`, "hand");
+  }
+  return next;
+}
+
 // A room event as a transcript row: numbered just after the newest message, so it sorts and
 // windows with them but is never mistaken for one (the hub numbers messages in whole steps).
 function addEvent(state, name, text, change) {
@@ -217,10 +233,15 @@ export function reduce(state, action) {
       const form = action.data.form;
       if (action.data.change === "asked") forms[form.form_id] = form;
       else delete forms[form.form_id];
-      return { ...state, forms };
+      const said = formNews(action.data.change, form);
+      const next = { ...state, forms };
+      return said ? addEvent(next, form.asker, said, `form-${action.data.change}`) : next;
     }
-    case "floor":
-      return { ...state, floors: { ...state.floors, [action.data.scope]: action.data } };
+    case "floor": {
+      const before = state.floors[action.data.scope];
+      const next = { ...state, floors: { ...state.floors, [action.data.scope]: action.data } };
+      return floorNews(next, before, action.data);
+    }
     case "decision":
       return { ...state, decisions: [action.data.record, ...state.decisions].slice(0, 200) };
     case "health": {
