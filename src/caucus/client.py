@@ -236,10 +236,20 @@ class HubClient(BaseClient):
 
     # --- tasks -------------------------------------------------------------------------------
     async def report_tool_call(
-        self, tool: str, *, ok: bool, error: str | None, detail: str | None, ms: float
+        self,
+        tool: str,
+        *,
+        ok: bool,
+        error: str | None,
+        detail: str | None,
+        ms: float,
+        arguments: dict[str, Any] | None = None,
     ) -> None:
-        """Put a tool call this client's bridge ran on the operator's activity view."""
-        body = {"tool": tool, "ok": ok, "error": error, "detail": detail, "ms": ms}
+        """Put a tool call this client's bridge ran on the operator's activity view (the hub
+        redacts secret-looking keys of `arguments` and cuts them short)."""
+        body: dict[str, Any] = {"tool": tool, "ok": ok, "error": error, "detail": detail, "ms": ms}
+        if arguments:
+            body["arguments"] = arguments
         await self._post(Reported, "/activity", body)
 
     async def send_task(

@@ -156,3 +156,33 @@ async def test_status_lines_read_whole_and_forms_answers_and_hands_are_in_the_tr
         )
         await page.locator(".room-event[data-event=hand]").scroll_into_view_if_needed()
         await page.screenshot(path=shot(f"transcript-said-{width}-{scheme}"), full_page=False)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize(("width", "height"), SIZES)
+async def test_the_activity_view_shows_what_each_call_was_given_with_secrets_redacted(
+    open_console: PageFactory, tmp_path: Path, width: int, height: int, scheme: str
+) -> None:
+    secret = "sk-live-0123456789abcdef"
+    async with make_hub(tmp_path / "calls") as hub, serve(hub) as base, HubClient(base) as ann:
+        await ann.register("ann")
+        page = await open_console(
+            hub.operator.token, width=width, height=height, base=base, scheme=scheme
+        )
+        await page.locator("[data-tab=activity]").click()
+        await ann.report_tool_call(
+            "say",
+            ok=True,
+            error=None,
+            detail=None,
+            ms=3.0,
+            arguments={"to": "bob", "content": "the build is green", "api_key": secret},
+        )
+        shown = page.locator("[data-call=say] [data-arguments]")
+        await expect(shown).to_contain_text('"content": "the build is green"')
+        await expect(shown).to_contain_text('"api_key": "[redacted]"')
+        await expect(page.locator("table.activity")).not_to_contain_text(secret)
+        await page.get_by_label("find calls").fill("green")  # arguments are searchable
+        await expect(page.locator("[data-call]")).to_have_count(1)
+        await page.locator("[data-call=say]").scroll_into_view_if_needed()
+        await page.screenshot(path=shot(f"activity-arguments-{width}-{scheme}"), full_page=False)

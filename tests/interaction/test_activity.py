@@ -49,6 +49,9 @@ async def test_tool_calls_on_mcp_and_through_a_bridge_reach_the_activity_view(
     assert calls[0].detail is not None
     assert "nobody-here" in calls[0].detail
     assert all(c.ms >= 0 for c in calls)
+    # What each was called with, as the operator reads it.
+    assert calls[1].arguments == '{"to": "carol", "content": "hello"}'
+    assert calls[0].arguments == '{"to": "nobody-here", "content": "hello?"}'
 
     async with bridge(url, tmp_path, name="bea") as bea:
         await call(bea, "join", name="bea")
@@ -58,6 +61,7 @@ async def test_tool_calls_on_mcp_and_through_a_bridge_reach_the_activity_view(
     assert {(c.via, c.witness) for c in calls} == {("bridge", "self-reported")}
     assert [c.tool for c in calls] == ["offer", "say", "join"]
     assert calls[0].error == code
+    assert calls[1].arguments == '{"to": "carol", "content": "from the bridge"}'
 
     errors = await operator.activity(errors=True)
     assert {(c.caller, c.tool) for c in errors} == {("alice", "say"), ("bea", "offer")}
@@ -84,3 +88,28 @@ async def test_reports_are_an_agents_own_and_bounded(
     async with OperatorClient(url, token=dan.token) as agent_reading:
         with pytest.raises(Forbidden):
             await agent_reading.activity()
+
+
+async def test_a_calls_arguments_are_shown_redacted_and_cut_short(
+    live_hub: Hub, operator: OperatorClient, connect: ClientFactory
+) -> None:
+    erin = await connect("erin")
+    secret = "sk-live-0123456789abcdef"
+    arguments = {
+        "to": "bob",
+        "api_key": secret,
+        "nested": {"Authorization": f"Bearer {secret}", "path": "src/app.py"},
+        "sessionHandle": secret,
+        "content": "x" * 1000,
+    }
+    await erin.report_tool_call(
+        "fetch", ok=True, error=None, detail=None, ms=2.0, arguments=arguments
+    )
+    (only,) = await operator.activity(caller="erin")
+    assert only.arguments is not None
+    assert secret not in only.arguments
+    assert only.arguments.startswith(
+        '{"to": "bob", "api_key": "[redacted]", "nested": {"Authorization": "[redacted]", '
+        '"path": "src/app.py"}, "sessionHandle": "[redacted]", "content": "xxx'
+    )
+    assert len(only.arguments) <= 401

@@ -99,9 +99,17 @@ class HubPort(Protocol):
         ...
 
     def report_call(
-        self, tool: str, *, ok: bool, error: str | None, detail: str | None, ms: float
+        self,
+        tool: str,
+        *,
+        ok: bool,
+        error: str | None,
+        detail: str | None,
+        ms: float,
+        arguments: dict[str, Any] | None = None,
     ) -> None:
-        """A tool call ended: put it on the hub's activity view (never delays the answer)."""
+        """A tool call ended: put it on the hub's activity view (never delays the answer),
+        with what it was called with (redacted before it leaves, `domain.activity`)."""
         ...
 
     async def limits(self) -> Limits: ...

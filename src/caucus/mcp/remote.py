@@ -8,6 +8,7 @@ import logging
 from typing import Any, Protocol
 
 from caucus.client import HubClient
+from caucus.domain.activity import redacted
 from caucus.errors import CaucusError, InvalidRequest, Unauthorized
 from caucus.mcp.ports import Answer, Convening, Joined
 from caucus.wire.deliberations import DeliberationInfo, PositionInfo
@@ -92,19 +93,35 @@ class RemotePort:
             await self.client.offline()
 
     def report_call(
-        self, tool: str, *, ok: bool, error: str | None, detail: str | None, ms: float
+        self,
+        tool: str,
+        *,
+        ok: bool,
+        error: str | None,
+        detail: str | None,
+        ms: float,
+        arguments: dict[str, Any] | None = None,
     ) -> None:
         if self.client.token is None:
             return  # not joined: the hub has no identity to put it under
-        task = asyncio.ensure_future(self._report(tool, ok, error, detail, ms))
+        shown = redacted(arguments) if arguments else None  # no secret leaves this process
+        task = asyncio.ensure_future(self._report(tool, ok, error, detail, ms, shown))
         self._reports.add(task)
         task.add_done_callback(self._reports.discard)
 
     async def _report(
-        self, tool: str, ok: bool, error: str | None, detail: str | None, ms: float
+        self,
+        tool: str,
+        ok: bool,
+        error: str | None,
+        detail: str | None,
+        ms: float,
+        arguments: dict[str, Any] | None,
     ) -> None:
         try:
-            await self.client.report_tool_call(tool, ok=ok, error=error, detail=detail, ms=ms)
+            await self.client.report_tool_call(
+                tool, ok=ok, error=error, detail=detail, ms=ms, arguments=arguments
+            )
         except CaucusError as exc:  # the view misses one call; the call itself stands
             log.debug("the %s call was not reported: %s", tool, exc)
 

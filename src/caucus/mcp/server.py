@@ -240,10 +240,17 @@ class ToolServer:
         ms = (time.perf_counter() - started) * 1000
         if failure is not None:
             call.port.report_call(
-                tool.name, ok=False, error=failure.code, detail=failure.detail, ms=ms
+                tool.name,
+                ok=False,
+                error=failure.code,
+                detail=failure.detail,
+                ms=ms,
+                arguments=arguments,
             )
             return error_result(failure, text_only=text_only)
-        call.port.report_call(tool.name, ok=True, error=None, detail=None, ms=ms)
+        call.port.report_call(
+            tool.name, ok=True, error=None, detail=None, ms=ms, arguments=arguments
+        )
         if text_only:
             return types.CallToolResult(content=[types.TextContent(type="text", text=line)])
         return result, line

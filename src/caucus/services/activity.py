@@ -9,9 +9,11 @@ belongs to this hub process; the live feed carries every call to the console as 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
+from typing import Any
 
 from caucus.clock import Clock
-from caucus.domain.activity import ToolCallRecord, Via
+from caucus.domain.activity import ToolCallRecord, Via, shown_arguments
 from caucus.domain.events import ToolCalled
 from caucus.services.notifier import Notifier
 
@@ -35,6 +37,7 @@ class Activity:
         detail: str | None,
         ms: float,
         via: Via,
+        arguments: Mapping[str, Any] | None = None,
     ) -> ToolCallRecord:
         if detail is not None and len(detail) > DETAIL_CHARS:
             detail = detail[:DETAIL_CHARS] + "…"
@@ -47,6 +50,7 @@ class Activity:
             detail=detail,
             ms=round(max(ms, 0.0), 3),
             via=via,
+            arguments=shown_arguments(arguments),
         )
         self._calls.append(call)
         self._notifier.emit(ToolCalled(call.ts, call))

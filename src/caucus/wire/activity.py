@@ -17,6 +17,9 @@ class ToolCallInfo(Wire):
     detail: str | None = Field(description="what the error said")
     ms: float = Field(description="how long the call took, in milliseconds")
     via: str = closed(Via, "mcp: the hub's /mcp; bridge: a stdio bridge or native agent")
+    arguments: str | None = Field(
+        None, description="what it was called with: JSON, secret-looking keys redacted, cut short"
+    )
     witness: str = closed(
         Witness,
         "observed: the hub ran it (its /mcp); self-reported: the caller says it ran it "
@@ -34,6 +37,7 @@ class ToolCallInfo(Wire):
             detail=call.detail,
             ms=call.ms,
             via=call.via.value,
+            arguments=call.arguments,
             witness=call.witness.value,
         )
 

@@ -377,6 +377,11 @@ class ToolCallReport(_In):
     )
     detail: str | None = Field(None, max_length=2000, description="what the error said")
     ms: float = Field(ge=0, le=86_400_000, description="how long it took, in milliseconds")
+    arguments: dict[str, Any] | None = Field(
+        None,
+        description="what it was called with; keys that look secret (token, key, password, "
+        "handle…) are redacted and the whole is cut to 400 characters before it is kept",
+    )
 
 
 PATHS: JsonDict = {"maxItems": 50, "items": {"maxLength": 512}}

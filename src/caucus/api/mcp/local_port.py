@@ -142,7 +142,14 @@ class LocalPort:
         return Departure(name=peer.name, left=True)
 
     def report_call(
-        self, tool: str, *, ok: bool, error: str | None, detail: str | None, ms: float
+        self,
+        tool: str,
+        *,
+        ok: bool,
+        error: str | None,
+        detail: str | None,
+        ms: float,
+        arguments: dict[str, Any] | None = None,
     ) -> None:
         # Recorded as soon as the call's answer is on its way, not before it: the activity view
         # is the room's record of calls, not a step the caller should wait for.
@@ -155,6 +162,7 @@ class LocalPort:
             detail=detail,
             ms=ms,
             via=Via.MCP,
+            arguments=arguments,
         )
         asyncio.get_running_loop().call_soon(record)
 

@@ -37,6 +37,7 @@ async def report(body: ToolCallReport, request: Request, peer: PeerDep) -> Repor
         detail=body.detail,
         ms=body.ms,
         via=Via.BRIDGE,
+        arguments=body.arguments,
     )
     return Reported(recorded=True)
 

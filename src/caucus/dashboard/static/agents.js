@@ -174,14 +174,17 @@ export function ActivityView({ state }) {
   const calls = state.activity.filter(
     (c) =>
       (!errorsOnly || !c.ok) &&
-      (!needle || (c.caller || "").toLowerCase().includes(needle) || c.tool.includes(needle)),
+      (!needle ||
+        (c.caller || "").toLowerCase().includes(needle) ||
+        c.tool.includes(needle) ||
+        (c.arguments || "").toLowerCase().includes(needle)),
   );
   const failed = state.activity.filter((c) => !c.ok).length;
   return html`
     <section class="panel" aria-labelledby="activity-title">
       <h2 id="activity-title">Tool calls <span class="count">${`${state.activity.length} · ${failed} failed`}</span></h2>
       <div class="row activity-tools" role="search">
-        <input type="search" data-read aria-label="find calls" placeholder="caller or tool" value=${q}
+        <input type="search" data-read aria-label="find calls" placeholder="caller, tool or argument" value=${q}
           onInput=${(e) => setQ(e.currentTarget.value)} />
         <label class="inline"><input type="checkbox" data-read checked=${errorsOnly}
           onChange=${(e) => setErrorsOnly(e.currentTarget.checked)} /> failed only</label>
@@ -197,7 +200,8 @@ export function ActivityView({ state }) {
               <td class="mono">${c.tool}${c.witness === "self-reported"
                 ? html` <span class="badge warn" data-witness="self-reported"
                     title="the caller says it ran this (a stdio bridge or native agent); the hub did not see it">self-reported</span>`
-                : html` <span class="badge" data-witness="observed" title="the hub ran this call itself (/mcp)">observed</span>`}</td>
+                : html` <span class="badge" data-witness="observed" title="the hub ran this call itself (/mcp)">observed</span>`}
+                ${c.arguments && html`<div class="muted small call-args" data-arguments title=${c.arguments}>${c.arguments}</div>`}</td>
               <td>${c.ok
                 ? html`<span class="badge good">ok</span>`
                 : html`<span class="badge bad" title=${c.detail || ""}>${c.error}</span>
