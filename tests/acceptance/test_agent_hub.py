@@ -105,17 +105,22 @@ async def test_two_native_agents_answer_where_it_came_from_work_a_task_and_claim
             await agent.until("ThreadRunComplete")  # the On Start turn: #ops joined
         assert await members_of(hub, "#ops") == ["ann-bot", "bob-bot"]
 
-        await carol.send("ann-bot", "ping")
+        ping = await carol.send("ann-bot", "ping", thread="health")
         direct = await carol.receive(timeout=20)
         assert [(m.sender, m.to, m.content) for m in direct.messages] == [
             ("ann-bot", "carol", "pong from ann")
         ]
+        # Threaded under what it answers, in its thread.
+        assert (direct.messages[0].reply_to, direct.messages[0].thread) == (
+            ping.message_id,
+            "health",
+        )
 
-        await carol.send("#ops", "status?")
+        asked = await carol.send("#ops", "status?")
         await bob.until("ThreadRunComplete", 2)  # bob answered NO_REPLY: nothing posted
         heard = await carol.receive(timeout=20)
-        assert [(m.sender, m.to, m.content) for m in heard.messages] == [
-            ("ann-bot", "#ops", "all fine")
+        assert [(m.sender, m.to, m.content, m.reply_to) for m in heard.messages] == [
+            ("ann-bot", "#ops", "all fine", asked.message_id)
         ]
 
         async with Client(f"{url}/mcp") as client:

@@ -186,3 +186,35 @@ async def test_the_activity_view_shows_what_each_call_was_given_with_secrets_red
         await expect(page.locator("[data-call]")).to_have_count(1)
         await page.locator("[data-call=say]").scroll_into_view_if_needed()
         await page.screenshot(path=shot(f"activity-arguments-{width}-{scheme}"), full_page=False)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize(("width", "height"), SIZES)
+async def test_a_reply_sits_under_what_it_answers_with_a_glimpse_of_it(
+    open_console: PageFactory, tmp_path: Path, width: int, height: int, scheme: str
+) -> None:
+    async with (
+        make_hub(tmp_path / "replies") as hub,
+        serve(hub) as base,
+        HubClient(base) as alice,
+        HubClient(base) as bob,
+    ):
+        await alice.register("alice")
+        await bob.register("bob")
+        earlier = await alice.send("bob", "is the deploy of the billing service done yet?")
+        page = await open_console(
+            hub.operator.token, width=width, height=height, base=base, scheme=scheme
+        )
+        await alice.send("bob", "and the docs?")
+        # As a native agent now answers: threaded under the message it answers.
+        await bob.send("alice", "deploy done at 14:02", reply_to=earlier.message_id)
+        reply = page.locator(".msg.reply")
+        await expect(reply).to_have_count(1)
+        glimpse = reply.locator("[data-reply-to]")
+        await expect(glimpse).to_have_attribute("data-reply-to", str(earlier.seq))
+        await expect(glimpse).to_contain_text(
+            f"re #{earlier.seq} alice: is the deploy of the billing service done yet?"
+        )
+        await expect(reply).to_contain_text("deploy done at 14:02")
+        await reply.scroll_into_view_if_needed()
+        await page.screenshot(path=shot(f"transcript-reply-{width}-{scheme}"), full_page=False)

@@ -478,7 +478,13 @@ function renderRow(message, { whole, toggle, thread, toggleThread }) {
   const long = message.content.length > LONG;
   const text = long && !whole ? message.content.slice(0, LONG) : message.content;
   return html`
-    <article class=${`msg kind-${message.kind}`} data-seq=${message.seq}>
+    <article class=${`msg kind-${message.kind}${message.parent ? " reply" : ""}`} data-seq=${message.seq}>
+      ${message.parent &&
+      html`<div class="reply-to muted" data-reply-to=${message.parent.seq}>
+        <span aria-hidden="true">↳ </span>${`re #${message.parent.seq} `}<span class=${`sender ${colourOf(
+          message.parent.sender,
+        )}`}>${message.parent.sender}</span>${`: ${message.parent.excerpt}`}
+      </div>`}
       <header>
         <time datetime=${new Date(message.ts * 1000).toISOString()}>${clock(message.ts)}</time>
         <span class=${`sender ${colourOf(message.sender)}`}>${message.sender}</span>

@@ -60,8 +60,26 @@ function byName(list, key = "name") {
   return out;
 }
 
-function addMessage(state, message) {
-  if (message.seq <= state.lastSeq) return state; // a replay of something already shown
+// A reply carries a glimpse of what it answers, when that is among the recent messages held.
+const PARENT_LOOKBACK = 500;
+const EXCERPT = 90;
+
+export function withParent(message, held) {
+  if (!message.reply_to || message.parent) return message;
+  for (let i = held.length - 1; i >= Math.max(0, held.length - PARENT_LOOKBACK); i -= 1) {
+    const m = held[i];
+    if (m.id === message.reply_to) {
+      const text = m.content.replace(/\s+/g, " ").trim();
+      const excerpt = text.length > EXCERPT ? `${text.slice(0, EXCERPT)}…` : text;
+      return { ...message, parent: { seq: m.seq, sender: m.sender, excerpt } };
+    }
+  }
+  return message;
+}
+
+function addMessage(state, incoming) {
+  if (incoming.seq <= state.lastSeq) return state; // a replay of something already shown
+  const message = withParent(incoming, state.messages);
   let next = state.messages.concat([message]);
   if (next.length > MAX_MESSAGES) next = next.slice(next.length - MAX_MESSAGES);
   const out = { ...state, messages: next, lastSeq: message.seq, eventsSince: 0 };
@@ -200,7 +218,7 @@ export function reduce(state, action) {
         rate: s.rate,
         peers: byName(s.peers),
         channels: byName(s.channels),
-        messages: s.messages,
+        messages: s.messages.map((m, i) => withParent(m, s.messages.slice(0, i))),
         lastSeq: s.messages.length ? s.messages[s.messages.length - 1].seq : 0,
         eventsSince: 0,
         olderExhausted: s.messages.length === 0 || s.messages[0].seq === 1,

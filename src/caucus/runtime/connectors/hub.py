@@ -36,6 +36,7 @@ from caucus.errors import (
     Forbidden,
     HubUnavailable,
     NameInUse,
+    NotFound,
     RateLimited,
     Unauthorized,
 )
@@ -89,6 +90,8 @@ class Origin:
 
     to: str
     task_id: str | None = None
+    reply_to: str | None = None  # the message answered: the reply is threaded under it
+    thread: str | None = None
 
 
 class HubConnector:
@@ -240,9 +243,9 @@ class HubConnector:
         if isinstance(task_id, str):
             origin = Origin(m.sender, task_id)
         elif m.to.startswith("#"):
-            origin = Origin(m.to)
+            origin = Origin(m.to, reply_to=m.id, thread=m.thread)
         else:
-            origin = Origin(m.sender)
+            origin = Origin(m.sender, reply_to=m.id, thread=m.thread)
         key = f"hub:{next(self._keys)}"
         self._routes.remember(key, origin)
         return Notice(key, wrap([m], me=self.name))
@@ -361,10 +364,20 @@ class HubConnector:
             if origin.task_id is not None:
                 await self.client.reply_task(origin.task_id, text)
             else:
-                await self.client.send(origin.to, text)
+                await self._reply(origin, text)
             self.replies.append((origin, text))
         except CaucusError as exc:  # the task was settled by a tool, the peer left...
             log.warning("the reply to %s was not posted: %s", origin.to, exc)
+
+    async def _reply(self, origin: Origin, text: str) -> None:
+        """Threaded under the message it answers; if that message is gone (retention), the
+        reply still goes, unthreaded."""
+        try:
+            await self.client.send(origin.to, text, reply_to=origin.reply_to, thread=origin.thread)
+        except NotFound:
+            if origin.reply_to is None:
+                raise
+            await self.client.send(origin.to, text)
 
     def _looping(self, to: str) -> bool:
         """Whether this reply would be the `loop_limit`-th to one place within the window:
