@@ -262,6 +262,7 @@ async def test_every_panel_renders_and_is_saved_as_a_screenshot(
     await page.locator("[data-tab=work]").click()
     await expect(page.locator("[data-panel=work]")).to_contain_text("docs index")
     narrow = await open_console(live_hub.operator.token, width=420, height=900)
+    await narrow.locator("[data-sheet-button=peers]").click()  # one sheet at a time
     await expect(peer_row(narrow, "alice")).to_be_visible()
     await narrow.screenshot(path=shot("narrow-window"), full_page=True)
     assert shot("panel-health").stat().st_size > 0

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
-from playwright.async_api import expect
+from playwright.async_api import Page, expect
 
 from caucus.client import HubClient
 from caucus.operator_client import OperatorClient
@@ -17,6 +17,18 @@ from tests.browser.conftest import PageFactory, shot
 
 SIZES = [(1440, 900), (390, 844)]
 SCHEMES: list[Literal["light", "dark"]] = ["light", "dark"]
+
+
+async def sheet(page: Page, name: str) -> None:
+    """At phone width, switch to the sheet `name` (room, peers, panels); wider, all show."""
+    button = page.locator(f"[data-sheet-button={name}]")
+    if await button.is_visible():
+        await button.click()
+
+
+async def panel(page: Page, tab: str) -> None:
+    await sheet(page, "panels")
+    await page.locator(f"[data-tab={tab}]").click()
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
@@ -41,7 +53,7 @@ async def test_health_charts_begin_with_the_hubs_own_history_from_before_the_pag
         page = await open_console(
             hub.operator.token, width=width, height=height, base=base, scheme=scheme
         )
-        await page.locator("[data-tab=health]").click()
+        await panel(page, "health")
         for label in ("messages per minute", "hub memory (resident)"):
             start = page.locator(f"[data-chart='{label}'] [data-axis=x-start]")
             await expect(start).to_have_text(re.compile(r"^−\d+ s$"))
@@ -83,6 +95,7 @@ async def test_an_idle_agent_reads_calm_and_gone_ones_fold_away_with_a_legend(
             await expect(page.locator("[data-counts]")).to_contain_text(
                 "1 online · 1 idle · 2 gone"
             )
+            await sheet(page, "peers")
             waiter = page.locator("[data-peer=waiter]")
             await expect(waiter.locator("[data-state]")).to_have_text("idle 3 min")
             # Grey, as the legend's own text: not the alarm colour it used to be.
@@ -132,6 +145,7 @@ async def test_status_lines_read_whole_and_forms_answers_and_hands_are_in_the_tr
         page = await open_console(
             hub.operator.token, width=width, height=height, base=base, scheme=scheme
         )
+        await sheet(page, "peers")
         status = page.locator("[data-peer=alice] [data-status]")
         await expect(status).to_contain_text(LONG_STATUS)
         await expect(status).to_have_attribute("title", LONG_STATUS)
@@ -139,6 +153,7 @@ async def test_status_lines_read_whole_and_forms_answers_and_hands_are_in_the_tr
         assert box is not None
         assert box["width"] > 0.6 * min(width, 400) - 60, box  # not cut to a letter
 
+        await sheet(page, "room")
         form = await alice.ask_operator(
             "Ship it tonight?", [{"key": "go", "type": "radio", "options": ["yes", "no"]}]
         )
@@ -169,7 +184,7 @@ async def test_the_activity_view_shows_what_each_call_was_given_with_secrets_red
         page = await open_console(
             hub.operator.token, width=width, height=height, base=base, scheme=scheme
         )
-        await page.locator("[data-tab=activity]").click()
+        await panel(page, "activity")
         await ann.report_tool_call(
             "say",
             ok=True,
@@ -218,3 +233,45 @@ async def test_a_reply_sits_under_what_it_answers_with_a_glimpse_of_it(
         await expect(reply).to_contain_text("deploy done at 14:02")
         await reply.scroll_into_view_if_needed()
         await page.screenshot(path=shot(f"transcript-reply-{width}-{scheme}"), full_page=False)
+
+
+async def height_ratio(page: Page) -> float:
+    """The document's height over the viewport's: 1.0 is one screen, nothing below it."""
+    ratio: float = await page.evaluate("document.documentElement.scrollHeight / window.innerHeight")
+    return ratio
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+async def test_a_phone_gets_one_screen_with_what_waits_first_and_a_sheet_at_a_time(
+    open_console: PageFactory, tmp_path: Path, scheme: str
+) -> None:
+    async with make_hub(tmp_path / "phone", send_rate_capacity=1000) as hub, serve(hub) as base:
+        clients = [HubClient(base) for _ in range(12)]
+        try:
+            for n, client in enumerate(clients):
+                await client.register(f"agent-{n:02}")
+                await client.set_status(f"working on part {n} of the release")
+            for n in range(80):
+                await clients[n % 12].send("all", f"progress note {n}: the build moves on")
+            await clients[0].ask_operator(
+                "Ship tonight?", [{"key": "go", "type": "radio", "options": ["yes", "no"]}]
+            )
+            page = await open_console(
+                hub.operator.token, width=390, height=844, base=base, scheme=scheme
+            )
+            await expect(page.locator(".messages .msg")).to_have_count(80)
+            # The first screen: what waits for the operator and the room's state.
+            for first in ("[data-waiting]", "[data-mode]", "[data-counts]", "[data-form]"):
+                await expect(page.locator(first)).to_be_in_viewport()
+            ratios = {"room": await height_ratio(page)}
+            await page.screenshot(path=shot(f"phone-room-{scheme}"), full_page=True)
+            for name, shown in (("peers", "[data-peer=agent-00]"), ("panels", "[data-tab=health]")):
+                await sheet(page, name)
+                await expect(page.locator(shown)).to_be_in_viewport()
+                ratios[name] = await height_ratio(page)
+                await page.screenshot(path=shot(f"phone-{name}-{scheme}"), full_page=True)
+            print(f"phone document height / viewport ({scheme}): {ratios}")
+            assert all(r <= 1.02 for r in ratios.values()), ratios
+        finally:
+            for client in clients:
+                await client.aclose()

@@ -58,6 +58,25 @@ function SignIn({ onToken, error }) {
   `;
 }
 
+const NARROW = "(max-width: 760px)"; // app.css's phone width: one sheet at a time
+
+function useNarrow() {
+  const [narrow, setNarrow] = useState(() => window.matchMedia(NARROW).matches);
+  useEffect(() => {
+    const media = window.matchMedia(NARROW);
+    const changed = () => setNarrow(media.matches);
+    media.addEventListener("change", changed);
+    return () => media.removeEventListener("change", changed);
+  }, []);
+  return narrow;
+}
+
+const SHEETS = [
+  ["room", "Room"],
+  ["peers", "Peers"],
+  ["panels", "Panels"],
+];
+
 const TABS = [
   ["forms", "Forms"],
   ["channels", "Channels & floors"],
@@ -73,6 +92,11 @@ const TABS = [
 function Console({ api, role, onSignOut }) {
   const [state, dispatch] = useReducer(reduce, initial);
   const [tab, setTab] = useState("forms");
+  // At phone width one sheet shows at a time: the room, its peers, or the panels.
+  const [sheet, setSheet] = useState("room");
+  const narrow = useNarrow();
+  // At phone width only the chosen sheet is there at all (one Forms, one transcript).
+  const shows = (key) => !narrow || sheet === key;
   const [filters, setFilters] = useState({ peer: "", channel: "", kind: "", q: "" });
   const [target, setTarget] = useState("all");
   const [toasts, setToasts] = useState([]);
@@ -167,7 +191,9 @@ function Console({ api, role, onSignOut }) {
     const brake = { p: "pause", r: "resume" }[e.key];
     if (e.key === "/") {
       e.preventDefault();
-      document.getElementById("search").focus();
+      const search = document.getElementById("search");
+      if (search) search.focus();
+      else setSheet("room"); // on a phone's other sheets: to the transcript first
     } else if (e.key === "?") {
       setHelp(!help);
     } else if (brake || e.key === "s") {
@@ -218,6 +244,7 @@ function Console({ api, role, onSignOut }) {
 
   function messagePeer(name) {
     setTarget(name);
+    setSheet("room"); // at phone width the composer is on the room's sheet
     if (composer.current) composer.current.focus();
   }
 
@@ -245,7 +272,10 @@ function Console({ api, role, onSignOut }) {
         ${waiting > 0 &&
         html`<button type="button" data-read class="badge waiting" data-waiting=${waiting}
           title="questions and decisions waiting for the operator"
-          onClick=${() => setTab("forms")}>${`${waiting} waiting for you`}</button>`}
+          onClick=${() => {
+            setTab("forms");
+            setSheet("panels");
+          }}>${`${waiting} waiting for you`}</button>`}
         <span class="grow"></span>
         <span class="muted" data-counts>${stateCounts(state.peers)} · ${state.health ? state.health.messages_per_minute : 0}/min</span>
         <div class="row room-buttons" role="group" aria-label="room">
@@ -259,15 +289,20 @@ function Console({ api, role, onSignOut }) {
         <button type="button" data-read onClick=${() => onSignOut(null)}>Sign out</button>
       </header>
       ${!state.ready && html`<p class="boot">Connecting to the hub…</p>`}
-      <div class="layout">
-        <${Roster} peers=${state.peers} floors=${state.floors} observer=${observer} act=${act} onMessage=${messagePeer} />
-        <div class="center">
+      <div class="layout" data-sheet=${sheet}>
+        ${narrow && sheet === "room" && waiting > 0 &&
+        html`<section class="waiting-first" aria-label="waiting for you">${panels.forms}</section>`}
+        ${shows("peers") &&
+        html`<${Roster} peers=${state.peers} floors=${state.floors} observer=${observer} act=${act} onMessage=${messagePeer} />`}
+        ${shows("room") &&
+        html`<div class="center">
           <${Transcript} api=${api} state=${state} dispatch=${dispatch} filters=${filters}
             setFilters=${setFilters} notify=${notify} />
           <${Composer} api=${api} state=${state} target=${target} setTarget=${setTarget}
             observer=${observer} notify=${notify} inputRef=${composer} />
-        </div>
-        <aside class="side">
+        </div>`}
+        ${shows("panels") &&
+        html`<aside class="side">
           <nav class="tabs" role="tablist" aria-label="panels">
             ${TABS.map(
               ([key, label]) => html`<button type="button" role="tab" data-read data-tab=${key}
@@ -277,8 +312,17 @@ function Console({ api, role, onSignOut }) {
             )}
           </nav>
           <div role="tabpanel" data-panel=${tab}>${panels[tab]}</div>
-        </aside>
+        </aside>`}
       </div>
+      <nav class="sheets" aria-label="views">
+        ${SHEETS.map(
+          ([key, label]) => html`<button type="button" data-read data-sheet-button=${key}
+            aria-current=${sheet === key ? "page" : "false"} class=${sheet === key ? "active" : ""}
+            onClick=${() => setSheet(key)}>${label}${key === "panels" && waiting
+              ? html` <span class="count">${waiting}</span>`
+              : ""}</button>`,
+        )}
+      </nav>
       ${confirmStop &&
       html`<${StopDialog} onStop=${(reason) => {
         setConfirmStop(false);
