@@ -14,6 +14,7 @@ from caucus.client import HubClient
 from caucus.operator_client import OperatorClient
 from caucus.testing import FakeClock, make_hub, serve
 from tests.browser.conftest import PageFactory, shot
+from tests.waiting import eventually
 
 SIZES = [(1440, 900), (390, 844)]
 SCHEMES: list[Literal["light", "dark"]] = ["light", "dark"]
@@ -275,3 +276,82 @@ async def test_a_phone_gets_one_screen_with_what_waits_first_and_a_sheet_at_a_ti
         finally:
             for client in clients:
                 await client.aclose()
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize(("width", "height"), SIZES)
+async def test_a_deliberation_is_one_card_in_the_transcript_with_positions_as_fields(
+    open_console: PageFactory, tmp_path: Path, width: int, height: int, scheme: str
+) -> None:
+    async with (
+        make_hub(tmp_path / "deliberation") as hub,
+        serve(hub) as base,
+        HubClient(base) as lead,
+        HubClient(base) as ann,
+        HubClient(base) as ben,
+        OperatorClient(base, token=hub.operator.token) as operator,
+    ):
+        for client, name in ((lead, "lead"), (ann, "ann"), (ben, "ben")):
+            await client.register(name)
+        page = await open_console(
+            hub.operator.token, width=width, height=height, base=base, scheme=scheme
+        )
+        await lead.send("all", "shall we settle the database question?")
+        convened = await lead.convene(
+            "Adopt PostgreSQL for the shared deployment?", ["ann", "ben"], rounds=1, deadline=30
+        )
+        d = convened.deliberation_id
+
+        async def positions_asked() -> bool:
+            return all(p.task_id for p in (await lead.deliberation(d)).panel)
+
+        await eventually(positions_asked, within=10, what="both position requests")
+        await ann.submit_position(d, "approve", "the scale-out numbers hold up", 0.8)
+        await ben.submit_position(d, "reject", "one more moving part to run", 0.65)
+
+        card = page.locator(f"[data-deliberation-card={d}]")
+        await expect(card).to_have_count(1)  # its requests and answers are one row
+        await expect(card).to_contain_text("Adopt PostgreSQL for the shared deployment?")
+        await expect(card.locator("[data-position=ben] [data-stance]")).to_have_text("reject")
+        await expect(card.locator("[data-position=ben]")).to_contain_text(
+            "one more moving part to run"
+        )
+        await expect(card.locator("[data-position=ann]")).to_contain_text("80%")
+        messages = page.locator(".messages")
+        await expect(messages.locator(".msg.kind-task")).to_have_count(0)
+        await expect(messages.locator(".msg.kind-result")).to_have_count(0)
+        # The chair's question is the hub's, not the convener's.
+        chair = page.locator(".room-event[data-event=form-asked]")
+        await expect(chair).to_contain_text("hub asks the operator to chair: Adopt PostgreSQL")
+        await expect(chair).not_to_contain_text("lead asks")
+
+        pending = await operator.forms()
+        (form,) = [f for f in pending if f.title.startswith(f"Chair {d}")]
+        await operator.answer_form(
+            form.form_id,
+            {"stance": "approve", "decision": "Adopt it behind a flag.", "confidence": "80%"},
+        )
+        await expect(card.locator("[data-verdict]")).to_contain_text(
+            "Adopt it behind a flag. (80%) · dissent: ben"
+        )
+        await card.scroll_into_view_if_needed()
+        await page.screenshot(
+            path=shot(f"transcript-deliberation-{width}-{scheme}"), full_page=False
+        )
+        # The messages as sent are one click away, the requests credited to the hub.
+        raw = card.locator("[data-raw]")
+        await expect(raw.locator(".raw").first).to_be_hidden()
+        await raw.locator("summary").click()
+        await expect(raw).to_contain_text("hub, for lead → ann · task")
+        await expect(raw).to_contain_text("Position request")
+
+        # On the tasks tab too: each request as what it means, the prompt one click away.
+        await panel(page, "work")
+        requests = page.locator(f"[data-task-thread={d}] [data-position-request]")
+        await expect(requests).to_have_count(2)
+        ben_request = requests.filter(has_text="position request to ben")
+        await expect(ben_request).to_contain_text("from the hub, for lead")
+        await expect(ben_request.locator("[data-result]")).to_have_text(
+            "reject (65%): one more moving part to run"
+        )
+        await expect(ben_request.locator("pre")).to_be_hidden()

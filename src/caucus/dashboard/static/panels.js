@@ -1,6 +1,7 @@
 // The room's main panels: who is here (roster), what is said (transcript), and saying it.
 
 import { age, anyFilter, clock, colourOf, matches, skillNames } from "./format.js";
+import { DeliberationRow, foldDeliberations } from "./deliberation.js";
 import { markdown } from "./markdown.js";
 import { Component, html, useEffect, useLayoutEffect, useRef, useState } from "./ui.js";
 
@@ -372,7 +373,9 @@ export function Transcript({ api, state, dispatch, filters, setFilters, notify }
               </button>`}
         </div>
         ${visible.length === 0 && html`<p class="empty">No messages yet.</p>`}
-        ${visible.map((m) => html`<${Row} key=${m.seq} message=${m} related=${related} />`)}
+        ${foldDeliberations(visible, state.deliberations).map(
+          (m) => html`<${Row} key=${m.seq} message=${m} related=${related} />`,
+        )}
         ${!following &&
         html`<div class="newer">
           <button type="button" data-read onClick=${() => setEndSeq(null)}>Jump to the newest</button>
@@ -416,6 +419,7 @@ class Row extends Component {
 
   render({ message, related }, { whole, threadOpen }) {
     if (message.event) return renderEvent(message);
+    if (message.fold) return html`<${DeliberationRow} fold=${message} />`;
     return renderRow(message, {
       whole,
       toggle: () => this.setState({ whole: !whole }),

@@ -2,6 +2,7 @@
 
 import { PAUSE_WHILE_TYPING } from "./composer.js";
 import { TaskGraph, hasEdges } from "./graph.js";
+import { DeliberationBody } from "./deliberation.js";
 import { age, bytes, clock, colourOf, plural, short, stamp } from "./format.js";
 import { html, useState } from "./ui.js";
 
@@ -118,6 +119,27 @@ function Task({ t, label }) {
   </li>`;
 }
 
+// A position request of a deliberation: the hub's plumbing, shown as what it means.
+function PositionTask({ t, d }) {
+  let answer = null;
+  try {
+    answer = t.result ? JSON.parse(t.result) : null;
+  } catch {
+    answer = null;
+  }
+  return html`<li class="task" data-task=${t.task_id} data-position-request>
+    <div>
+      <span class=${`badge task-${t.state}`}>${t.state}</span>
+      ${" "}<strong>${`position request to ${t.worker}`}</strong>
+      <span class="muted">${` · from the hub, for ${d.convener} · ${clock(t.updated_at)}`}</span>
+    </div>
+    ${answer && typeof answer === "object"
+      ? html`<div data-result>${`${answer.stance} (${Math.round((answer.confidence || 0) * 100)}%): ${answer.summary}`}</div>`
+      : t.error && html`<div class="error" data-result>${`failed: ${t.error}`}</div>`}
+    <details><summary class="muted">the request as sent</summary><pre class="raw-request">${t.content}</pre></details>
+  </li>`;
+}
+
 export function Work({ api, state, observer, notify }) {
   const threads = byThread(state.tasks);
   const named = new Map(state.tasks.map((t) => [t.task_id, t.subject || t.content]));
@@ -130,13 +152,20 @@ export function Work({ api, state, observer, notify }) {
       <h2 id="tasks-title">Tasks <span class="count">${state.tasks.length}</span></h2>
       ${state.tasks.length === 0 && html`<p class="empty">No tasks yet.</p>`}
       <ul class="cards">
-        ${threads.map(
-          (g) => html`<li class="card" key=${g.thread} data-task-thread=${g.thread}>
-            <div class="muted mono">${`thread ${g.thread} · ${g.items.length} task${g.items.length === 1 ? "" : "s"}`}</div>
+        ${threads.map((g) => {
+          const d = state.deliberations[g.thread];
+          if (d) {
+            return html`<li class="card" key=${g.thread} data-task-thread=${g.thread}>
+              <div><span class="badge">deliberation</span> <strong>${d.subject}</strong></div>
+              <ul class="tasks">${g.items.map((t) => html`<${PositionTask} key=${t.task_id} t=${t} d=${d} />`)}</ul>
+            </li>`;
+          }
+          return html`<li class="card" key=${g.thread} data-task-thread=${g.thread}>
+            <div class="muted mono">${`thread ${g.thread} · ${plural(g.items.length, "task")}`}</div>
             ${hasEdges(g.items) && html`<div class="graph-wrap"><${TaskGraph} tasks=${g.items} /></div>`}
             <ul class="tasks">${g.items.map((t) => html`<${Task} key=${t.task_id} t=${t} label=${label} />`)}</ul>
-          </li>`,
-        )}
+          </li>`;
+        })}
       </ul>
       <h2>Job board <span class="count">${state.offers.length}</span></h2>
       ${state.offers.length === 0 && html`<p class="empty">No offers on the board.</p>`}
@@ -202,56 +231,8 @@ function Reservations({ api, state, observer, notify }) {
   `;
 }
 
-const DELIBERATION_STATE = {
-  deliberating: "panel answering",
-  deciding: "chair deciding",
-  decided: "decided",
-  failed: "failed",
-};
-
 function Deliberation({ d }) {
-  const latest = d.rounds.length ? d.rounds[d.rounds.length - 1] : [];
-  return html`<li class="card deliberation" data-deliberation=${d.deliberation_id}>
-    <div><strong>${d.subject}</strong></div>
-    <div class="muted">
-      ${`${DELIBERATION_STATE[d.state] || d.state} · round ${d.round} of ${d.max_rounds}`}
-      ${` · chair ${d.chair} · convened by ${d.convener}`}
-    </div>
-    <ul class="panelists">
-      ${d.panel.map(
-        (p) => html`<li data-panelist=${p.name}>
-          ${`${p.name}: ${
-            p.absent
-              ? "absent"
-              : p.task_id
-                ? `waiting (round ${d.round})`
-                : p.answered.length
-                  ? `answered round ${p.answered.join(", ")}`
-                  : "not asked yet"
-          }`}
-        </li>`,
-      )}
-    </ul>
-    ${latest.length > 0 &&
-    html`<ul class="positions">
-      ${latest.map(
-        (p) => html`<li data-position=${p.agent}>
-          <strong>${p.agent}</strong> ${p.stance} (${Math.round(p.confidence * 100)}%): ${p.summary}
-        </li>`,
-      )}
-    </ul>`}
-    ${d.state === "deciding" &&
-    d.chair_form &&
-    html`<div class="muted">The chair's question waits in Forms.</div>`}
-    ${d.verdict &&
-    html`<div class="verdict">
-      → ${d.verdict.decision} (${Math.round(d.verdict.confidence * 100)}%)${d.dissent.length
-        ? ` · dissent: ${d.dissent.join(", ")}`
-        : ""}
-    </div>`}
-    ${d.record_hash && html`<div class="muted mono">record ${d.record_index} · ${short(d.record_hash)}</div>`}
-    ${d.error && html`<div class="error">${d.error}</div>`}
-  </li>`;
+  return html`<li class="card deliberation" data-deliberation=${d.deliberation_id}><${DeliberationBody} d=${d} /></li>`;
 }
 
 function ledgerTone(ledger) {

@@ -108,9 +108,13 @@ const PEER_NEWS = {
 
 // What the transcript would otherwise miss: a form asked (its answer and its cancellation
 // arrive as the hub's own messages) and a hand raised (the hub announces who holds the floor).
+const CHAIR_FORM = /^Chair (d_[0-9a-f]+): /; // the hub asks it for a deliberation's convener
+
 function formNews(change, form) {
   if (change !== "asked") return null;
-  return `asks the operator: ${form.title}${form.to === "all" ? "" : ` (for ${form.to})`}`;
+  const chair = CHAIR_FORM.exec(form.title);
+  if (chair) return [SYSTEM, `asks the operator to chair: ${form.title.slice(chair[0].length)}`];
+  return [form.asker, `asks the operator: ${form.title}${form.to === "all" ? "" : ` (for ${form.to})`}`];
 }
 
 function floorNews(state, before, floor) {
@@ -121,6 +125,8 @@ function floorNews(state, before, floor) {
   }
   return next;
 }
+
+const SYSTEM = "hub";
 
 // A room event as a transcript row: numbered just after the newest message, so it sorts and
 // windows with them but is never mistaken for one (the hub numbers messages in whole steps).
@@ -253,7 +259,7 @@ export function reduce(state, action) {
       else delete forms[form.form_id];
       const said = formNews(action.data.change, form);
       const next = { ...state, forms };
-      return said ? addEvent(next, form.asker, said, `form-${action.data.change}`) : next;
+      return said ? addEvent(next, said[0], said[1], `form-${action.data.change}`) : next;
     }
     case "floor": {
       const before = state.floors[action.data.scope];
