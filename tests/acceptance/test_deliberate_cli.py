@@ -167,6 +167,36 @@ async def test_config_yaml_in_the_directory_sets_panel_stances_and_evidence_sour
     assert all(r["response_format"] == {"type": "json_object"} for r in fake.requests)
 
 
+async def test_json_schema_sends_each_answers_schema_so_a_small_model_is_held_to_it(
+    tmp_path: Path,
+) -> None:
+    def script(request: dict[str, Any]) -> list[Any]:
+        if last_user(request).startswith("You chair"):
+            return [Say('{"stance": "build", "decision": "Build it.", "confidence": 0.9}')]
+        return [Say('{"stance": "build", "summary": "fits", "confidence": 0.9, "evidence": []}')]
+
+    fake = FakeOpenAI(script)
+    async with serve_fake(fake) as url:
+        (tmp_path / "config.yaml").write_text(
+            f"backend: {{type: openai, model: fake-model, base_url: '{url}/v1', "
+            "json_mode: true, json_schema: true}\n"
+            "stances: [buy, build]\n"
+        )
+        code, _out, err = await caucus("deliberate", "Buy or build?", cwd=tmp_path)
+    assert code == 0, err
+    formats = [r["response_format"] for r in fake.requests]
+    assert all(f["type"] == "json_object" for f in formats)
+    chair = [f["schema"] for f in formats if "decision" in f["schema"]["properties"]]
+    analysts = [f["schema"] for f in formats if "summary" in f["schema"]["properties"]]
+    assert len(chair) == 1
+    assert len(analysts) == len(formats) - 1 >= 3
+    for schema in (*chair, *analysts):
+        assert schema["properties"]["stance"]["enum"] == ["buy", "build"]
+        assert schema["properties"]["confidence"] == {"type": "number", "minimum": 0, "maximum": 1}
+    assert analysts[0]["properties"]["evidence"] == {"type": "array", "items": {"type": "string"}}
+    assert set(analysts[0]["required"]) == {"stance", "summary", "confidence", "evidence"}
+
+
 async def test_a_broken_evidence_source_aborts_and_nothing_is_recorded(tmp_path: Path) -> None:
     fake = FakeOpenAI(panel_script())
     async with serve_fake(fake) as url:

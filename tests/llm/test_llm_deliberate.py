@@ -25,10 +25,12 @@ async def test_a_panel_on_the_real_model_decides_and_the_ledger_verifies(
     (tmp_path / "evidence.json").write_text(
         json.dumps([{"source": "benchmarks", "ref": "scaleout.txt", "pg_vs_sqlite": 0.66}])
     )
-    # JSON mode: the server constrains each answer to one JSON object.
+    # JSON mode with each answer's schema: the server constrains every answer to a usable
+    # position or verdict (a 0.5B model in plain JSON mode wrote evidence as objects).
     (tmp_path / "config.yaml").write_text(
         "log: d.jsonl\nmax_rounds: 2\n"
-        f"backend: {{type: openai, model: qwen, base_url: '{llm_url}', json_mode: true}}\n"
+        f"backend: {{type: openai, model: qwen, base_url: '{llm_url}', json_mode: true, "
+        "json_schema: true}\n"
     )
     proc = await asyncio.create_subprocess_exec(
         *(sys.executable, "-m", "caucus", "deliberate"),

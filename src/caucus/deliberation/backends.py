@@ -13,9 +13,9 @@ import inspect
 import json
 import os
 import shutil
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from caucus.runtime.backends.base import BackendError
 from caucus.runtime.backends.openai_compat import OpenAIBackend
@@ -38,14 +38,21 @@ class CallableBackend:
 
     tools = False
 
-    def __init__(self, function: Callable[[str], str | Awaitable[str]]) -> None:
+    def __init__(self, function: Callable[..., str | Awaitable[str]]) -> None:
         self._function = function
+        try:
+            self._takes_schema = "schema" in inspect.signature(function).parameters
+        except (TypeError, ValueError):  # a builtin or a C function: the prompt alone
+            self._takes_schema = False
 
-    async def complete(self, prompt: str) -> str:
+    async def complete(self, prompt: str, schema: Mapping[str, Any] | None = None) -> str:
+        """The answer to `prompt`; `schema` (the JSON schema a usable answer meets) reaches a
+        backend that can use it (`OpenAICompleter` with `json_schema`), the others ignore it."""
+        extra = {"schema": schema} if self._takes_schema and schema is not None else {}
         if inspect.iscoroutinefunction(self._function):
-            result = await self._function(prompt)
+            result = await self._function(prompt, **extra)
         else:
-            result = await asyncio.to_thread(self._function, prompt)
+            result = await asyncio.to_thread(self._function, prompt, **extra)
             if inspect.isawaitable(result):
                 result = await result
         if not isinstance(result, str):
@@ -82,19 +89,24 @@ class OpenAICompleter:
         executor: ToolExecutor | None = None,
         timeout: float = 600.0,
         json_mode: bool = False,
+        json_schema: bool = False,
     ) -> None:
         self._backend = OpenAIBackend(
             model=model, base_url=base_url, api_key=api_key, timeout=timeout, json_mode=json_mode
         )
+        self._json_schema = json_mode and json_schema
         self._tools: ToolExecutor = executor or NoTools()
         self.tools = executor is not None
 
     async def check(self) -> None:
         await self._backend.check()
 
-    async def complete(self, prompt: str) -> str:
+    async def complete(self, prompt: str, schema: Mapping[str, Any] | None = None) -> str:
+        shape = schema if self._json_schema else None
         async with self._tools.run_scope():
-            outcome = await self._backend.run([user(prompt)], _Discard(), self._tools)
+            outcome = await self._backend.run(
+                [user(prompt)], _Discard(), self._tools, answer_schema=shape
+            )
         return outcome.reply
 
     async def close(self) -> None:

@@ -114,6 +114,7 @@ backend:
   base_url: {base_url}
   # api_key_env: OPENAI_API_KEY   # the variable holding the key, if the server wants one
   json_mode: false          # true: the server's JSON mode (small local models need it)
+  # json_schema: true       # with json_mode on llama.cpp's server: each answer held to its schema
   # mcp_config: mcp.json          # MCP servers the analysts may read evidence from
   # allowed_tools: [search]       # only these (default: tools marked read-only)
 

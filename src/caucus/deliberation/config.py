@@ -45,6 +45,10 @@ class BackendConfig(_Strict):
     # openai: ask the server for JSON mode (response_format json_object) when no tools are
     # offered; small local models then always answer parseable JSON.
     json_mode: bool = False
+    # openai, with json_mode: also send each answer's JSON schema (`schema` inside
+    # response_format, as llama.cpp's server takes it), which constrains the answer to a usable
+    # position or verdict; OpenAI's own API does not take it.
+    json_schema: bool = False
 
 
 class AnalystConfig(_Strict):

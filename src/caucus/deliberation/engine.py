@@ -23,9 +23,11 @@ from caucus.deliberation.panel import (
     check_panel,
     dissent,
     position_of,
+    position_schema,
     settled,
     unanimous,
     verdict_of,
+    verdict_schema,
 )
 from caucus.deliberation.prompts import Ask, analyst_prompt, chair_prompt
 from caucus.ledger.records import DecisionRecord
@@ -127,8 +129,10 @@ class ModelAnalyst:
         prompt = analyst_prompt(self.analyst, ask, tools=self._backend.tools)
 
         async def once(unusable: str | None) -> Position:
-            answer = last_object(await self._backend.complete(again(prompt, unusable)))
-            return position_of(self.name, answer, ask.stances)
+            said = await self._backend.complete(
+                again(prompt, unusable), schema=position_schema(ask.stances)
+            )
+            return position_of(self.name, last_object(said), ask.stances)
 
         result: Position = await _attempts(self.name, once, self._on_step, ask.round)
         return result
@@ -154,7 +158,9 @@ class ModelChair:
         )
 
         async def once(unusable: str | None) -> Verdict:
-            said = await self._backend.complete(again(prompt, unusable))
+            said = await self._backend.complete(
+                again(prompt, unusable), schema=verdict_schema(brief.stances)
+            )
             return verdict_of(last_object(said), brief.stances)
 
         result: Verdict = await _attempts(self.name, once, self._on_step, 0)

@@ -87,6 +87,37 @@ def _text(answer: Mapping[str, Any], key: str) -> str:
     return value.strip()
 
 
+_CONFIDENCE = {"type": "number", "minimum": 0, "maximum": 1}
+
+
+def position_schema(stances: Sequence[str]) -> dict[str, Any]:
+    """The JSON schema of a usable position (what `position_of` accepts, made strict): a
+    server that takes it constrains a small model's answer to it."""
+    return {
+        "type": "object",
+        "properties": {
+            "stance": {"type": "string", "enum": list(stances)},
+            "summary": {"type": "string", "minLength": 1},
+            "confidence": _CONFIDENCE,
+            "evidence": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["stance", "summary", "confidence", "evidence"],
+    }
+
+
+def verdict_schema(stances: Sequence[str]) -> dict[str, Any]:
+    """The JSON schema of a usable verdict (`verdict_of`)."""
+    return {
+        "type": "object",
+        "properties": {
+            "stance": {"type": "string", "enum": list(stances)},
+            "decision": {"type": "string", "minLength": 1},
+            "confidence": _CONFIDENCE,
+        },
+        "required": ["stance", "decision", "confidence"],
+    }
+
+
 def position_of(agent: str, answer: Mapping[str, Any], stances: Sequence[str]) -> Position:
     """The position `answer` states, or InvalidAnswer saying what is wrong with it."""
     refs = answer.get("evidence", [])

@@ -103,6 +103,7 @@ async def backend_for(config: DeliberationConfig) -> AsyncIterator[Backend]:
         executor=tools,
         timeout=b.timeout_seconds,
         json_mode=b.json_mode,
+        json_schema=b.json_schema,
     )
     try:
         await openai.check()

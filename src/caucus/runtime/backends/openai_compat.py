@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -111,7 +111,11 @@ class OpenAIBackend:
         sink: MessageSink,
         tools: ToolExecutor,
         observer: ToolObserver | None = None,
+        *,
+        answer_schema: Mapping[str, Any] | None = None,
     ) -> RunOutcome:
+        """`answer_schema`, in JSON mode: the schema the answer must meet, sent inside
+        response_format as llama.cpp's server takes it (it constrains the answer to it)."""
         offered = await tools.list_tools()
         messages = request_messages(history)
         rounds = 0
@@ -124,7 +128,7 @@ class OpenAIBackend:
             if forced is not None and forced not in {t.name for t in usable}:
                 log.warning("--start-with-tool %s: no such tool is offered", forced)
                 forced = None
-            content, calls = await self._complete(messages, usable, forced)
+            content, calls = await self._complete(messages, usable, forced, answer_schema)
             if not calls:
                 reply = assistant(content)
                 await sink.put(reply)
@@ -164,13 +168,19 @@ class OpenAIBackend:
         return f"Error: {result.content}" if result.is_error else result.content
 
     async def _complete(
-        self, messages: list[dict[str, Any]], tools: list[ToolSpec], forced: str | None = None
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[ToolSpec],
+        forced: str | None = None,
+        answer_schema: Mapping[str, Any] | None = None,
     ) -> tuple[str, list[ToolCall]]:
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True}
         if tools:
             kwargs["tools"] = [t.wire() for t in tools]
         elif self._json_mode:
             kwargs["response_format"] = {"type": "json_object"}
+            if answer_schema is not None:
+                kwargs["response_format"]["schema"] = dict(answer_schema)
         if self._temperature is not None:
             kwargs["temperature"] = self._temperature
         if forced is not None:
