@@ -334,6 +334,8 @@ async def test_a_deliberation_is_one_card_in_the_transcript_with_positions_as_fi
         await expect(card.locator("[data-verdict]")).to_contain_text(
             "Adopt it behind a flag. (80%) · dissent: ben"
         )
+        # The chair's answer folds into the card too: no loose "asked by lead" message.
+        await expect(messages.locator(".msg.kind-form_answer")).to_have_count(0)
         await card.scroll_into_view_if_needed()
         await page.screenshot(
             path=shot(f"transcript-deliberation-{width}-{scheme}"), full_page=False

@@ -91,11 +91,15 @@ export function DeliberationRow({ fold }) {
 }
 
 // A deliberation's messages fold into one row, where its first message in `rows` was.
+// The chair's answer is a form's (its own thread): it folds in by the form's id.
 export function foldDeliberations(rows, deliberations) {
   const out = [];
   const folds = new Map();
+  const chairs = new Map();
+  for (const d of Object.values(deliberations)) if (d.chair_form) chairs.set(d.chair_form, d);
   for (const m of rows) {
-    const d = !m.event && m.thread ? deliberations[m.thread] : undefined;
+    const form = m.meta && m.meta.form_id;
+    const d = m.event ? undefined : (m.thread && deliberations[m.thread]) || (form && chairs.get(form));
     if (!d) {
       out.push(m);
       continue;
