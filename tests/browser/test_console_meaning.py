@@ -298,7 +298,11 @@ async def test_a_deliberation_is_one_card_in_the_transcript_with_positions_as_fi
         )
         await lead.send("all", "shall we settle the database question?")
         convened = await lead.convene(
-            "Adopt PostgreSQL for the shared deployment?", ["ann", "ben"], rounds=1, deadline=30
+            "Adopt PostgreSQL for the shared deployment?",
+            ["ann", "ben"],
+            evidence=[{"source": "benchmarks", "ref": "scaleout.txt"}],
+            rounds=1,
+            deadline=30,
         )
         d = convened.deliberation_id
 
@@ -306,7 +310,9 @@ async def test_a_deliberation_is_one_card_in_the_transcript_with_positions_as_fi
             return all(p.task_id for p in (await lead.deliberation(d)).panel)
 
         await eventually(positions_asked, within=10, what="both position requests")
-        await ann.submit_position(d, "approve", "the scale-out numbers hold up", 0.8)
+        await ann.submit_position(
+            d, "approve", "the scale-out numbers hold up", 0.8, evidence=["scaleout.txt"]
+        )
         await ben.submit_position(d, "reject", "one more moving part to run", 0.65)
 
         card = page.locator(f"[data-deliberation-card={d}]")
@@ -317,6 +323,7 @@ async def test_a_deliberation_is_one_card_in_the_transcript_with_positions_as_fi
             "one more moving part to run"
         )
         await expect(card.locator("[data-position=ann]")).to_contain_text("80%")
+        await expect(card.locator("[data-position=ann]")).to_contain_text("evidencescaleout.txt")
         messages = page.locator(".messages")
         await expect(messages.locator(".msg.kind-task")).to_have_count(0)
         await expect(messages.locator(".msg.kind-result")).to_have_count(0)

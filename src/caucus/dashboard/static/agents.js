@@ -1,7 +1,7 @@
 // Agents at work: launching native agents (their state and output), and every tool call.
 
 import { route } from "./api.js";
-import { age, clock, colourOf } from "./format.js";
+import { age, clock, colourOf, plural } from "./format.js";
 import { html, useEffect, useState } from "./ui.js";
 
 const POLL_MS = 2000;
@@ -157,7 +157,7 @@ export function Agents({ api, observer, notify }) {
             </div>
             ${open === a.launch_id &&
             html`<pre class="output" data-output=${a.name}>${output.dropped
-                ? `(${output.dropped} earlier lines not kept)\n`
+                ? `(${plural(output.dropped, "earlier line")} not kept)\n`
                 : ""}${output.lines.map((l) => `${l.stream === "stderr" ? "! " : ""}${l.text}`).join("\n")}</pre>`}
           </li>`,
         )}

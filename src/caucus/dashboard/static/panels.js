@@ -1,6 +1,6 @@
 // The room's main panels: who is here (roster), what is said (transcript), and saying it.
 
-import { age, anyFilter, clock, colourOf, matches, skillNames } from "./format.js";
+import { age, anyFilter, clock, colourOf, matches, plural, skillNames } from "./format.js";
 import { DeliberationRow, foldDeliberations } from "./deliberation.js";
 import { markdown } from "./markdown.js";
 import { Component, html, useEffect, useLayoutEffect, useRef, useState } from "./ui.js";
@@ -365,7 +365,7 @@ export function Transcript({ api, state, dispatch, filters, setFilters, notify }
           ${atStart
             ? html`<span class="muted" data-start>
                 ${dropped
-                  ? `the beginning of what is kept: retention dropped ${dropped.messages} older messages${dropped.through_ts ? ` (through ${new Date(dropped.through_ts * 1000).toLocaleString()})` : ""}`
+                  ? `the beginning of what is kept: retention dropped ${plural(dropped.messages, "older message")}${dropped.through_ts ? ` (through ${new Date(dropped.through_ts * 1000).toLocaleString()})` : ""}`
                   : "the beginning of the transcript"}
               </span>`
             : html`<button type="button" data-read onClick=${older} disabled=${loading}>
