@@ -192,8 +192,10 @@ async def test_json_schema_sends_each_answers_schema_so_a_small_model_is_held_to
     assert len(analysts) == len(formats) - 1 >= 3
     for schema in (*chair, *analysts):
         assert schema["properties"]["stance"]["enum"] == ["buy", "build"]
-        assert schema["properties"]["confidence"] == {"type": "number", "minimum": 0, "maximum": 1}
-    assert analysts[0]["properties"]["evidence"] == {"type": "array", "items": {"type": "string"}}
+        assert schema["properties"]["confidence"]["enum"] == [n / 10 for n in range(11)]
+    evidence = analysts[0]["properties"]["evidence"]
+    assert (evidence["type"], evidence["maxItems"]) == ("array", 8)
+    assert analysts[0]["properties"]["summary"]["maxLength"] == 600
     assert set(analysts[0]["required"]) == {"stance", "summary", "confidence", "evidence"}
 
 

@@ -87,7 +87,12 @@ def _text(answer: Mapping[str, Any], key: str) -> str:
     return value.strip()
 
 
-_CONFIDENCE = {"type": "number", "minimum": 0, "maximum": 1}
+# Bounded everywhere a small model could run on: llama.cpp's grammar ignores minimum and
+# maximum (so confidence is one of eleven values) and, without a maxLength, a model that
+# never closes a string generates until its context is full.
+_CONFIDENCE = {"type": "number", "enum": [round(n / 10, 1) for n in range(11)]}
+_WORDS = {"type": "string", "minLength": 1, "maxLength": 600}
+_REFS = {"type": "array", "items": {"type": "string", "maxLength": 80}, "maxItems": 8}
 
 
 def position_schema(stances: Sequence[str]) -> dict[str, Any]:
@@ -97,9 +102,9 @@ def position_schema(stances: Sequence[str]) -> dict[str, Any]:
         "type": "object",
         "properties": {
             "stance": {"type": "string", "enum": list(stances)},
-            "summary": {"type": "string", "minLength": 1},
+            "summary": _WORDS,
             "confidence": _CONFIDENCE,
-            "evidence": {"type": "array", "items": {"type": "string"}},
+            "evidence": _REFS,
         },
         "required": ["stance", "summary", "confidence", "evidence"],
     }
@@ -111,7 +116,7 @@ def verdict_schema(stances: Sequence[str]) -> dict[str, Any]:
         "type": "object",
         "properties": {
             "stance": {"type": "string", "enum": list(stances)},
-            "decision": {"type": "string", "minLength": 1},
+            "decision": _WORDS,
             "confidence": _CONFIDENCE,
         },
         "required": ["stance", "decision", "confidence"],
