@@ -165,9 +165,8 @@ class Door(RequestHandler):
         loop = asyncio.get_running_loop()
         seen = (task.state, task.updated_at)
         while not notifier.closing:
-            woken = notifier.peeker(peer.id)
-            try:
-                # Read after listening: an outcome committed between the two still wakes us.
+            # Read after listening: an outcome committed between the two still wakes us.
+            with notifier.woken(peer.id) as woken:
                 with _in_a2a_terms(task_id=task.id):
                     task = await self._hub.tasks.status(peer, task.id)
                 if (task.state, task.updated_at) != seen:
@@ -179,8 +178,6 @@ class Door(RequestHandler):
                 if left is not None and left <= 0:
                     return
                 await asyncio.wait({woken}, timeout=left)
-            finally:
-                notifier.drop_peeker(peer.id, woken)
 
     # --- reading and canceling ------------------------------------------------------------
     async def _task(self, task_id: str, context: ServerCallContext) -> Task:

@@ -217,19 +217,19 @@ class Bench:
         notifier = self._notifier
         if notifier.closing:
             raise DeliberationError("the hub is stopping")
-        woken = notifier.peeker(live.convener.id)
+        with notifier.woken(live.convener.id) as woken:
 
-        def on_event(event: Event) -> None:
-            if isinstance(event, FormSettled) and event.form.id == form_id and not woken.done():
-                woken.set_result(None)
+            def on_event(event: Event) -> None:
+                settled = isinstance(event, FormSettled) and event.form.id == form_id
+                if settled and not woken.done():
+                    woken.set_result(None)
 
-        unsubscribe = notifier.subscribe(on_event) if form_id is not None else None
-        try:
-            yield woken
-        finally:
-            notifier.drop_peeker(live.convener.id, woken)
-            if unsubscribe is not None:
-                unsubscribe()
+            unsubscribe = notifier.subscribe(on_event) if form_id is not None else None
+            try:
+                yield woken
+            finally:
+                if unsubscribe is not None:
+                    unsubscribe()
 
 
 class Panelist:

@@ -306,8 +306,7 @@ class DeliveryService:
         deadline = loop.time() + min(wait, self._settings.receive_timeout_max)
         while True:
             # Registered before the read: a message routed in between still wakes it.
-            fut = notifier.peeker(peer.id)
-            try:
+            with notifier.woken(peer.id) as fut:
                 found = await self._db.read(lambda r: r.inbox.peek(peer.id))
                 left = deadline - loop.time()
                 newer = found.last is not None and found.last.seq > after
@@ -315,8 +314,6 @@ class DeliveryService:
                     return found
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(fut, left)
-            finally:
-                notifier.drop_peeker(peer.id, fut)
 
     async def history(
         self,

@@ -9,9 +9,10 @@ Subscribers are called synchronously and must be quick (queue the work if it is 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from caucus.domain.events import Event
@@ -187,6 +188,16 @@ class Notifier:
             fut.set_result(None)
         self._peekers.setdefault(peer_id, set()).add(fut)
         return fut
+
+    @contextlib.contextmanager
+    def woken(self, peer_id: int) -> Iterator[asyncio.Future[None]]:
+        """`peeker` for the length of a block: take it before the read it guards (so a change
+        committed between the two still wakes the waiter), dropped however the block ends."""
+        fut = self.peeker(peer_id)
+        try:
+            yield fut
+        finally:
+            self.drop_peeker(peer_id, fut)
 
     def drop_peeker(self, peer_id: int, fut: asyncio.Future[None]) -> None:
         waiting = self._peekers.get(peer_id)
