@@ -213,8 +213,13 @@ class HubClient(BaseClient):
         return (await self._post(AckResult, "/watch/ack", {"seqs": seqs})).acked
 
     # --- channels --------------------------------------------------------------------------
-    async def join_channel(self, channel: str) -> ChannelJoin:
-        return await self._post(ChannelJoin, "/channels/join", {"channel": channel})
+    async def join_channel(self, channel: str, *, private: bool = False) -> ChannelJoin:
+        """Join (and create) a channel; `private` creates it private: only you, the operator
+        and whom the operator invites read it."""
+        body: dict[str, Any] = {"channel": channel}
+        if private:
+            body["private"] = True
+        return await self._post(ChannelJoin, "/channels/join", body)
 
     async def leave_channel(self, channel: str) -> ChannelLeave:
         return await self._post(ChannelLeave, "/channels/leave", {"channel": channel})

@@ -254,6 +254,27 @@ class Settings(BaseSettings):
     head_timeout: float = Field(10.0, gt=0)
     body_timeout: float = Field(30.0, gt=0)
     max_connections: int = Field(4096, ge=16)
+    operator_reserve: int = Field(
+        32,
+        ge=1,
+        le=1024,
+        description="connections the operator and observer still get past max_connections",
+    )
+
+    # What callers hold open (issue 47): parked receives and peeks, watches, A2A streams and
+    # waits, MCP sessions, the live feed. 429 `cap_streams` past a cap.
+    streams_per_identity_max: int = Field(
+        16, ge=1, description="streams and waits one agent may hold open at once"
+    )
+    streams_room_max: int = Field(
+        3072,
+        ge=1,
+        description="streams and waits all agents together may hold open (kept below "
+        "max_connections, so other requests and the operator always find room)",
+    )
+    viewer_streams_max: int = Field(
+        16, ge=1, description="live feeds the operator (and the observer) may hold open each"
+    )
 
     # Retention: finished items (acknowledged messages, ended tasks, settled offers, answered
     # or canceled forms; never the ledger) older than this go, and the oldest go while the
@@ -286,6 +307,13 @@ class Settings(BaseSettings):
     transcript_keep: int = Field(5, ge=1, description="rotated transcript files kept")
 
     log_level: str = "info"
+
+    @property
+    def streams_room_cap(self) -> int:
+        """The room's cap on open streams: `streams_room_max`, but never within an eighth of
+        the connection cap (at least 8), which stays for everything else."""
+        margin = max(8, self.max_connections // 8)
+        return max(1, min(self.streams_room_max, self.max_connections - margin))
 
     @field_validator("allowed_hosts", "allowed_origins", mode="before")
     @classmethod

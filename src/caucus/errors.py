@@ -111,6 +111,12 @@ class SpawnNotApproved(Forbidden):
     code = "spawn_not_approved"
 
 
+class ChannelPrivate(Forbidden):
+    """A private channel: joining it takes the operator's invitation, posting being in it."""
+
+    code = "channel_private"
+
+
 class NotFound(CaucusError):
     code = "not_found"
     status = 404
@@ -145,6 +151,12 @@ class InChannelMode(Conflict):
 
 class ChannelClosed(Conflict):
     code = "channel_closed"
+
+
+class ChannelPublic(Conflict):
+    """A private channel was asked for under the name of an existing public one."""
+
+    code = "channel_public"
 
 
 class ReservationsHeld(Conflict):
@@ -217,6 +229,13 @@ class CapHands(CapExceeded):
     code = "cap_hands"
 
 
+class CapStreams(CapExceeded):
+    """A caller holds as many streams and waits open as it may, or the room does (`cap`:
+    `streams_per_identity` or `streams_room`)."""
+
+    code = "cap_streams"
+
+
 class CapSessions(CapExceeded):
     """Too many MCP sessions that have not joined (`mcp_unjoined_max`)."""
 
@@ -284,12 +303,14 @@ ERRORS_BY_CODE: dict[str, type[CaucusError]] = {
         LauncherDisabled,
         SpawnNotGranted,
         SpawnNotApproved,
+        ChannelPrivate,
         NotFound,
         Conflict,
         NameInUse,
         NameTaken,
         RoomStopped,
         ChannelClosed,
+        ChannelPublic,
         InChannelMode,
         ReservationsHeld,
         MisdirectedRequest,
@@ -306,6 +327,7 @@ ERRORS_BY_CODE: dict[str, type[CaucusError]] = {
         CapTeammates,
         CapChannels,
         CapHands,
+        CapStreams,
         CapSessions,
         PayloadTooLarge,
         RateLimited,

@@ -15,7 +15,14 @@ from caucus.wire.messages import SendResult
 from caucus.wire.peers import PeerInfo
 from caucus.wire.reservations import ReservationPolicyInfo
 from caucus.wire.retention import PurgeResult
-from caucus.wire.room import ClosedChannel, FloorInfo, ReopenedChannel, RoomState
+from caucus.wire.room import (
+    ChannelAccess,
+    ChannelInfo,
+    ClosedChannel,
+    FloorInfo,
+    ReopenedChannel,
+    RoomState,
+)
 from caucus.wire.search import SearchResults, ThreadSummaryInfo
 from caucus.wire.spawns import SpawnGrantInfo, TeammateInfo, TeammatesOverview
 from caucus.wire.work import OfferInfo, OfferList
@@ -204,6 +211,21 @@ class OperatorClient(BaseClient):
     async def close_channel(self, channel: str) -> list[str]:
         found = await self._post(ClosedChannel, f"/operator/channels/{channel.lstrip('#')}/close")
         return found.members
+
+    async def set_channel_private(self, channel: str, private: bool = True) -> ChannelInfo:
+        """Make a channel private (joined on invitation, seen by its members) or public."""
+        path = f"/operator/channels/{channel.lstrip('#')}/private"
+        return await self._post(ChannelInfo, path, {"private": private})
+
+    async def invite(self, channel: str, peer: str) -> bool:
+        """Let `peer` join a private channel; False if it was invited already."""
+        path = f"/operator/channels/{channel.lstrip('#')}/invite"
+        return (await self._post(ChannelAccess, path, {"peer": peer})).changed
+
+    async def remove_from_channel(self, channel: str, peer: str) -> bool:
+        """Take `peer` out of a channel and withdraw its invitation."""
+        path = f"/operator/channels/{channel.lstrip('#')}/remove"
+        return (await self._post(ChannelAccess, path, {"peer": peer})).changed
 
     async def reopen_channel(self, channel: str) -> bool:
         """Open a closed channel again; False if it was open."""

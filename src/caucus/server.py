@@ -261,6 +261,7 @@ class CaucusApp:
         ):
             app.include_router(module.router)
         app.include_router(reservations.operator_router)
+        app.include_router(channels.operator_router)
         app.include_router(teammates.operator_router)
         app.include_router(dashboard_routes.router)
         app.include_router(oversight.router)

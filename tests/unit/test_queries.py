@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from caucus.storage.migrate import migrate_sqlite
-from caucus.storage.queries import combine, parse, positional, pyformat, queries
+from caucus.storage.queries import blocks, combine, parse, positional, pyformat, queries
 
 SQL = Path(__file__).resolve().parents[2] / "src" / "caucus" / "storage" / "sql"
 
@@ -32,6 +32,22 @@ def test_a_file_that_reads_wrong_does_not_load(text: str, says: str) -> None:
         parse(text)
 
 
+def test_a_fragment_is_set_in_wherever_a_statement_names_it() -> None:
+    text = (
+        "-- fragment: mine\n-- who may\nowner = :me OR :me IS NULL;\n"
+        "-- name: one\nSELECT * FROM t WHERE a = 1 AND {{mine}};\n"
+        "-- name: two\nSELECT {{mine}} FROM t;\n"
+    )
+    assert parse(text) == {
+        "one": "SELECT * FROM t WHERE a = 1 AND (owner = :me OR :me IS NULL)",
+        "two": "SELECT (owner = :me OR :me IS NULL) FROM t",
+    }
+    with pytest.raises(ValueError, match="no fragment 'theirs'"):
+        parse("-- name: one\nSELECT {{theirs}};")
+    with pytest.raises(ValueError, match="named twice"):
+        parse("-- fragment: one\n1 = 1;\n-- name: one\nSELECT 1;")
+
+
 def test_an_unknown_name_says_which_file(tmp_path: Path) -> None:
     with pytest.raises(KeyError, match=r"sql/sqlite/queries\.sql"):
         queries("sqlite")["no_such_query"]
@@ -50,13 +66,13 @@ def test_the_statements_both_dialects_run_as_written_are_written_once() -> None:
     """The shared file holds statements both dialects load (issue 32: 117 of the 149 both
     need), and neither dialect's own file repeats one the other has word for word."""
     sqlite, postgres = queries("sqlite").names(), queries("postgres").names()
-    shared = set(parse((SQL / "shared" / "queries.sql").read_text()))
+    shared = set(blocks((SQL / "shared" / "queries.sql").read_text())[0])
     common = sqlite & postgres
     assert shared <= common
     assert len(shared) >= 110
     # What differs between the files differs in text: nothing identical left in both.
-    own_sqlite = parse((SQL / "sqlite" / "queries.sql").read_text())
-    own_postgres = parse((SQL / "postgres" / "queries.sql").read_text())
+    own_sqlite = blocks((SQL / "sqlite" / "queries.sql").read_text())[0]
+    own_postgres = blocks((SQL / "postgres" / "queries.sql").read_text())[0]
     assert [n for n in own_sqlite if own_postgres.get(n) == own_sqlite[n]] == []
 
 

@@ -40,6 +40,7 @@ from caucus.errors import (
     NotFound,
     PayloadTooLarge,
 )
+from caucus.services.holds import Hold
 from caucus.services.hub import Hub
 
 PAGE_DEFAULT, PAGE_MAX = 50, 100
@@ -69,6 +70,12 @@ def _caller(context: ServerCallContext) -> Peer:
     return peer
 
 
+def _ended(context: ServerCallContext) -> asyncio.Future[None] | None:
+    """Done when the caller is gone: what its request holds open ends (`services.holds`)."""
+    hold = context.state.get("caucus_hold")
+    return hold.ended if isinstance(hold, Hold) else None
+
+
 def _history_length(config: Any) -> int | None:
     return config.history_length if config.HasField("history_length") else None
 
@@ -90,12 +97,16 @@ class Door(RequestHandler):
         if message.task_id:
             with _in_a2a_terms(task_id=message.task_id):
                 task = await tasks.status(peer, message.task_id)
-                if task.state is not TaskState.INPUT_REQUIRED or task.sender != peer.name:
-                    raise UnsupportedOperationError(
-                        f"task {task.id} is {task.state.a2a}: a message continues a task only "
-                        "while it asks you for input; send one without a task id for a new task"
-                    )
-                return await tasks.reply(peer, task.id, text)
+                refusal = UnsupportedOperationError(
+                    f"task {task.id} is {task.state.a2a}: a message continues a task only "
+                    "while it asks you for input; send one without a task id for a new task"
+                )
+                if task.state is not TaskState.INPUT_REQUIRED:
+                    raise refusal
+                try:  # only its sender answers it (by identity: the task service's rule)
+                    return await tasks.reply(peer, task.id, text)
+                except Forbidden:
+                    raise refusal from None
         meta = convert.metadata_of(message)
         to = context.state.get("caucus_to") or meta.get("to")
         if not isinstance(to, str) or not to:
@@ -125,7 +136,7 @@ class Door(RequestHandler):
         if not config.return_immediately and not convert.settled(task):
             loop = asyncio.get_running_loop()
             deadline = loop.time() + self._wait_max
-            async for changed in self._changes(_caller(context), task, deadline):
+            async for changed in self._changes(_caller(context), task, deadline, _ended(context)):
                 task = changed
         return convert.task_proto(task, _history_length(config))
 
@@ -133,7 +144,7 @@ class Door(RequestHandler):
         self, params: pb.SendMessageRequest, context: ServerCallContext
     ) -> AsyncGenerator[Event]:
         task = await self._submit(params, context)
-        async for event in self._follow(_caller(context), task):
+        async for event in self._follow(_caller(context), task, _ended(context)):
             yield event
 
     async def on_subscribe_to_task(
@@ -144,27 +155,37 @@ class Door(RequestHandler):
             raise UnsupportedOperationError(
                 f"task {task.id} is {task.state.a2a}: nothing more will happen to it"
             )
-        async for event in self._follow(_caller(context), task):
+        async for event in self._follow(_caller(context), task, _ended(context)):
             yield event
 
-    async def _follow(self, peer: Peer, task: Task) -> AsyncIterator[Event]:
-        """The task as it is, then each change until it settles (or the hub stops)."""
+    async def _follow(
+        self, peer: Peer, task: Task, ended: asyncio.Future[None] | None
+    ) -> AsyncIterator[Event]:
+        """The task as it is, then each change until it settles (or the caller is gone, or
+        the hub stops)."""
         yield convert.task_proto(task)
         if convert.settled(task):
             return
-        async for changed in self._changes(peer, task, None):
+        async for changed in self._changes(peer, task, None, ended):
             made = convert.artifact_event(changed)
             if made is not None:
                 yield made
             yield convert.status_event(changed)
 
-    async def _changes(self, peer: Peer, task: Task, deadline: float | None) -> AsyncIterator[Task]:
+    async def _changes(
+        self,
+        peer: Peer,
+        task: Task,
+        deadline: float | None,
+        ended: asyncio.Future[None] | None,
+    ) -> AsyncIterator[Task]:
         """Each new state of `task` its sender's wake-ups reveal, until it settles, the
-        deadline passes or the hub closes. A wake-up is only a cue: the task is read again."""
+        deadline passes, the caller is gone (`ended`: it left, was kicked or went offline) or
+        the hub closes. A wake-up is only a cue: the task is read again."""
         notifier = self._hub.notifier
         loop = asyncio.get_running_loop()
         seen = (task.state, task.updated_at)
-        while not notifier.closing:
+        while not notifier.closing and not (ended is not None and ended.done()):
             # Read after listening: an outcome committed between the two still wakes us.
             with notifier.woken(peer.id) as woken:
                 with _in_a2a_terms(task_id=task.id):
@@ -177,7 +198,8 @@ class Door(RequestHandler):
                 left = None if deadline is None else deadline - loop.time()
                 if left is not None and left <= 0:
                     return
-                await asyncio.wait({woken}, timeout=left)
+                waits = {woken} if ended is None else {woken, ended}
+                await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
 
     # --- reading and canceling ------------------------------------------------------------
     async def _task(self, task_id: str, context: ServerCallContext) -> Task:

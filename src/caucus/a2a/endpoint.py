@@ -16,9 +16,10 @@ from starlette.responses import Response
 from caucus.a2a.cards import agent_card, room_card
 from caucus.a2a.door import Door
 from caucus.domain.peers import Peer
+from caucus.services.holds import Hold
 from caucus.services.hub import Hub
 
-SCOPE_KEY = "caucus.a2a"  # (caller, agent named by the path) for the context builder
+SCOPE_KEY = "caucus.a2a"  # (caller, agent named by the path, its hold) for the context builder
 
 
 class _Context(DefaultServerCallContextBuilder):
@@ -27,9 +28,10 @@ class _Context(DefaultServerCallContextBuilder):
 
     def build(self, request: Request) -> ServerCallContext:
         context = super().build(request)
-        peer, to = request.scope[SCOPE_KEY]
+        peer, to, hold = request.scope[SCOPE_KEY]
         context.state["caucus_peer"] = peer
         context.state["caucus_to"] = to
+        context.state["caucus_hold"] = hold
         return context
 
 
@@ -40,8 +42,12 @@ class Endpoint:
             Door(hub, hub.settings.a2a_wait_max), _Context(), enable_v0_3_compat=True
         )
 
-    async def call(self, request: Request, caller: Peer, to: str | None) -> Response:
-        request.scope[SCOPE_KEY] = (caller, to)
+    async def call(
+        self, request: Request, caller: Peer, to: str | None, hold: Hold | None = None
+    ) -> Response:
+        """Answer the JSON-RPC request; `hold` is what it holds open, if it waits or
+        streams (given back by the caller once the answer is sent)."""
+        request.scope[SCOPE_KEY] = (caller, to, hold)
         return await self._rpc.handle_requests(request)
 
     async def room_card(self, base: str) -> dict[str, Any]:

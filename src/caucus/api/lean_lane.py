@@ -20,6 +20,7 @@ from caucus.api.hotpath import answer_hot, dumps, task_move
 from caucus.api.mcp.call_lane import CallLane
 from caucus.errors import CaucusError
 from caucus.services.hub import Hub
+from caucus.web.bearer import parse_bearer
 from caucus.web.errors import error_parts, unexpected_error_body
 from caucus.web.guard import SECURITY_HEADERS, Guard
 from caucus.web.lean_http import Exchange, Headers
@@ -50,6 +51,19 @@ class HubLane:
         self.max_body = max_body_bytes
         self.answered = 0  # requests the lane took (a benchmark's and a test's figure)
         self.declined = 0  # requests it let go once their bodies were in (a test's)
+
+    def reserved(self, headers: Headers) -> int:
+        """The operator's and the observer's reserve of connections past the cap."""
+        for name, value in headers:
+            if name == b"authorization":
+                try:
+                    token = parse_bearer(value.decode("latin-1"))
+                except CaucusError:
+                    return 0
+                if token is not None and self.hub.roles.role_of(token) is not None:
+                    return self.hub.settings.operator_reserve
+                return 0
+        return 0
 
     def admits(self, method: bytes, path: bytes, headers: Headers) -> bool:
         if b"%" in path:

@@ -20,6 +20,7 @@ from typing import Any
 from starlette.requests import HTTPConnection
 
 from caucus.domain.events import (
+    ChannelChanged,
     ChannelClosed,
     ChannelJoined,
     ChannelLeft,
@@ -131,6 +132,11 @@ def _describe(event: Event) -> tuple[str, dict[str, Any]] | None:
             return "channel", {"change": "closed", "channel": event.channel}
         case ChannelReopened():
             return "channel", {"change": "reopened", "channel": event.channel}
+        case ChannelChanged():
+            return "channel", {
+                "change": "private" if event.private else "public",
+                "channel": event.channel,
+            }
         case ModeChanged():
             return "mode", {"mode": event.mode, "reason": event.reason}
         case RateChanged():
@@ -171,6 +177,7 @@ _SHOWN = (
     TopicChanged,
     ChannelClosed,
     ChannelReopened,
+    ChannelChanged,
     ModeChanged,
     RateChanged,
     FormAsked,

@@ -10,14 +10,16 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Query, Request
 from sse_starlette import EventSourceResponse, ServerSentEvent
-from starlette.responses import StreamingResponse
+from starlette.responses import Response, StreamingResponse
 
 from caucus.dashboard.export import EXPORT_TYPES, export_chunks
 from caucus.dashboard.feed import FeedEvent, feed_of
 from caucus.errors import InvalidRequest
+from caucus.services.holds import HoldKind
 from caucus.services.roles import Access
 from caucus.web.access import ViewerDep, access
 from caucus.web.context import hub_of
+from caucus.web.held import Held
 from caucus.wire.console import SnapshotAt
 from caucus.wire.errors import ErrorBody
 from caucus.wire.fields import parse_time
@@ -52,12 +54,13 @@ def _sse(event: FeedEvent) -> ServerSentEvent:
 )
 async def events(
     request: Request,
-    _: ViewerDep,
+    role: ViewerDep,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
-) -> EventSourceResponse:
+) -> Response:
     hub = hub_of(request)
     feed = feed_of(request)
     interval = hub.settings.health_interval
+    hold = hub.holds.take(role, HoldKind.FEED)  # 429 `cap_streams` past the role's share
 
     async def stream() -> AsyncIterator[ServerSentEvent]:
         # Subscribing and capturing the replay happen in one step, so nothing falls between.
@@ -88,7 +91,8 @@ async def events(
         finally:
             feed.unsubscribe(sub)
 
-    return EventSourceResponse(stream(), ping=15, headers={"Cache-Control": "no-store"})
+    response = EventSourceResponse(stream(), ping=15, headers={"Cache-Control": "no-store"})
+    return Held(response, hold.release)
 
 
 @router.get(

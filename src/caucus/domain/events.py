@@ -72,6 +72,14 @@ class ChannelLeft(Event):
 
 
 @dataclass(slots=True)
+class ChannelChanged(Event):
+    """The operator made a channel private or public."""
+
+    channel: str
+    private: bool
+
+
+@dataclass(slots=True)
 class TopicChanged(Event):
     channel: str
     topic: str

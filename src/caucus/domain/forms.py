@@ -80,6 +80,7 @@ class Form:
     reason: str | None = None  # why the operator canceled it
     decision_hash: str | None = None  # the ledger record of the answer, once written
     call: ToolCallSubject | None = None  # the tool call an approval form is about
+    asker_id: int | None = None  # the asker's identity (who may see it; not on the wire)
 
 
 @dataclass(frozen=True, slots=True)

@@ -151,16 +151,6 @@ class SearchFilters:
     thread: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Reader:
-    """Whose search it is: an agent sees its own directs (sent or delivered to it since it
-    took its name), its channels and broadcasts; None as a reader is the operator."""
-
-    peer_id: int
-    name: str
-    since: float
-
-
 @dataclass(slots=True)
 class MessageHit:
     message: Message

@@ -78,6 +78,7 @@ class ChannelArgs(Args):
     action: ChannelAction = Field(description="join creates it if new")
     channel: str | None = Field(None, description="'#name' (not for list)")
     topic: str | None = Field(None, description="topic: at most {topic_chars} characters")
+    private: bool | None = Field(None, description="join: create it private")
 
 
 class AnnounceArgs(Args):

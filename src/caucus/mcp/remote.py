@@ -162,8 +162,8 @@ class RemotePort:
             await self.client.ack(seqs=[m.seq for m in batch.messages])
         return batch.messages
 
-    async def join_channel(self, channel: str) -> ChannelJoin:
-        return await self.client.join_channel(channel)
+    async def join_channel(self, channel: str, private: bool = False) -> ChannelJoin:
+        return await self.client.join_channel(channel, private=private)
 
     async def leave_channel(self, channel: str) -> None:
         await self.client.leave_channel(channel)

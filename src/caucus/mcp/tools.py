@@ -280,7 +280,7 @@ class Catalog:
         port = await self._joined(call)
         channel = _needs(x.channel, "channel", action)
         if action is a.ChannelAction.JOIN:
-            joined = await port.join_channel(channel)
+            joined = await port.join_channel(channel, bool(x.private))
             how = "joined" if joined.joined else "already in"
             line = f"{how} {joined.name} with {', '.join(joined.members)}."
             return ChannelList(channels=[ChannelInfo.model_validate(dict(joined))]), line

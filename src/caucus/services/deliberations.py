@@ -164,7 +164,7 @@ class Deliberations:
         if isinstance(panel, str):
             if not panel.startswith("#"):
                 raise InvalidRequest("panel is a list of peer names or a #channel", field="panel")
-            found = {c.name: c for c in await self._channels.all()}.get(panel)
+            found = {c.name: c for c in await self._channels.visible(peer)}.get(panel)
             if found is None:
                 raise NotFound(f"no channel {panel}", field="panel")
             if peer.name not in found.members:

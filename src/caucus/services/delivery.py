@@ -10,7 +10,6 @@ identity registers again (a reconnect).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +42,7 @@ from caucus.domain.names import (
 from caucus.domain.peers import Peer
 from caucus.errors import CaucusError, InvalidRequest, PayloadTooLarge, RoomStopped
 from caucus.ids import MessageIds
+from caucus.services.holds import Hold, HoldKind, Holds
 from caucus.services.notifier import Notifier
 from caucus.services.registry import Registry
 from caucus.storage.engine import Engine
@@ -72,9 +72,11 @@ class DeliveryService:
         clock: Clock,
         settings: Settings,
         room: Room,
+        holds: Holds,
     ) -> None:
         self._db = db
         self._room = room
+        self._holds = holds
         self._notifier = notifier
         self._registry = registry
         self._clock = clock
@@ -233,6 +235,7 @@ class DeliveryService:
         pending_ack = ack_through
         defer_ack = self._settings.visibility_timeout > self._settings.receive_timeout_max + 5
         acked = 0
+        hold: Hold | None = None
         try:
             while True:
                 idle = notifier.idle_until(peer.id)
@@ -265,6 +268,8 @@ class DeliveryService:
                 if idle is not None:
                     until_visible = idle - self._clock.now()
                     remaining = min(remaining, max(until_visible, 0.0) + 0.005)
+                if hold is None:  # parks: an open wait, counted against the caps
+                    hold = self._holds.take(peer.id, HoldKind.RECEIVE)
                 if on_park is not None:
                     on_park()
                     on_park = None
@@ -276,6 +281,8 @@ class DeliveryService:
                 pending_ack = None
             return ReceiveResult([], acked, waiter.superseded, displaced)
         finally:
+            if hold is not None:
+                hold.release()
             notifier.unlisten(waiter)
             self._registry.touch(peer)
             if pending_ack is not None:  # cancelled (the client hung up): still honour the ack
@@ -304,16 +311,17 @@ class DeliveryService:
         notifier = self._notifier
         loop = asyncio.get_running_loop()
         deadline = loop.time() + min(wait, self._settings.receive_timeout_max)
-        while True:
-            # Registered before the read: a message routed in between still wakes it.
-            with notifier.woken(peer.id) as fut:
-                found = await self._db.read(lambda r: r.inbox.peek(peer.id))
-                left = deadline - loop.time()
-                newer = found.last is not None and found.last.seq > after
-                if newer or left <= 0 or notifier.closing:
-                    return found
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(fut, left)
+        with self._holds.holding(peer.id, HoldKind.PEEK) as hold:
+            while True:
+                # Registered before the read: a message routed in between still wakes it.
+                with notifier.woken(peer.id) as fut:
+                    found = await self._db.read(lambda r: r.inbox.peek(peer.id))
+                    left = deadline - loop.time()
+                    newer = found.last is not None and found.last.seq > after
+                    if newer or left <= 0 or notifier.closing or hold.over:
+                        return found
+                    first = asyncio.FIRST_COMPLETED
+                    await asyncio.wait({fut, hold.ended}, timeout=left, return_when=first)
 
     async def history(
         self,

@@ -36,6 +36,7 @@ from caucus.domain.forms import (
 from caucus.domain.messages import AppendOutcome, Lane, MessageKind, NewMessage, SystemSender
 from caucus.domain.names import BROADCAST, Target, TargetKind, check_channel_name
 from caucus.domain.peers import Peer
+from caucus.domain.visibility import Reader, may_see_form
 from caucus.errors import Forbidden, Hint, InvalidRequest, NotFound
 from caucus.ids import MessageIds
 from caucus.services.delivery import DeliveryService
@@ -116,11 +117,9 @@ class Forms:
             if peer is None:
                 return [f for f in r.forms.listed(FormState.PENDING) if f.audience == BROADCAST]
             channels = set(r.channels.of_peer(peer.id))
-            return [
-                f
-                for f in r.forms.listed(FormState.PENDING)
-                if f.audience == BROADCAST or f.audience in channels or f.asker == peer.name
-            ]
+            reader = Reader(peer.id)
+            pending = r.forms.listed(FormState.PENDING)
+            return [f for f in pending if _sees(reader, f, channels)]
 
         return await self._db.read(visible)
 
@@ -234,3 +233,8 @@ class Forms:
             form, form.asker, MessageKind.FORM_CANCELED, text, reason=form.reason
         )
         return [(message, Target(TargetKind.PEER, form.asker))]
+
+
+def _sees(reader: Reader, form: Form, channels: set[str]) -> bool:
+    asker = form.asker_id if form.asker_id is not None else -1
+    return may_see_form(reader, asker_id=asker, audience=form.audience, channels=channels)

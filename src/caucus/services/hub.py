@@ -24,6 +24,7 @@ from caucus.services.delivery import DeliveryService
 from caucus.services.floors import FLOORS_SIGNAL, Floors
 from caucus.services.forms import Forms
 from caucus.services.history import History
+from caucus.services.holds import HoldKind, Holds
 from caucus.services.launcher import Launcher
 from caucus.services.ledger_home import room_ledger
 from caucus.services.notifier import Notifier
@@ -95,14 +96,26 @@ class Hub:
         self.operator = operator_token(settings)
         self.roles = Roles(self.operator.token, settings.observer_token or None)
         self.registry = Registry(self.db, self.notifier, self.clock, settings)
+        self.holds = Holds(
+            per_identity=settings.streams_per_identity_max,
+            room=settings.streams_room_cap,
+            per_viewer=settings.viewer_streams_max,
+        )
+        self.registry.on_gone.append(self._release_holds)
+        self.registry.present_ids = self.holds.holders
         self.watchers = Watchers(self.db, self.clock, settings)
         self.principals = Principals(self.db, self.registry, self.roles, settings, self.watchers)
         room = Room(RoomMode.OPEN, Rate(settings.send_rate_capacity, settings.send_rate_refill))
         self.delivery = DeliveryService(
-            self.db, self.notifier, self.registry, self.clock, settings, room
+            self.db, self.notifier, self.registry, self.clock, settings, room, self.holds
         )
         self.channels = Channels(
-            self.db, self.notifier, self.clock, max_per_peer=settings.channels_per_peer_max
+            self.db,
+            self.notifier,
+            self.clock,
+            self.registry,
+            self.delivery,
+            max_per_peer=settings.channels_per_peer_max,
         )
         self.tasks = TaskService(self.db, self.delivery, self.clock, settings)
         self.announcements = Announcements(self.db, self.delivery, self.clock, settings)
@@ -167,6 +180,11 @@ class Hub:
         self._run_maintenance = run_maintenance
         self._task: asyncio.Task[None] | None = None
         self.started_at: float | None = None
+
+    def _release_holds(self, peer_id: int, for_good: bool) -> None:
+        """A peer gone offline keeps its MCP sessions (each ends on its own, or with the peer
+        for good); everything else it held open ends now."""
+        self.holds.end(peer_id, keep=frozenset() if for_good else frozenset({HoldKind.MCP}))
 
     def attach(self, part: Part) -> None:
         """Run `part` with the hub: started after its services, stopped before storage."""

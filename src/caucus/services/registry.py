@@ -9,6 +9,7 @@ leave, an operator kick, or the end of the grace period free it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -89,6 +90,14 @@ class Registry:
             refill=settings.resume_rate_refill,
             what="joins of this identity",
         )
+        # Told when a peer is gone (its id, and whether for good): what it held open ends.
+        self.on_gone: list[Callable[[int, bool], None]] = []
+        # Who else is present beside parked receives (those holding a stream open).
+        self.present_ids: Callable[[], set[int]] = set
+
+    def _gone(self, peer_id: int, for_good: bool) -> None:
+        for callback in self.on_gone:
+            callback(peer_id, for_good)
 
     def knows(self, token_hash: bytes) -> bool:
         """Whether a peer with this token is in the cache (seen since the hub started)."""
@@ -127,7 +136,10 @@ class Registry:
         if found is None or found.state.terminal:
             known.state = found.state if found is not None else PeerState.FORGOTTEN
             self._forget(known)
+            self._gone(peer_id, True)
         else:
+            if found.state is PeerState.REAPED and known.state is not PeerState.REAPED:
+                self._gone(peer_id, False)
             self._by_hash.pop(known.token_hash, None)
             known.name, known.state = found.name, found.state
             known.delivery_paused, known.token_hash = found.delivery_paused, found.token_hash
@@ -375,6 +387,7 @@ class Registry:
         peer.reaped_at = peer.offline_at = now
         self._status_budget.forget(peer.id)
         self._notifier.wake([peer.id])
+        self._gone(peer.id, False)
         self._notifier.emit(PeerOffline(now, peer.name))
         return True
 
@@ -406,6 +419,7 @@ class Registry:
         self._forget(peer)
         self._status_budget.forget(peer.id)
         self._notifier.wake([peer.id])
+        self._gone(peer.id, True)
         await self._changed(peer)
         self._notifier.emit(PeerLeft(now, peer.name, state.value))
 
@@ -454,7 +468,7 @@ class Registry:
     # --- maintenance -----------------------------------------------------------------------
     async def flush_last_seen(self) -> None:
         now = self._clock.now()
-        for pid in self._notifier.listening_ids():
+        for pid in self._notifier.listening_ids() | self.present_ids():
             peer = self._by_id.get(pid)
             if peer is not None:
                 peer.last_seen = now
@@ -468,13 +482,14 @@ class Registry:
         await self.flush_last_seen()
         now = self._clock.now()
         idle_before = now - self._settings.peer_ttl
-        listening = set(self._notifier.listening_ids())
+        listening = self._notifier.listening_ids() | self.present_ids()
         reaped = await self._db.write(lambda r: r.peers.reap_idle(idle_before, now, listening))
         for p in reaped:
             known = self._by_id.get(p.id)
             if known is not None:
                 known.state = PeerState.REAPED
                 known.reaped_at = now
+            self._gone(p.id, False)
             self._notifier.emit(PeerReaped(now, p.name))
         grace_before = now - self._settings.reaped_grace
         forgotten = await self._db.write(lambda r: forget_expired(r, grace_before, now))
@@ -483,6 +498,7 @@ class Registry:
             if known is not None:
                 known.state = PeerState.FORGOTTEN
             self._forget(p)
+            self._gone(p.id, True)
             self._notifier.emit(PeerLeft(now, p.name, "forgotten"))
         return [p.name for p in reaped]
 

@@ -1,7 +1,8 @@
 """Search (issue 34): full-text over what a reader may see, and a thread's summary.
 
-An agent searches its own directs (sent, or delivered to it since it took its name), its
-channels, broadcasts and the decisions of its audiences; the operator searches everything.
+An agent searches what it may read (`domain.visibility`: what it sent, directs routed to its
+identity, broadcasts, its channels' history) and the decisions of its audiences; the operator
+searches everything.
 On SQLite the index follows the log: the hub's maintenance tick indexes new messages in
 batches (`follow`), and a search first indexes what is left when that is little, so a
 search always sees what was stored before it. A summary is extractive, and also a model's
@@ -25,7 +26,6 @@ from caucus.domain.search import (
     DecisionHit,
     HitKind,
     MessageHit,
-    Reader,
     SearchFilters,
     SearchOrder,
     SearchQuery,
@@ -33,6 +33,7 @@ from caucus.domain.search import (
     snippet,
 )
 from caucus.domain.threads import ThreadSummary, digest, transcript
+from caucus.domain.visibility import Reader
 from caucus.errors import InvalidRequest, NotFound
 from caucus.services.decisions import DecisionLog
 from caucus.storage.engine import Engine
@@ -57,7 +58,7 @@ say. Lines are "[seq] sender: message".
 
 
 def reader_of(peer: Peer | None) -> Reader | None:
-    return None if peer is None else Reader(peer.id, peer.name, peer.created_at)
+    return None if peer is None else Reader(peer.id)
 
 
 class SearchService:

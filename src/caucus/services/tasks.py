@@ -29,6 +29,7 @@ from caucus.domain.tasks import (
     TaskState,
     next_state,
 )
+from caucus.domain.visibility import Reader, may_see_task
 from caucus.errors import Conflict, Forbidden, Hint, InvalidRequest, NotFound, PayloadTooLarge
 from caucus.ids import MessageIds
 from caucus.services.delivery import DeliveryService
@@ -356,10 +357,14 @@ class TaskService:
 
     # --- reading --------------------------------------------------------------------------
     async def status(self, peer: Peer, task_id: str) -> Task:
-        task = await self._db.read(lambda r: r.tasks.get(task_id))
-        if task is None or peer.name not in (task.sender, task.worker):
+        """A task of `peer`'s (its sender or its worker, by identity: `domain.visibility`);
+        anyone else's is the same 404 as one that does not exist."""
+        found = await self._db.read(lambda r: r.tasks.with_parties(task_id))
+        if found is None or not may_see_task(
+            Reader(peer.id), sender_id=found.sender_id, worker_id=found.worker_id
+        ):
             raise NotFound(f"no task {task_id!r}", hint=Hint.LIST_TASKS, task_id=task_id)
-        return task
+        return found.task
 
     async def listing(self, peer: Peer, role: str, state: str | None) -> list[Task]:
         if role not in ("sent", "received"):

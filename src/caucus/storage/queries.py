@@ -6,6 +6,11 @@ uses); the text up to the next such line is the statement. Repositories take the
 from here by name, so no SQL lives in Python. A statement both backends run as written is in
 the shared file once; one that must differ is in each dialect's file; a name in both the
 shared file and a dialect's is refused, so no statement has two places to drift apart.
+
+A block that starts with `-- fragment: <name>` is a condition several statements share (who
+may read a message: `domain.visibility`); a statement names it as `{{name}}` and it is set in
+where named, in parentheses, so a rule that must read the same in every statement is written
+once.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ from typing import Any
 
 Bind = Callable[[Mapping[str, Any]], tuple[Any, ...]]
 
-_NAME = re.compile(r"^--\s*name:\s*([a-z_][a-z0-9_]*)\s*$", re.M)
+_NAME = re.compile(r"^--\s*(name|fragment):\s*([a-z_][a-z0-9_]*)\s*$", re.M)
+_USE = re.compile(r"\{\{([a-z_][a-z0-9_]*)\}\}")
 
 
 class Queries:
@@ -49,13 +55,21 @@ class Queries:
 
 
 def parse(text: str, where: str = "queries.sql") -> dict[str, str]:
-    """The named statements in `text`; a name given twice, or SQL before the first name, is
-    an error (a file that reads wrong must not load)."""
+    """The named statements in `text`, with the fragments they name set in; a name given
+    twice, a fragment nobody defines, or SQL before the first name is an error (a file that
+    reads wrong must not load)."""
+    statements, fragments = blocks(text, where)
+    return expand(statements, fragments, where)
+
+
+def blocks(text: str, where: str = "queries.sql") -> tuple[dict[str, str], dict[str, str]]:
+    """The named statements and the fragments of `text`, as written."""
     marks = list(_NAME.finditer(text))
     head = text[: marks[0].start()] if marks else text
     if any(line.strip() and not line.strip().startswith("--") for line in head.splitlines()):
         raise ValueError(f"{where}: SQL before the first '-- name:' line")
     found: dict[str, str] = {}
+    fragments: dict[str, str] = {}
     for i, mark in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
         body = "\n".join(
@@ -63,13 +77,25 @@ def parse(text: str, where: str = "queries.sql") -> dict[str, str]:
             for line in text[mark.end() : end].splitlines()
             if not line.strip().startswith("--")
         ).strip()
-        name = mark.group(1)
-        if name in found:
-            raise ValueError(f"{where}: query {name!r} is named twice")
+        kind, name = mark.group(1), mark.group(2)
+        into = fragments if kind == "fragment" else found
+        if name in found or name in fragments:
+            raise ValueError(f"{where}: {kind} {name!r} is named twice")
         if not body:
-            raise ValueError(f"{where}: query {name!r} is empty")
-        found[name] = body.rstrip(";")
-    return found
+            raise ValueError(f"{where}: {kind} {name!r} is empty")
+        into[name] = body.rstrip(";")
+    return found, fragments
+
+
+def expand(statements: dict[str, str], fragments: dict[str, str], where: str) -> dict[str, str]:
+    """Each statement with the fragments it names (`{{name}}`) set in, in parentheses."""
+
+    def use(m: re.Match[str]) -> str:
+        if m[1] not in fragments:
+            raise ValueError(f"{where}: no fragment {m[1]!r} (define it with '-- fragment:')")
+        return f"({fragments[m[1]]})"
+
+    return {name: _USE.sub(use, sql) for name, sql in statements.items()}
 
 
 _PARAM = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
@@ -110,9 +136,9 @@ def pyformat(sql: str) -> str:
     )
 
 
-def _file(folder: str) -> dict[str, str]:
+def _file(folder: str) -> tuple[dict[str, str], dict[str, str]]:
     path = resources.files("caucus.storage") / "sql" / folder / "queries.sql"
-    return parse(path.read_text(encoding="utf-8"), f"sql/{folder}/queries.sql")
+    return blocks(path.read_text(encoding="utf-8"), f"sql/{folder}/queries.sql")
 
 
 def combine(shared: dict[str, str], own: dict[str, str], dialect: str) -> dict[str, str]:
@@ -128,7 +154,10 @@ def combine(shared: dict[str, str], own: dict[str, str], dialect: str) -> dict[s
 
 @cache
 def queries(dialect: str) -> Queries:
-    found = combine(_file("shared"), _file(dialect), dialect)
+    shared, shared_fragments = _file("shared")
+    own, own_fragments = _file(dialect)
+    fragments = combine(shared_fragments, own_fragments, dialect)
+    found = expand(combine(shared, own, dialect), fragments, f"sql/{dialect}/queries.sql")
     if dialect == "postgres":
         found = {name: pyformat(sql) for name, sql in found.items()}
     return Queries(dialect, found)

@@ -74,8 +74,9 @@ def error_parts(exc: CaucusError) -> tuple[int, bytes, list[tuple[bytes, bytes]]
     """The status, JSON body and own headers (Retry-After) of the answer to `exc`, as every
     lane writes it."""
     headers = []
-    if isinstance(exc, RateLimited):
-        headers.append((b"retry-after", str(max(1, math.ceil(exc.retry_after))).encode()))
+    retry = exc.retry_after if isinstance(exc, RateLimited) else exc.extra.get("retry_after")
+    if isinstance(retry, int | float):
+        headers.append((b"retry-after", str(max(1, math.ceil(retry))).encode()))
     return exc.status, json.dumps(error_body(exc)).encode(), headers
 
 

@@ -56,6 +56,11 @@ class LeanLane(Protocol):
         (`Exchange.open_stream`), the stream's last chunk."""
         ...
 
+    def reserved(self, headers: Headers) -> int:
+        """How many connections past the cap this request may still be served on: the
+        operator's and the observer's reserve, 0 for anyone else (asked only at the cap)."""
+        ...
+
 
 class _NothingWaits:
     def set(self) -> None:
@@ -190,10 +195,20 @@ class LeanHttp(Patient):
         self._body_deadline()
 
     def _asgi_cycle(self) -> None:
-        """uvicorn's cycle for the request whose head is in (none for an upgrade)."""
+        """uvicorn's cycle for the request whose head is in (none for an upgrade). At the
+        connection cap uvicorn answers 503; the operator and the observer are served on
+        their reserve past it (issue 47: nobody can hold the room from them)."""
         self._scope_after_all()
         before = self.cycle
-        HttpToolsProtocol.on_headers_complete(self)
+        limit = self.limit_concurrency
+        if limit is not None and self._lane is not None and self._at(limit):
+            reserve = self._lane.reserved(self.headers)
+            if reserve and not self._at(limit + reserve):
+                self.limit_concurrency = None
+        try:
+            HttpToolsProtocol.on_headers_complete(self)
+        finally:
+            self.limit_concurrency = limit
         if self.cycle is not before:
             self.cycle.transport = OneWrite(self.transport, self.loop)  # type: ignore[assignment]
 
@@ -215,13 +230,16 @@ class LeanHttp(Patient):
         if parser.should_upgrade():
             return None
         limit = self.limit_concurrency
-        if limit is not None and (len(self.connections) >= limit or len(self.tasks) >= limit):
-            return None  # the ASGI path answers 503
+        if limit is not None and self._at(limit):
+            return None  # the ASGI path answers 503 (or serves the operator on its reserve)
         method = parser.get_method()
         url = httptools.parse_url(self.url)
         if not lane.admits(method, url.path, self.headers):
             return None
         return Exchange(method, url.path, url.query or b"", self.headers, self)
+
+    def _at(self, limit: int) -> bool:
+        return len(self.connections) >= limit or len(self.tasks) >= limit
 
     def on_body(self, body: bytes) -> None:
         cycle = self.cycle

@@ -111,10 +111,11 @@ def patient_http(head_timeout: float, body_timeout: float) -> type[HttpToolsProt
     )
 
 
-def connection_cap(wanted: int) -> int:
+def connection_cap(wanted: int, reserve: int = 0) -> int:
     """At most `wanted` connections, and never more than the descriptors this process may
-    open (raised to its hard limit first) leave room for: past the cap a client gets 503
-    instead of the hub failing to accept anything at all."""
+    open (raised to its hard limit first) leave room for, with `reserve` more kept for the
+    operator past the cap: past it a client gets 503 instead of the hub failing to accept
+    anything at all."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard == resource.RLIM_INFINITY or hard > soft:
         target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 16)
@@ -123,7 +124,7 @@ def connection_cap(wanted: int) -> int:
             soft = target
         except (ValueError, OSError):
             pass
-    room = max(16, soft - RESERVED_FDS)
+    room = max(16, soft - RESERVED_FDS - reserve)
     if wanted > room:
         log.warning(
             "serving at most %d connections (not %d): this process may open %d descriptors",
@@ -141,7 +142,7 @@ def uvicorn_config(app: Any, settings: Settings, **options: Any) -> uvicorn.Conf
     return uvicorn.Config(
         app,
         http=patient_http(settings.head_timeout, settings.body_timeout),
-        limit_concurrency=connection_cap(settings.max_connections),
+        limit_concurrency=connection_cap(settings.max_connections, settings.operator_reserve),
         log_config=None,
         lifespan="on",
         proxy_headers=False,  # trusting X-Forwarded-* is a deployment decision

@@ -107,6 +107,22 @@ class ChannelRequest(_In):
     channel: str = Field(description="'#name' (the '#' may be omitted)", json_schema_extra=TARGET)
 
 
+class ChannelJoinRequest(ChannelRequest):
+    private: bool | None = Field(
+        None,
+        description="create it private (only you, the operator and whom it invites read it); "
+        "refused for a public channel that exists",
+    )
+
+
+class ChannelPrivacyRequest(_In):
+    private: bool
+
+
+class ChannelPeerRequest(_In):
+    peer: str = Field(description="the agent's name", json_schema_extra=TARGET)
+
+
 class TopicRequest(_In):
     channel: str = Field(json_schema_extra=TARGET)
     topic: str = Field(description="one line, at most 280 characters", json_schema_extra=LINE)

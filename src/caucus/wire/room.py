@@ -21,6 +21,9 @@ class ChannelInfo(Wire):
     members: list[str]
     created_at: float
     closed: bool = Field(description="the operator closed it: history stays, sends are refused")
+    private: bool = Field(
+        False, description="joined on the operator's invitation; only its members see it"
+    )
 
     @classmethod
     def of(cls, c: Channel) -> ChannelInfo:
@@ -31,6 +34,7 @@ class ChannelInfo(Wire):
             members=list(c.members),
             created_at=c.created_at,
             closed=c.closed_at is not None,
+            private=c.private,
         )
 
 
@@ -46,6 +50,7 @@ class ChannelJoin(ChannelInfo):
             members=list(c.members),
             created_at=c.created_at,
             closed=c.closed_at is not None,
+            private=c.private,
             joined=joined,
         )
 
@@ -53,6 +58,12 @@ class ChannelJoin(ChannelInfo):
 class ChannelLeave(Wire):
     channel: str
     left: bool
+
+
+class ChannelAccess(Wire):
+    channel: str
+    peer: str
+    changed: bool = Field(description="false: it was so already")
 
 
 class ChannelList(Wire):

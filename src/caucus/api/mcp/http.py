@@ -15,6 +15,8 @@ at once: its peer shows offline and stays resumable for the grace period.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import ipaddress
 import logging
@@ -30,20 +32,21 @@ from starlette.types import Receive, Scope, Send
 from caucus.api.mcp.call_lane import CallLane
 from caucus.api.mcp.inbox import InboxResources
 from caucus.api.mcp.local_port import LocalPort
-from caucus.api.mcp.sessions import Sessions
+from caucus.api.mcp.sessions import SESSION_HEADER, Sessions
 from caucus.domain.names import name_from
 from caucus.domain.peers import Peer
-from caucus.errors import CaucusError
+from caucus.errors import CapStreams, CaucusError
 from caucus.ids import hash_token
 from caucus.mcp.ports import HubPort
 from caucus.mcp.results import WatchCommand
 from caucus.mcp.server import Context, ToolServer, follows_lines, is_modern
 from caucus.mcp.tools import Call, Catalog
 from caucus.mcp.watch import Session, by_session_file, by_ticket, write_session
+from caucus.services.holds import HoldKind
 from caucus.services.hub import Hub
 from caucus.web.bearer import parse_bearer
 from caucus.web.context import NotComposed, served, socket_url
-from caucus.web.errors import error_response, unexpected_error_body
+from caucus.web.errors import caucus_error_response, error_response, unexpected_error_body
 from caucus.wire.headers import AGENT_KEY_HEADER
 from caucus.wire.room import Limits
 
@@ -128,8 +131,54 @@ class McpEndpoint:
             await error_response(500, unexpected_error_body())(scope, receive, send)
             return
         rest = await self.calls.serve(scope, receive, send)
-        if rest is not None:  # not a tool call the lane takes: the SDK's
+        if rest is None:
+            return
+        if scope["method"] == "GET":
+            await self._stream(scope, rest, send)
+        else:  # not a tool call the lane takes: the SDK's
             await self._manager.handle_request(scope, rest, send)
+
+    async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A session's stream of server messages (GET): one of the things its agent holds
+        open (`services.holds`), ended when the agent is gone for good."""
+        owner = await self._owner(scope)
+        if owner is None:  # no identity yet: the unjoined sessions' own cap bounds it
+            await self._manager.handle_request(scope, receive, send)
+            return
+        try:
+            hold = self.hub.holds.take(owner, HoldKind.MCP)
+        except CapStreams as exc:
+            await caucus_error_response(exc)(scope, receive, send)
+            return
+        try:
+            serving = asyncio.ensure_future(self._manager.handle_request(scope, receive, send))
+            await asyncio.wait({serving, hold.ended}, return_when=asyncio.FIRST_COMPLETED)
+            if not serving.done():  # its agent left or was kicked: the stream ends
+                serving.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await serving
+            serving.result()
+        finally:
+            hold.release()
+
+    async def _owner(self, scope: Scope) -> int | None:
+        """The agent a GET on `/mcp` comes from: its bearer token's, or its joined
+        session's; None for a session that has not joined (or no credential at all)."""
+        token = session_id = None
+        for key, value in scope["headers"]:
+            if key == b"authorization":
+                token = value.decode("latin-1")
+            elif key == SESSION_HEADER:
+                session_id = value.decode("latin-1")
+        try:
+            bearer = parse_bearer(token)
+            if bearer is not None:
+                return (await self.hub.principals.agent(bearer)).id
+            port = self._sessions.get(session_id) if session_id is not None else None
+            peer = await port.peer() if port is not None else None
+        except CaucusError:
+            return None
+        return None if peer is None else peer.id
 
     # --- who a call is ------------------------------------------------------------------------
     async def _call_for(self, ctx: Context, handle: str | None) -> Call:

@@ -236,16 +236,16 @@ class LocalPort:
             await self.hub.delivery.ack(me, seqs=[d.message.seq for d in result.deliveries])
         return [InboundMessage.of(d) for d in result.deliveries]
 
-    async def join_channel(self, channel: str) -> ChannelJoin:
-        found, joined = await self.hub.channels.join(await self._me(), channel)
+    async def join_channel(self, channel: str, private: bool = False) -> ChannelJoin:
+        found, joined = await self.hub.channels.join(await self._me(), channel, private=private)
         return ChannelJoin.joining(found, joined)
 
     async def leave_channel(self, channel: str) -> None:
         await self.hub.channels.leave(await self._me(), channel)
 
     async def channels(self) -> list[ChannelInfo]:
-        await self._room()
-        return [ChannelInfo.of(c) for c in await self.hub.channels.all()]
+        me = await self._me_if_joined()
+        return [ChannelInfo.of(c) for c in await self.hub.channels.visible(me)]
 
     async def set_topic(self, channel: str, topic: str) -> ChannelInfo:
         return ChannelInfo.of(await self.hub.channels.set_topic(await self._me(), channel, topic))

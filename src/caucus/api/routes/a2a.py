@@ -4,14 +4,18 @@ SDK (and protobuf) load on the first A2A request, not when the hub starts."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse, Response
 
+from caucus.domain.peers import Peer
+from caucus.services.holds import HoldKind
 from caucus.services.roles import Access
 from caucus.web.access import PeerDep, RoomDep, access
 from caucus.web.context import hub_of
+from caucus.web.held import Held
 from caucus.wire.errors import ErrorBody
 
 if TYPE_CHECKING:
@@ -109,7 +113,7 @@ async def agent_card(name: Name, request: Request, _: RoomDep) -> Response:
     response_class=JSONResponse,
 )
 async def room_rpc(request: Request, peer: PeerDep) -> Response:
-    return await _endpoint(request).call(request, peer, None)
+    return await _call(request, peer, None)
 
 
 @router.post(
@@ -122,4 +126,41 @@ async def room_rpc(request: Request, peer: PeerDep) -> Response:
 )
 async def agent_rpc(name: Name, request: Request, peer: PeerDep) -> Response:
     await hub_of(request).registry.find(name)
-    return await _endpoint(request).call(request, peer, name)
+    return await _call(request, peer, name)
+
+
+# The methods that wait for a task's outcome or stream it: each holds the caller's share of
+# what it may keep open (`services.holds`) until its answer is sent (429 `cap_streams` past it).
+_WAITING = frozenset(
+    {
+        "SendMessage",
+        "SendStreamingMessage",
+        "SubscribeToTask",
+        "message/send",
+        "message/stream",
+        "tasks/resubscribe",
+    }
+)
+
+
+async def _call(request: Request, peer: Peer, to: str | None) -> Response:
+    endpoint = _endpoint(request)
+    if _method(await request.body()) not in _WAITING:
+        return await endpoint.call(request, peer, to)
+    hold = hub_of(request).holds.take(peer.id, HoldKind.A2A)
+    try:
+        return Held(await endpoint.call(request, peer, to, hold), hold.release)
+    except BaseException:
+        hold.release()
+        raise
+
+
+def _method(body: bytes) -> str | None:
+    """The JSON-RPC method a body names, if it is one request (the dispatcher judges the
+    rest)."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    method = message.get("method") if isinstance(message, dict) else None
+    return method if isinstance(method, str) else None

@@ -220,6 +220,14 @@ function Console({ api, role, onSignOut }) {
       clearFloor: () => route`/operator/floors/${String(name).replace(/^#/, "")}/clear`,
       closeChannel: () => route`/operator/channels/${String(name).replace(/^#/, "")}/close`,
       reopenChannel: () => route`/operator/channels/${String(name).replace(/^#/, "")}/reopen`,
+      makePrivate: () => route`/operator/channels/${String(name).replace(/^#/, "")}/private`,
+      makePublic: () => route`/operator/channels/${String(name).replace(/^#/, "")}/private`,
+      invite: () => route`/operator/channels/${String(name).replace(/^#/, "")}/invite`,
+    };
+    const bodies = {
+      makePrivate: { private: true },
+      makePublic: { private: false },
+      invite: { peer: extra },
     };
     try {
       if (action === "ping") {
@@ -233,8 +241,14 @@ function Console({ api, role, onSignOut }) {
         notify(`room ${state.mode}`);
         return;
       }
-      await api.post(paths[action]());
-      const said = { clearFloor: "cleared the floor of", stopPeer: "told to stop:" }[action] || action;
+      await api.post(paths[action](), bodies[action]);
+      const said = {
+        clearFloor: "cleared the floor of",
+        stopPeer: "told to stop:",
+        makePrivate: "made private:",
+        makePublic: "made public:",
+        invite: `invited ${extra} into`,
+      }[action] || action;
       notify(`${said} ${name}`);
       pollPeers();
     } catch (error) {

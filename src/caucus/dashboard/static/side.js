@@ -30,22 +30,48 @@ export function Channels({ state, observer, act }) {
       ${channels.length === 0 && html`<p class="empty">No channels yet.</p>`}
       <ul class="cards">
         ${channels.map(
-          (c) => html`<li class=${`card channel${c.closed ? " closed" : ""}`} key=${c.name}>
-            <div><strong>${c.name}</strong> ${c.closed && html`<span class="badge">closed</span>`}</div>
+          (c) => html`<li class=${`card channel${c.closed ? " closed" : ""}`} key=${c.name} data-channel=${c.name}>
+            <div><strong>${c.name}</strong> ${c.closed && html`<span class="badge">closed</span>`}
+              ${c.private &&
+              html`<span class="badge private" title="joined on your invitation; only its members see it">🔒 private</span>`}</div>
             ${c.topic && html`<div class="topic">${c.topic} <span class="muted">(${c.topic_by})</span></div>`}
             <div class="muted">${c.members.length ? c.members.join(", ") : "no members"}</div>
-            ${c.closed
-              ? html`<button type="button" disabled=${observer} onClick=${() => act("reopenChannel", c.name)}>
-                  Reopen channel
-                </button>`
-              : html`<button type="button" disabled=${observer} onClick=${() => act("closeChannel", c.name)}>
-                  Close channel
-                </button>`}
+            <div class="actions">
+              ${c.closed
+                ? html`<button type="button" disabled=${observer} onClick=${() => act("reopenChannel", c.name)}>
+                    Reopen channel
+                  </button>`
+                : html`<button type="button" disabled=${observer} onClick=${() => act("closeChannel", c.name)}>
+                    Close channel
+                  </button>`}
+              <button type="button" disabled=${observer} onClick=${() => act(c.private ? "makePublic" : "makePrivate", c.name)}>
+                ${c.private ? "Make public" : "Make private"}
+              </button>
+              ${c.private && !c.closed && html`<${Invite} channel=${c} state=${state} observer=${observer} act=${act} />`}
+            </div>
           </li>`,
         )}
       </ul>
     </section>
   `;
+}
+
+// Who may be invited into a private channel: the agents here that are not in it.
+function Invite({ channel, state, observer, act }) {
+  const outside = Object.values(state.peers)
+    .filter((p) => !["offline", "reaped"].includes(p.state) && !channel.members.includes(p.name))
+    .map((p) => p.name)
+    .sort();
+  if (!outside.length) return null;
+  return html`<select aria-label=${`Invite into ${channel.name}`} disabled=${observer}
+    onChange=${(e) => {
+      const name = e.target.value;
+      e.target.value = "";
+      if (name) act("invite", channel.name, name);
+    }}>
+    <option value="">Invite…</option>
+    ${outside.map((n) => html`<option value=${n} key=${n}>${n}</option>`)}
+  </select>`;
 }
 
 // Tasks grouped by the thread they belong to, the most recently active thread first.

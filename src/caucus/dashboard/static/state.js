@@ -207,6 +207,10 @@ function channelEvent(state, data) {
     case "reopened":
       channels[name] = { ...channel, closed: false };
       break;
+    case "private":
+    case "public":
+      channels[name] = { ...channel, private: data.change === "private" };
+      break;
     default:
       return state;
   }

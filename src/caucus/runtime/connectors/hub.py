@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import secrets
 import time
 from collections import deque
 from collections.abc import AsyncIterator
@@ -33,6 +34,8 @@ from caucus.config import Settings
 from caucus.domain.approvals import ToolCallSubject, approve_option
 from caucus.errors import (
     CaucusError,
+    ChannelPrivate,
+    ChannelPublic,
     Forbidden,
     HubUnavailable,
     NameInUse,
@@ -288,10 +291,16 @@ class HubConnector:
         await self.client.send(channel, f"{subject.tool} ran; the files it named changed:\n{lines}")
 
     async def _approval_channel(self) -> str:
-        """This agent's own channel for its approval forms: their answers reach it alone."""
+        """This agent's own channel for its approval forms, private: the calls and their
+        answers reach it and the operator alone. If another identity holds the usual name
+        (one that had this name before, or a squatter), a name of its own instead."""
         if self._approvals_channel is None:
             channel = "#" + f"approve-{self.name}"[:64]
-            await self.client.join_channel(channel)
+            try:
+                await self.client.join_channel(channel, private=True)
+            except (ChannelPrivate, ChannelPublic):
+                channel = "#" + f"approve-{self.name}"[:55] + "-" + secrets.token_hex(4)
+                await self.client.join_channel(channel, private=True)
             self._approvals_channel = channel
         return self._approvals_channel
 

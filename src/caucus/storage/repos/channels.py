@@ -12,13 +12,23 @@ class Channels:
     def __init__(self, tx: Tx) -> None:
         self._tx = tx
 
-    def ensure(self, name: str, now: float) -> None:
-        self._tx.run("channel_insert", {"name": name, "now": now})
+    def ensure(self, name: str, now: float, *, private: bool = False) -> None:
+        """Create the channel unless it exists (as it is)."""
+        self._tx.run("channel_insert", {"name": name, "now": now, "private": int(private)})
 
     def closed(self, name: str) -> bool | None:
         """Whether the operator closed `name`; None for no such channel."""
         row = self._tx.one("channel_closed_at", {"name": name})
         return None if row is None else row["closed_at"] is not None
+
+    def private(self, name: str) -> bool | None:
+        """Whether `name` is private; None for no such channel."""
+        row = self._tx.one("channel_closed_at", {"name": name})
+        return None if row is None else bool(row["private"])
+
+    def set_private(self, name: str, private: bool) -> bool:
+        """False for no such channel."""
+        return self._tx.run("channel_set_private", {"name": name, "private": int(private)}) == 1
 
     def check_open(self, name: str) -> None:
         if self.closed(name):
@@ -45,6 +55,7 @@ class Channels:
                 r["topic_by"],
                 r["topic_at"],
                 r["closed_at"],
+                bool(r["private"]),
             )
             for r in rows
         }
@@ -93,6 +104,18 @@ class Channels:
 
     def forget_peer(self, peer_id: int) -> None:
         self._tx.run("memberships_of_peer_delete", {"peer_id": peer_id})
+        self._tx.run("invites_of_peer_delete", {"peer_id": peer_id})
+
+    # --- invitations to private channels ---------------------------------------------------
+    def invite(self, name: str, peer_id: int, now: float) -> bool:
+        """False if it already was invited."""
+        return self._tx.run("invite_insert", {"channel": name, "peer_id": peer_id, "now": now}) == 1
+
+    def invited(self, name: str, peer_id: int) -> bool:
+        return self._tx.one("invite_is", {"channel": name, "peer_id": peer_id}) is not None
+
+    def uninvite(self, name: str, peer_id: int) -> bool:
+        return self._tx.run("invite_delete", {"channel": name, "peer_id": peer_id}) == 1
 
     def members_but(self, name: str, sender_id: int) -> list[Holder]:
         rows = self._tx.all("members_but", {"channel": name, "sender_id": sender_id})

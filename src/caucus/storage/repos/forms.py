@@ -47,6 +47,7 @@ def _form(row: Row) -> Form:
         reason=row["reason"],
         decision_hash=row["decision_hash"],
         call=_call(row["tool_call"]),
+        asker_id=row["asker_id"],
     )
 
 

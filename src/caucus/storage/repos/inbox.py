@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
+from caucus.domain.channels import born_private, check_post
 from caucus.domain.messages import (
     AppendOutcome,
     ClaimRequest,
@@ -194,7 +195,10 @@ class Inbox:
         if closed:
             raise ChannelClosed(f"the operator closed {channel}", channel=channel)
         if closed is None:
-            self._channels.ensure(channel, msg.ts)
+            self._channels.ensure(channel, msg.ts, private=born_private(channel, False))
+        elif msg.sender_id is not None and self._channels.private(channel):
+            member = self._channels.is_member(channel, msg.sender_id)
+            check_post(channel, private=True, member=member)
         if msg.sender_id is not None and msg.joins_channel:
             return self._channels.add_member(channel, msg.sender_id, msg.ts)
         return False

@@ -38,14 +38,25 @@ class Messages:
         self._tx = tx
 
     def insert(
-        self, msg: NewMessage, thread: str | None, delivered_to: list[str], missed: list[str]
+        self,
+        msg: NewMessage,
+        thread: str | None,
+        delivered_to: list[str],
+        missed: list[str],
+        recipient_id: int | None,
     ) -> int:
-        """Store a routed message; its seq."""
-        return self._tx.insert("message_insert", self._row(msg, thread, delivered_to, missed))
+        """Store a routed message (a direct one with the id of the peer it reached); its
+        seq."""
+        row = self._row(msg, thread, delivered_to, missed, recipient_id)
+        return self._tx.insert("message_insert", row)
 
     @staticmethod
     def _row(
-        msg: NewMessage, thread: str | None, delivered_to: list[str], missed: list[str]
+        msg: NewMessage,
+        thread: str | None,
+        delivered_to: list[str],
+        missed: list[str],
+        recipient_id: int | None,
     ) -> dict[str, Any]:
         return {
             "id": msg.id,
@@ -60,6 +71,7 @@ class Messages:
             "reply_to": msg.reply_to,
             "delivered_to": names_json(delivered_to),
             "missed": names_json(missed),
+            "recipient_id": recipient_id,
         }
 
     def insert_routed(
@@ -69,6 +81,7 @@ class Messages:
         delivered_to: list[str],
         missed: list[str],
         peer_ids: list[int],
+        recipient_id: int | None,
         *,
         lane: int,
         ephemeral: int,
@@ -78,7 +91,7 @@ class Messages:
         return self._tx.insert(
             "message_insert_routed",
             {
-                **self._row(msg, thread, delivered_to, missed),
+                **self._row(msg, thread, delivered_to, missed, recipient_id),
                 "peer_ids": self._tx.array(peer_ids),
                 "lane": lane,
                 "ephemeral": ephemeral,

@@ -6,11 +6,11 @@ index as each message is stored, and its statements say there is nothing to foll
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from caucus.domain.messages import Message
-from caucus.domain.search import Reader, SearchFilters, SearchOrder, SearchQuery, message_kinds
+from caucus.domain.search import SearchFilters, SearchOrder, SearchQuery, message_kinds
+from caucus.domain.visibility import Reader
 from caucus.storage.engine import Tx
 from caucus.storage.repos.messages import message
 
@@ -20,14 +20,8 @@ RANK_WINDOW = 10_000
 
 
 def _reader(reader: Reader | None) -> dict[str, Any]:
-    if reader is None:
-        return {"reader": None, "reader_since": None, "reader_json": None}
-    return {
-        "reader": reader.peer_id,
-        "reader_since": reader.since,
-        # Names need no JSON escaping, so the quoted name finds it in delivered_to.
-        "reader_json": json.dumps(reader.name),
-    }
+    """The parameters of the `reader_may_read` fragment (`domain.visibility`)."""
+    return {"reader": None if reader is None else reader.peer_id}
 
 
 class Search:

@@ -109,8 +109,15 @@ class Tasks:
 
     def get(self, task_id: str) -> Task | None:
         """A task with its history."""
+        found = self.with_parties(task_id)
+        return None if found is None else found.task
+
+    def with_parties(self, task_id: str) -> StoredTask | None:
+        """A task with its history and its parties' ids (who may see it: `domain.visibility`)."""
         row = self._tx.one("task_by_id", {"id": task_id})
-        return self.with_history(task_of(row)) if row is not None else None
+        if row is None:
+            return None
+        return StoredTask(self.with_history(task_of(row)), row["sender_id"], row["worker_id"])
 
     def stored(self, task_id: str) -> StoredTask | None:
         """The task with its parties' ids, locked for this unit where the backend has row

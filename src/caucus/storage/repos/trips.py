@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from caucus.domain.messages import AppendOutcome, ClaimRequest, ClaimResult, NewMessage, Recipient
 from caucus.domain.names import Target, TargetKind
+from caucus.domain.visibility import BROADCAST
 from caucus.errors import CaucusError
 
 if TYPE_CHECKING:
@@ -55,6 +56,14 @@ class Trips(Protocol):
         ...
 
 
+def direct_to(msg: NewMessage, recipients: list[Recipient]) -> int | None:
+    """The identity a direct message reached (`domain.visibility`: who may read it); None
+    for a broadcast or a channel's message."""
+    if len(recipients) != 1 or msg.to == BROADCAST or msg.to.startswith("#"):
+        return None
+    return recipients[0].peer_id
+
+
 class RowByRow:
     def direct(self, inbox: Inbox, msg: NewMessage, name: str, thread: str | None) -> AppendOutcome:
         sender_id = msg.sender_id if msg.sender_id is not None else -1
@@ -78,7 +87,7 @@ class RowByRow:
         delivered_to: list[str],
         missed: list[str],
     ) -> int:
-        seq = inbox.messages.insert(msg, thread, delivered_to, missed)
+        seq = inbox.messages.insert(msg, thread, delivered_to, missed, direct_to(msg, recipients))
         inbox.deliver(seq, recipients, int(msg.lane), int(msg.ephemeral))
         return seq
 
@@ -118,6 +127,7 @@ class OneStatement:
             delivered_to,
             missed,
             ids,
+            direct_to(msg, recipients),
             lane=int(msg.lane),
             ephemeral=int(msg.ephemeral),
         )

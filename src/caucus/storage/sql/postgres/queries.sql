@@ -43,9 +43,9 @@ UPDATE peers SET last_seen = GREATEST(last_seen, :last_seen) WHERE id = :id;
 
 -- name: message_insert
 INSERT INTO messages (id, ts, sender_id, sender, target, kind, content, meta, thread, reply_to,
-    delivered_to, missed)
+    delivered_to, missed, recipient_id)
 VALUES (:id, :ts, :sender_id, :sender, :target, :kind, :content, :meta, :thread, :reply_to,
-    :delivered_to, :missed)
+    :delivered_to, :missed, :recipient_id)
 RETURNING seq;
 
 -- name: message_insert_routed
@@ -53,9 +53,9 @@ RETURNING seq;
 -- server, and a send is the hub's commonest write.
 WITH m AS (
     INSERT INTO messages (id, ts, sender_id, sender, target, kind, content, meta, thread,
-        reply_to, delivered_to, missed)
+        reply_to, delivered_to, missed, recipient_id)
     VALUES (:id, :ts, :sender_id, :sender, :target, :kind, :content, :meta, :thread, :reply_to,
-        :delivered_to, :missed)
+        :delivered_to, :missed, :recipient_id)
     RETURNING seq
 ), d AS (
     INSERT INTO deliveries (peer_id, seq, lane, ephemeral)
@@ -85,9 +85,10 @@ WITH q AS (
     ) p
 ), m AS (
     INSERT INTO messages (id, ts, sender_id, sender, target, kind, content, meta, thread,
-        reply_to, delivered_to, missed)
+        reply_to, delivered_to, missed, recipient_id)
     SELECT q.id, q.ts, q.sender_id, q.sender, q.target, q.kind, q.content, q.meta, q.thread,
-        NULL, q.delivered, CASE WHEN r.state = 'reaped' THEN q.delivered ELSE '[]' END
+        NULL, q.delivered, CASE WHEN r.state = 'reaped' THEN q.delivered ELSE '[]' END,
+        r.peer_id
     FROM q JOIN r ON r.ord = q.ord
     WHERE r.peer_id <> q.self_id
     ORDER BY q.ord
@@ -133,9 +134,8 @@ SELECT 0;
 
 
 -- name: search_messages
--- What the reader may see (NULL: the operator, everything): what it sent, broadcasts, its
--- channels, and what was delivered to its name since it took the name. Relevance ranks the
--- newest :window matches; the newest first takes the newest :limit.
+-- What the reader may read ({{reader_may_read}}). Relevance ranks the newest :window
+-- matches; the newest first takes the newest :limit.
 SELECT * FROM (
     SELECT m.*, ts_rank_cd(m.search, q) AS score
     FROM messages m, to_tsquery('english', :match_tsquery) q
@@ -146,22 +146,11 @@ SELECT * FROM (
       AND (CAST(:until AS DOUBLE PRECISION) IS NULL OR m.ts < :until)
       AND (CAST(:kinds AS TEXT[]) IS NULL OR m.kind = ANY(:kinds))
       AND (CAST(:thread AS TEXT) IS NULL OR m.thread = :thread OR m.id = :thread)
-      AND (CAST(:reader AS BIGINT) IS NULL OR m.sender_id = :reader OR m.target = 'all'
-           OR m.target IN (SELECT channel FROM channel_members WHERE peer_id = :reader)
-           OR (m.ts >= :reader_since AND strpos(m.delivered_to, :reader_json) > 0))
+      AND {{reader_may_read}}
     ORDER BY m.seq DESC LIMIT :window
 ) AS found
 ORDER BY CASE WHEN :recent = 1 THEN seq END DESC, score DESC, seq DESC
 LIMIT :limit;
-
--- name: thread_messages
--- A thread's newest :limit messages the reader may see (as search_messages), newest first.
-SELECT m.* FROM messages m
-WHERE (m.thread = :thread OR m.id = :thread)
-  AND (CAST(:reader AS BIGINT) IS NULL OR m.sender_id = :reader OR m.target = 'all'
-       OR m.target IN (SELECT channel FROM channel_members WHERE peer_id = :reader)
-       OR (m.ts >= :reader_since AND strpos(m.delivered_to, :reader_json) > 0))
-ORDER BY m.seq DESC LIMIT :limit;
 
 -- === deliveries (the inbox) ========================================================
 

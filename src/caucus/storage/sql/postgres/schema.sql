@@ -41,7 +41,8 @@ CREATE TABLE messages (
     delivered_to TEXT             NOT NULL DEFAULT '[]',
     missed       TEXT             NOT NULL DEFAULT '[]',
     search       tsvector         GENERATED ALWAYS AS
-        (to_tsvector('english', regexp_replace(content, '(\W|_)+', ' ', 'g'))) STORED
+        (to_tsvector('english', regexp_replace(content, '(\W|_)+', ' ', 'g'))) STORED,
+    recipient_id BIGINT           -- a direct message's recipient (ADR 0033)
 );
 CREATE INDEX messages_ts ON messages (ts);
 CREATE INDEX messages_search ON messages USING GIN (search);
@@ -70,8 +71,17 @@ CREATE TABLE channels (
     topic_by   TEXT,
     topic_at   DOUBLE PRECISION,
     created_at DOUBLE PRECISION NOT NULL,
-    closed_at  DOUBLE PRECISION
+    closed_at  DOUBLE PRECISION,
+    private    INTEGER          NOT NULL DEFAULT 0
 );
+
+CREATE TABLE channel_invites (
+    channel    TEXT             NOT NULL,
+    peer_id    BIGINT           NOT NULL,
+    invited_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (channel, peer_id)
+);
+CREATE INDEX channel_invites_peer ON channel_invites (peer_id);
 
 CREATE TABLE channel_members (
     channel   TEXT             NOT NULL,

@@ -3,6 +3,22 @@
 -- defined in one place only: a statement that must differ lives in both dialect files, not
 -- here. `:name` parameters; SQLite binds them by position, PostgreSQL by name.
 
+-- === who may read a message (issue 47, ADR 0033) ======================================
+
+-- fragment: reader_may_read
+-- `domain.visibility.may_read` over a message row `m`: the reader (NULL: the operator or the
+-- observer, who read everything) reads what it sent, a direct message routed to its identity,
+-- a broadcast, and the history of each channel it is a member of now. By id, never a name.
+CAST(:reader AS BIGINT) IS NULL OR m.sender_id = :reader OR m.recipient_id = :reader
+OR m.target = 'all'
+OR m.target IN (SELECT channel FROM channel_members WHERE peer_id = :reader)
+
+-- name: thread_messages
+-- A thread's newest :limit messages the reader may read, newest first.
+SELECT m.* FROM messages m
+WHERE (m.thread = :thread OR m.id = :thread) AND {{reader_may_read}}
+ORDER BY m.seq DESC LIMIT :limit;
+
 -- === migrations ====================================================================
 
 -- name: migrations_done
@@ -194,10 +210,27 @@ DELETE FROM idempotency WHERE created_at < :before;
 -- === channels ======================================================================
 
 -- name: channel_insert
-INSERT INTO channels (name, created_at) VALUES (:name, :now) ON CONFLICT (name) DO NOTHING;
+INSERT INTO channels (name, created_at, private) VALUES (:name, :now, :private)
+ON CONFLICT (name) DO NOTHING;
 
 -- name: channel_closed_at
-SELECT name, closed_at FROM channels WHERE name = :name;
+SELECT name, closed_at, private FROM channels WHERE name = :name;
+
+-- name: channel_set_private
+UPDATE channels SET private = :private WHERE name = :name;
+
+-- name: invite_insert
+INSERT INTO channel_invites (channel, peer_id, invited_at) VALUES (:channel, :peer_id, :now)
+ON CONFLICT (channel, peer_id) DO NOTHING;
+
+-- name: invite_is
+SELECT 1 FROM channel_invites WHERE channel = :channel AND peer_id = :peer_id;
+
+-- name: invite_delete
+DELETE FROM channel_invites WHERE channel = :channel AND peer_id = :peer_id;
+
+-- name: invites_of_peer_delete
+DELETE FROM channel_invites WHERE peer_id = :peer_id;
 
 -- name: channel_by_name
 SELECT * FROM channels WHERE name = :name;

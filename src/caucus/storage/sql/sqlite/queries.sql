@@ -69,9 +69,9 @@ UPDATE peers SET last_seen = MAX(last_seen, :last_seen) WHERE id = :id;
 
 -- name: message_insert
 INSERT INTO messages (id, ts, sender_id, sender, target, kind, content, meta, thread, reply_to,
-    delivered_to, missed)
+    delivered_to, missed, recipient_id)
 VALUES (:id, :ts, :sender_id, :sender, :target, :kind, :content, :meta, :thread, :reply_to,
-    :delivered_to, :missed);
+    :delivered_to, :missed, :recipient_id);
 
 -- name: messages_after
 SELECT * FROM messages
@@ -109,10 +109,9 @@ ON CONFLICT (id) DO UPDATE SET upto = excluded.upto;
 SELECT count(*) FROM messages WHERE seq > :upto;
 
 -- name: search_messages
--- What the reader may see (NULL: the operator, everything): what it sent, broadcasts, its
--- channels, and what was delivered to its name since it took the name. Relevance ranks the
--- newest :window matches (ranking every match of a word in most messages would take seconds);
--- the newest first takes the newest :limit.
+-- What the reader may read ({{reader_may_read}}). Relevance ranks the newest :window matches
+-- (ranking every match of a word in most messages would take seconds); the newest first
+-- takes the newest :limit.
 SELECT * FROM (
     SELECT m.*, bm25(messages_fts) AS score
     FROM messages_fts JOIN messages m ON m.seq = messages_fts.rowid
@@ -123,22 +122,11 @@ SELECT * FROM (
       AND (:until IS NULL OR m.ts < :until)
       AND (:kinds IS NULL OR m.kind IN (SELECT value FROM json_each(:kinds)))
       AND (:thread IS NULL OR m.thread = :thread OR m.id = :thread)
-      AND (:reader IS NULL OR m.sender_id = :reader OR m.target = 'all'
-           OR m.target IN (SELECT channel FROM channel_members WHERE peer_id = :reader)
-           OR (m.ts >= :reader_since AND instr(m.delivered_to, :reader_json) > 0))
+      AND {{reader_may_read}}
     ORDER BY messages_fts.rowid DESC LIMIT :window
 )
 ORDER BY CASE WHEN :recent = 1 THEN seq END DESC, score, seq DESC
 LIMIT :limit;
-
--- name: thread_messages
--- A thread's newest :limit messages the reader may see (as search_messages), newest first.
-SELECT m.* FROM messages m
-WHERE (m.thread = :thread OR m.id = :thread)
-  AND (:reader IS NULL OR m.sender_id = :reader OR m.target = 'all'
-       OR m.target IN (SELECT channel FROM channel_members WHERE peer_id = :reader)
-       OR (m.ts >= :reader_since AND instr(m.delivered_to, :reader_json) > 0))
-ORDER BY m.seq DESC LIMIT :limit;
 
 -- === deliveries (the inbox) ========================================================
 

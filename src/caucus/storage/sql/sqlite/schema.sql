@@ -22,13 +22,23 @@ CREATE TABLE channel_members (
 
 CREATE INDEX channel_members_peer ON channel_members (peer_id);
 
+CREATE TABLE channel_invites (
+    channel    TEXT    NOT NULL,
+    peer_id    INTEGER NOT NULL,
+    invited_at REAL    NOT NULL,
+    PRIMARY KEY (channel, peer_id)
+) WITHOUT ROWID;
+
+CREATE INDEX channel_invites_peer ON channel_invites (peer_id);
+
 CREATE TABLE channels (
     name       TEXT PRIMARY KEY,
     topic      TEXT NOT NULL DEFAULT '',
     topic_by   TEXT,
     topic_at   REAL,
     created_at REAL NOT NULL,
-    closed_at  REAL
+    closed_at  REAL,
+    private    INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 
 CREATE TABLE deliveries (
@@ -101,7 +111,8 @@ CREATE TABLE messages (
     thread       TEXT,
     reply_to     TEXT,
     delivered_to TEXT    NOT NULL DEFAULT '[]',
-    missed       TEXT    NOT NULL DEFAULT '[]'
+    missed       TEXT    NOT NULL DEFAULT '[]',
+    recipient_id INTEGER           -- a direct message's recipient (ADR 0033)
 );
 
 CREATE INDEX messages_thread ON messages (thread) WHERE thread IS NOT NULL;

@@ -1,0 +1,158 @@
+"""No caller can hold the room (issue 47 item 3), on a real uvicorn: what an agent keeps open
+(A2A streams, parked peeks and receives, MCP streams) is capped per identity and for the
+room, a refused open is 429 `cap_streams` naming the cap, a kick ends everything the kicked
+agent held at once, and with every agent slot full (and every connection the cap allows
+taken) the operator still reads its session, kicks and stops the room."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+from caucus.client import HubClient
+from caucus.operator_client import OperatorClient
+from caucus.testing import make_hub, serve
+from tests.waiting import eventually
+
+A2A = {"A2A-Version": "1.0"}
+
+
+def _rpc(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+
+
+@contextlib.asynccontextmanager
+async def subscribed(http: httpx2.AsyncClient, token: str, task_id: str) -> AsyncIterator[Any]:
+    """An A2A SubscribeToTask stream, open once its first event (the task) arrived."""
+    headers = {"Authorization": f"Bearer {token}", **A2A}
+    body = _rpc("SubscribeToTask", {"id": task_id})
+    async with http.stream("POST", "/a2a", json=body, headers=headers) as reply:
+        assert reply.status_code == 200, await reply.aread()
+        lines = reply.aiter_lines()
+        async for line in lines:
+            if line.startswith("data:"):
+                break
+        yield lines
+
+
+async def _ends(lines: Any) -> None:
+    """Reads the stream to its end (bounded by the test's own wait)."""
+    async for _ in lines:
+        pass
+
+
+async def test_streams_are_capped_per_agent_and_a_kick_ends_them_at_once(tmp_path: Path) -> None:
+    async with (
+        make_hub(tmp_path / "hub", streams_per_identity_max=3) as hub,
+        serve(hub) as url,
+        HubClient(url) as bob,
+        HubClient(url) as mallory,
+        OperatorClient(url, token=hub.operator.token) as operator,
+        httpx2.AsyncClient(base_url=url, timeout=30) as http,
+    ):
+        await bob.register("bob")
+        me = await mallory.register("mallory")
+        task = await mallory.send_task("bob", "a long job")
+        async with contextlib.AsyncExitStack() as streams:
+            opened = [
+                await streams.enter_async_context(subscribed(http, me.token, task.task_id))
+                for _ in range(3)
+            ]
+            headers = {"Authorization": f"Bearer {me.token}", **A2A}
+            refused = await http.post(
+                "/a2a", json=_rpc("SubscribeToTask", {"id": task.task_id}), headers=headers
+            )
+            assert refused.status_code == 429
+            assert refused.json()["error"] == "cap_streams"
+            assert refused.json()["cap"] == "streams_per_identity"
+            assert int(refused.headers["retry-after"]) >= 1
+            peek = await http.get(
+                "/peek",
+                params={"after": 0, "wait": 20},
+                headers={"Authorization": f"Bearer {me.token}"},
+            )
+            assert (peek.status_code, peek.json()["error"]) == (429, "cap_streams")
+            assert hub.holds.count((await hub.registry.find("mallory")).id) == 3
+
+            await operator.kick("mallory")
+            await asyncio.wait_for(asyncio.gather(*(_ends(lines) for lines in opened)), 10)
+        await eventually(lambda: hub.holds.agents == 0, what="the kicked agent's streams")
+
+
+async def test_with_every_agent_slot_and_connection_taken_the_operator_still_acts(
+    tmp_path: Path,
+) -> None:
+    async with (
+        make_hub(
+            tmp_path / "hub",
+            max_connections=24,
+            operator_reserve=4,
+            streams_per_identity_max=2,
+            head_timeout=300,
+        ) as hub,
+        serve(hub) as url,
+        httpx2.AsyncClient(base_url=url, timeout=30) as http,
+    ):
+        cap = hub.settings.streams_room_cap
+        assert cap == 16  # 24 less an eighth, at least 8
+        agents = []
+        for i in range(cap // 2 + 1):
+            reg = (await http.post("/register", json={"name": f"a{i}"})).json()
+            agents.append(reg["token"])
+        waits: list[asyncio.Task[httpx2.Response]] = []
+        for token in agents[:-1]:
+            for _ in range(2):
+                waits.append(asyncio.create_task(_peek(url, token)))
+        await eventually(lambda: hub.holds.agents == cap, what="every slot held")
+        late = await http.get(
+            "/peek",
+            params={"after": 0, "wait": 20},
+            headers={"Authorization": f"Bearer {agents[-1]}"},
+        )
+        assert (late.status_code, late.json()["cap"]) == (429, "streams_room")
+
+        # Every other connection the cap allows, taken by clients that say nothing.
+        idle: list[socket.socket] = []
+        try:
+            while not await _refused(url, agents[-1]):
+                assert len(idle) <= hub.settings.max_connections, "the cap never came"
+                idle.append(_idle_socket(url))
+            boss = {"Authorization": f"Bearer {hub.operator.token}"}
+            async with httpx2.AsyncClient(base_url=url, timeout=10, headers=boss) as operator:
+                assert (await operator.get("/operator/session")).status_code == 200
+                kicked = await operator.post("/operator/peers/a0/kick")
+                assert kicked.status_code == 200, kicked.text
+                assert (await operator.post("/operator/stop", json={})).status_code == 200
+        finally:
+            for sock in idle:
+                sock.close()
+        await eventually(lambda: hub.holds.agents == cap - 2, what="the kicked agent's peeks")
+        for wait in waits:
+            wait.cancel()
+        await asyncio.gather(*waits, return_exceptions=True)
+
+
+async def _peek(url: str, token: str) -> httpx2.Response:
+    async with httpx2.AsyncClient(base_url=url, timeout=60) as http:
+        return await http.get(
+            "/peek",
+            params={"after": 10_000, "wait": 25},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+
+
+def _idle_socket(url: str) -> socket.socket:
+    host, port = url.removeprefix("http://").split(":")
+    return socket.create_connection((host, int(port)), timeout=5)
+
+
+async def _refused(url: str, token: str) -> bool:
+    async with httpx2.AsyncClient(base_url=url, timeout=5) as http:
+        reply = await http.get("/peers", headers={"Authorization": f"Bearer {token}"})
+        return reply.status_code == 503
