@@ -14,10 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from caucus.client import HubClient
 from caucus.operator_client import OperatorClient
+from caucus.services.holds import HoldKind
 from caucus.testing import make_hub, serve
+from tests.mcptools import Session, call
 from tests.waiting import eventually
 
 A2A = {"A2A-Version": "1.0"}
@@ -156,3 +161,43 @@ async def _refused(url: str, token: str) -> bool:
     async with httpx2.AsyncClient(base_url=url, timeout=5) as http:
         reply = await http.get("/peers", headers={"Authorization": f"Bearer {token}"})
         return reply.status_code == 503
+
+
+async def test_mcp_streams_are_held_by_their_agent_and_end_when_it_is_kicked(
+    tmp_path: Path,
+) -> None:
+    async with (
+        make_hub(tmp_path / "hub", streams_per_identity_max=2) as hub,
+        serve(hub) as url,
+        OperatorClient(url, token=hub.operator.token) as operator,
+    ):
+        async with Client(f"{url}/mcp", mode="legacy") as legacy:  # a session: its GET stream
+            await call(legacy, "join", name="carol")
+            carol = (await hub.registry.find("carol")).id
+            await eventually(lambda: hub.holds.count(carol, HoldKind.MCP) == 1, what="GET")
+            await operator.kick("carol")
+            await eventually(lambda: hub.holds.count(carol) == 0, what="carol's stream ended")
+
+        async with Client(f"{url}/mcp") as client:  # 2026-07-28: listen streams
+            bob = Session(client)
+            uri = (await bob.call("join", name="bob"))["inbox"]
+            bob_id = (await hub.registry.find("bob")).id
+            async with contextlib.AsyncExitStack() as streams:
+                opened = [
+                    await streams.enter_async_context(client.listen(resource_subscriptions=[uri]))
+                    for _ in range(2)
+                ]
+                assert hub.holds.count(bob_id, HoldKind.MCP) == 2
+                with pytest.raises(MCPError) as refused:
+                    async with client.listen(resource_subscriptions=[uri]):
+                        pass
+                assert (refused.value.error.data or {})["error"] == "cap_streams"
+                await operator.kick("bob")
+                for stream in opened:
+                    await asyncio.wait_for(_drained(stream), 10)
+            assert hub.holds.count(bob_id) == 0
+
+
+async def _drained(stream: Any) -> None:
+    async for _ in stream:
+        pass

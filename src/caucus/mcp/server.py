@@ -18,7 +18,6 @@ from typing import Any, Protocol
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.server.subscriptions import ListenHandler
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
@@ -59,7 +58,9 @@ CallFor = Callable[[Context, str | None], Awaitable[Call]]
 class ResourceHandlers(Protocol):
     """The inbox as a resource: `/mcp`'s `InboxResources`, the bridge's `BridgeInbox`."""
 
-    listen: ListenHandler
+    async def listen(self, ctx: Any, params: types.SubscriptionsListenRequestParams) -> Any:
+        """`subscriptions/listen`: the SDK's handler, or one that bounds it (`/mcp`'s)."""
+        ...
 
     async def list_resources(
         self, ctx: Any, params: types.PaginatedRequestParams | None

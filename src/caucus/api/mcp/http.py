@@ -16,7 +16,6 @@ at once: its peer shows offline and stays resumable for the grace period.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import ipaddress
 import logging
@@ -42,7 +41,7 @@ from caucus.mcp.results import WatchCommand
 from caucus.mcp.server import Context, ToolServer, follows_lines, is_modern
 from caucus.mcp.tools import Call, Catalog
 from caucus.mcp.watch import Session, by_session_file, by_ticket, write_session
-from caucus.services.holds import HoldKind
+from caucus.services.holds import Hold, HoldKind
 from caucus.services.hub import Hub
 from caucus.web.bearer import parse_bearer
 from caucus.web.context import NotComposed, served, socket_url
@@ -67,6 +66,7 @@ class McpEndpoint:
         self._sessions: dict[str, LocalPort] = {}
         self._keyed: OrderedDict[bytes, LocalPort] = OrderedDict()
         self._urls: dict[tuple[Any, ...], str | None] = {}
+        self._streams: dict[str, _Stream] = {}  # GET streams of sessions not joined yet
         self.inbox = InboxResources(hub, self._peer_of)
         catalog = Catalog(
             watch_for=self._watch_for,
@@ -140,36 +140,34 @@ class McpEndpoint:
 
     async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A session's stream of server messages (GET): one of the things its agent holds
-        open (`services.holds`), ended when the agent is gone for good."""
+        open (`services.holds`), ended when the agent is gone for good. A stream opened before
+        its session joined is held from the join on (`_joined`)."""
         owner = await self._owner(scope)
-        if owner is None:  # no identity yet: the unjoined sessions' own cap bounds it
+        hold = None
+        if owner is not None:
+            try:
+                hold = self.hub.holds.take(owner, HoldKind.MCP)
+            except CapStreams as exc:
+                await caucus_error_response(exc)(scope, receive, send)
+                return
+        session_id = _header(scope, SESSION_HEADER)
+        stream = _Stream(session_id, self._manager)
+        if hold is not None:
+            stream.held(hold)
+        elif session_id is not None:
+            self._streams[session_id] = stream
+        try:
             await self._manager.handle_request(scope, receive, send)
-            return
-        try:
-            hold = self.hub.holds.take(owner, HoldKind.MCP)
-        except CapStreams as exc:
-            await caucus_error_response(exc)(scope, receive, send)
-            return
-        try:
-            serving = asyncio.ensure_future(self._manager.handle_request(scope, receive, send))
-            await asyncio.wait({serving, hold.ended}, return_when=asyncio.FIRST_COMPLETED)
-            if not serving.done():  # its agent left or was kicked: the stream ends
-                serving.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await serving
-            serving.result()
         finally:
-            hold.release()
+            if session_id is not None and self._streams.get(session_id) is stream:
+                del self._streams[session_id]
+            stream.release()
 
     async def _owner(self, scope: Scope) -> int | None:
         """The agent a GET on `/mcp` comes from: its bearer token's, or its joined
         session's; None for a session that has not joined (or no credential at all)."""
-        token = session_id = None
-        for key, value in scope["headers"]:
-            if key == b"authorization":
-                token = value.decode("latin-1")
-            elif key == SESSION_HEADER:
-                session_id = value.decode("latin-1")
+        token = _header(scope, b"authorization")
+        session_id = _header(scope, SESSION_HEADER)
         try:
             bearer = parse_bearer(token)
             if bearer is not None:
@@ -250,10 +248,23 @@ class McpEndpoint:
     async def _joined(self, port: HubPort) -> None:
         if isinstance(port, LocalPort) and port.session_id is not None:
             self._manager.promote(port.session_id)
+            await self._hold_stream(port)
         if isinstance(port, LocalPort) and port.handle is not None:
             key = b"h" + hash_token(port.handle)
             if key not in self._keyed:
                 self._remember(key, port)
+
+    async def _hold_stream(self, port: LocalPort) -> None:
+        """The session's stream, opened before it joined, is its agent's from now on (ended
+        if the agent already holds as many as it may: the client opens it again later)."""
+        stream = self._streams.pop(port.session_id or "", None)
+        peer = await port.peer()
+        if stream is None or peer is None:
+            return
+        try:
+            stream.held(self.hub.holds.take(peer.id, HoldKind.MCP))
+        except CapStreams:
+            stream.end()
 
     async def _left(self, port: HubPort) -> None:
         for key in [k for k, p in self._keyed.items() if p is port]:
@@ -308,6 +319,35 @@ class McpEndpoint:
 
     async def _limits(self, _: Context) -> Limits:
         return Limits.of(self.hub.settings, self.hub.control.state())
+
+
+class _Stream:
+    """A session's GET stream being served, and the hold it takes once its agent is known:
+    the agent being gone ends its session, and with it the stream."""
+
+    __slots__ = ("_ending", "_manager", "hold", "session_id")
+
+    def __init__(self, session_id: str | None, manager: Sessions) -> None:
+        self.session_id = session_id
+        self._manager = manager
+        self._ending: asyncio.Task[None] | None = None
+        self.hold: Hold | None = None
+
+    def held(self, hold: Hold) -> None:
+        self.hold = hold
+        hold.ended.add_done_callback(lambda _: self.end())
+
+    def end(self) -> None:
+        if self.session_id is not None and self._ending is None:
+            self._ending = asyncio.ensure_future(self._manager.end(self.session_id))
+
+    def release(self) -> None:
+        if self.hold is not None:
+            self.hold.release()
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    return next((v.decode("latin-1") for k, v in scope["headers"] if k == name), None)
 
 
 @functools.lru_cache(maxsize=1024)

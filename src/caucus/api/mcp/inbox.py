@@ -25,14 +25,18 @@ from urllib.parse import urlsplit
 import mcp_types as types
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import (
+    SUBSCRIPTION_ID_META_KEY,
     ListenHandler,
     ResourceUpdated,
 )
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, INVALID_REQUEST
 
 from caucus.domain.events import Event, MessageRouted
 from caucus.domain.peers import Peer
-from caucus.errors import NotFound
+from caucus.errors import CapStreams, NotFound
 from caucus.mcp.inbox_bus import MIME, SCHEME, CountingBus
+from caucus.services.holds import HoldKind
 from caucus.services.hub import Hub
 from caucus.wire.messages import PeekResult
 
@@ -51,7 +55,7 @@ class InboxResources:
         self._peer_for = peer_for
         self._key = secrets.token_bytes(32)
         self.bus = CountingBus(self._following_changed)
-        self.listen = ListenHandler(self.bus)
+        self._listen = ListenHandler(self.bus)
         self._sessions: dict[int, dict[ServerSession, str]] = {}
         self._background: set[asyncio.Task[None]] = set()
         self._unsubscribe: Callable[[], None] | None = None
@@ -87,6 +91,48 @@ class InboxResources:
         raise NotFound("no such resource: join, then read the inbox URI its result names")
 
     # --- handlers -----------------------------------------------------------------------------
+    async def listen(
+        self, ctx: Any, params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        """A listen stream (2026-07-28) is one of what its agent holds open (`services.holds`)
+        and ends when the agent is gone for good. Its agent is the caller's bearer token's, or
+        the one whose inbox URI (a capability: `join` hands it out) the filter names."""
+        owner = await self._listener(ctx, params)
+        if owner is None:
+            raise MCPError(
+                INVALID_PARAMS,
+                "name your inbox in resourceSubscriptions: the URI join returned (or "
+                "resources/list shows)",
+            )
+        try:
+            hold = self.hub.holds.take(owner, HoldKind.MCP)
+        except CapStreams as exc:
+            raise MCPError(INVALID_REQUEST, exc.detail, data=exc.to_dict()) from None
+        try:
+            serving = asyncio.ensure_future(self._listen(ctx, params))
+            waits: set[asyncio.Future[Any]] = {serving, hold.ended}
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            if not serving.done():  # its agent left or was kicked
+                serving.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await serving
+                meta = {SUBSCRIPTION_ID_META_KEY: ctx.request_id}
+                return types.SubscriptionsListenResult(_meta=meta)
+            return serving.result()
+        finally:
+            hold.release()
+
+    async def _listener(
+        self, ctx: Any, params: types.SubscriptionsListenRequestParams
+    ) -> int | None:
+        peer = await self._peer_for(ctx)
+        if peer is not None:
+            return peer.id
+        for uri in params.notifications.resource_subscriptions or ():
+            with contextlib.suppress(NotFound):
+                return (await self._peer_of(str(uri))).id
+        return None
+
     async def list_resources(
         self, ctx: Any, _: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:

@@ -139,6 +139,13 @@ class Sessions(StreamableHTTPSessionManager):
             if transport is not None:
                 transport._idle_timeout = self.session_idle_timeout
 
+    async def end(self, session_id: str) -> None:
+        """End a session now (its agent was kicked or left): its streams close as they do
+        when the client deletes it."""
+        transport = self._server_instances.get(session_id)
+        if transport is not None and not transport.is_terminated:
+            await transport.terminate()
+
     # --- requests -----------------------------------------------------------------------------
     async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers: list[tuple[bytes, bytes]] = scope["headers"]
