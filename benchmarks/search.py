@@ -12,15 +12,25 @@
 
 Run: `.venv/bin/python benchmarks/search.py` (`--messages 200000` for a quick look;
 `--backend postgres` on a throwaway PostgreSQL cluster; `--json`).
+
+`--contention` (issue 47) measures instead what heavy searching costs everyone else: a
+`caucus hub` process on a file of 40,000 messages; an agent peeks at its inbox over HTTP
+(from another loopback address, as another machine's agent would), first alone, then while 8
+other agents each search with 12 phrases as fast as the hub lets them (each honours a 429's
+or 503's Retry-After), then again with the search budget lifted so only the costly-read lane
+and the time budget stand between them and the peeks. It prints the peeks' p50 and p99 in
+each phase and the ratio of the loaded p99 to the quiet one (the bar: within 3x).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import random
 import re
+import secrets
 import sqlite3
 import statistics
 import sys
@@ -33,6 +43,11 @@ from typing import Any
 from caucus.domain.peers import Peer
 from caucus.services.hub import Hub
 from caucus.testing import make_hub
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import floods
+import relay
 
 AGENTS = 100
 CHANNELS = 10
@@ -255,13 +270,130 @@ async def _agent(hub: Hub) -> Peer:
     return found
 
 
+# --- contention (issue 47): peeks beside heavy searchers -------------------------------------
+SEARCHERS = 8
+HEAVY = " ".join(f'"{a} {b}"' for a, b in zip(WORDS[0:24:2], WORDS[1:24:2], strict=True))
+
+
+async def contention(args: argparse.Namespace) -> dict[str, Any]:
+    """Quiet peeks, then peeks beside 8 searchers (budgeted, then unbudgeted)."""
+    report: dict[str, Any] = {"messages": args.contention_messages, "query": HEAVY}
+    with tempfile.TemporaryDirectory(prefix="caucus-contention-") as tmp:
+        folder = Path(tmp)
+        db = folder / "caucus.db"
+        async with make_hub(folder) as hub:
+            peers, channels, _ = await setup(hub)
+            now = hub.clock.now()
+        n = args.contention_messages
+        fill_sqlite(db, rows(n, peers, channels, now), n)
+        async with make_hub(folder) as hub:  # indexed now, as the maintenance tick would
+            while await hub.search.follow():
+                pass
+        phases: list[tuple[str, dict[str, str], int]] = [
+            ("quiet", {}, 0),
+            ("8 searchers, budgeted", {}, SEARCHERS),
+            ("8 searchers, no rate limit", {"CAUCUS_SEARCH_RATE_CAPACITY": "1e9"}, SEARCHERS),
+        ]
+        for name, env, searchers in phases:
+            print(f"{name}...", file=sys.stderr, flush=True)
+            report[name] = await _phase(db, env, searchers, args.peeks)
+    quiet = report["quiet"]["p99_ms"]
+    for name, _, _ in phases[1:]:
+        report[name]["ratio_p99"] = report[name]["p99_ms"] / quiet
+    return report
+
+
+async def _phase(db: Path, env: dict[str, str], searchers: int, peeks: int) -> dict[str, Any]:
+    proc, url = relay.start(relay.hub_command(db), {**relay.BENCH_ENV, **env})
+    host, port = relay.host_port(url)
+    try:
+        tag = secrets.token_hex(3)  # each phase registers agents of its own
+        peeker = await _token(host, port, f"peeker-{tag}", "127.0.0.2")
+        tokens = [
+            await _token(host, port, f"searcher-{i}-{tag}", "127.0.0.1") for i in range(searchers)
+        ]
+        stop = asyncio.Event()
+        counts: dict[int, int] = {}
+        loads = [asyncio.create_task(_search(host, port, t, stop, counts)) for t in tokens]
+        await asyncio.sleep(1.0 if loads else 0)  # the searchers get going
+        c = await floods.From(host, port, peeker, local="127.0.0.2").open()
+        latencies = []
+        for _ in range(peeks):
+            t = time.perf_counter()
+            status, _ = await c.request("GET", "/peek")
+            latencies.append(time.perf_counter() - t)
+            assert status == 200
+        c.close()
+        stop.set()
+        await asyncio.gather(*loads)
+    finally:
+        relay.stop(proc)
+    p50, p99 = quantiles(latencies)
+    return {"p50_ms": p50 * 1e3, "p99_ms": p99 * 1e3, "searches": dict(sorted(counts.items()))}
+
+
+async def _token(host: str, port: int, name: str, local: str) -> str:
+    c = await floods.From(host, port, local=local).open()
+    status, data = await c.request("POST", "/register", json.dumps({"name": name}).encode())
+    c.close()
+    assert status == 200, data
+    token: str = json.loads(data)["token"]
+    return token
+
+
+async def _search(
+    host: str, port: int, token: str, stop: asyncio.Event, counts: dict[int, int]
+) -> None:
+    """Search as fast as the hub lets: honour a refusal's Retry-After (up to 1 s at a time,
+    so the phase ends promptly)."""
+    from urllib.parse import quote
+
+    c = await relay.Conn(host, port, token).open()
+    path = "/search?limit=50&q=" + quote(HEAVY)
+    while not stop.is_set():
+        status, data = await c.request("GET", path)
+        counts[status] = counts.get(status, 0) + 1
+        if status in (429, 503):
+            wait = float(json.loads(data).get("retry_after", 1.0))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), min(wait, 1.0))
+    c.close()
+
+
+def print_contention(report: dict[str, Any]) -> None:
+    print(f"\n/peek beside heavy searchers, {report['messages']:,} messages on SQLite")
+    print(f"  query: {report['query']}")
+    print(f"  {'phase':30} {'p50 ms':>8} {'p99 ms':>8} {'x quiet':>8}  searches by status")
+    for name, f in report.items():
+        if not isinstance(f, dict):
+            continue
+        ratio = f.get("ratio_p99")
+        shown = f"{ratio:8.2f}" if ratio is not None else f"{'':8}"
+        print(f"  {name:30} {f['p50_ms']:8.2f} {f['p99_ms']:8.2f} {shown}  {f['searches']}")
+    worst = report["8 searchers, budgeted"]["ratio_p99"]
+    verdict = "within" if worst <= 3 else "over"
+    print(f"peek p99 beside budgeted searchers: {worst:.2f}x quiet ({verdict} 3x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--reps", type=int, default=30, help="rounds of every search")
     parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--contention", action="store_true", help="peeks beside heavy searchers (issue 47)"
+    )
+    parser.add_argument("--contention-messages", type=int, default=40_000)
+    parser.add_argument("--peeks", type=int, default=2000, help="peeks per phase")
     args = parser.parse_args()
+    if args.contention:
+        found = asyncio.run(contention(args))
+        if args.json:
+            print(json.dumps(found, indent=2))
+        else:
+            print_contention(found)
+        return
     report = asyncio.run(run(args))
     if args.json:
         print(json.dumps(report, indent=2))

@@ -276,6 +276,20 @@ class Settings(BaseSettings):
         16, ge=1, description="live feeds the operator (and the observer) may hold open each"
     )
 
+    # Costly reads (issue 47): searches and thread summaries, budgeted per identity and each
+    # bounded in time (429 rate_limited, 503 query_timeout).
+    search_rate_capacity: float = Field(
+        10.0, gt=0, description="searches and summaries one identity may ask at once"
+    )
+    search_rate_refill: float = Field(0.5, gt=0, description="per second added back")
+    query_budget: float = Field(
+        3.0,
+        gt=0,
+        le=60,
+        description="seconds a search, a summary or a transcript filter may take, its wait "
+        "for its turn included",
+    )
+
     # Retention: finished items (acknowledged messages, ended tasks, settled offers, answered
     # or canceled forms; never the ledger) older than this go, and the oldest go while the
     # database is over the size bound.

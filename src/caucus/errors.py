@@ -282,6 +282,18 @@ class LedgerIntegrityError(CaucusError):
     status = 500
 
 
+class QueryTimeout(CaucusError):
+    """A costly read (a search, a summary) ran past its time budget, or could not start
+    within it: the hub is busy, or the read asks for too much."""
+
+    code = "query_timeout"
+    status = 503
+
+    def __init__(self, detail: str, retry_after: float = 5.0, **extra: Any) -> None:
+        extra.setdefault("hint", Hint.RETRY_LATER)
+        super().__init__(detail, retry_after=round(retry_after, 3), **extra)
+
+
 class HubUnavailable(CaucusError):
     """The client could not reach the hub at all (no HTTP answer)."""
 
@@ -334,6 +346,7 @@ ERRORS_BY_CODE: dict[str, type[CaucusError]] = {
         StorageFull,
         StorageError,
         LedgerIntegrityError,
+        QueryTimeout,
         HubUnavailable,
     )
 }

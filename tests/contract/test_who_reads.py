@@ -113,6 +113,7 @@ class WhoReads(RuleBasedStateMachine):
             peer_ttl=TTL,
             reaped_grace=GRACE,
             resume_rate_capacity=1e9,
+            search_rate_capacity=1e9,
         )
         self.hub = Hub(
             options, db=self.make_engine(self.dir), clock=self.clock, run_maintenance=False

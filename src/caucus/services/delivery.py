@@ -345,7 +345,13 @@ class DeliveryService:
         if text is not None and len(text) > MAX_SEARCH:
             raise InvalidRequest(f"q is at most {MAX_SEARCH} characters", field="q")
         wanted = {"peer": peer, "channel": channel, "kind": kind or None, "text": text or None}
-        found = await self._db.read(lambda r: r.messages.before(before, limit + 1, **wanted))
+        if text:  # reads every message back to the match: a costly read, with its budget
+            found = await self._db.query(
+                lambda r: r.messages.before(before, limit + 1, **wanted),
+                budget=self._settings.query_budget,
+            )
+        else:
+            found = await self._db.read(lambda r: r.messages.before(before, limit + 1, **wanted))
         more = len(found) > limit
         return (found[1:] if more else found), more
 

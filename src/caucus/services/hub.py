@@ -55,17 +55,19 @@ class Part(Protocol):
     async def stop(self) -> None: ...
 
 
-def open_engine(settings: Settings) -> Engine:
+def open_engine(settings: Settings, clock: Clock | None = None) -> Engine:
     """The engine `settings.db` names: a PostgreSQL server (`postgresql://…`, the optional
-    `postgres` extra), else the embedded SQLite file."""
+    `postgres` extra), else the embedded SQLite file. Costly reads' budgets run on `clock`."""
+    monotonic = (clock or SystemClock()).monotonic
     if settings.postgres:
         from caucus.storage.postgres_engine import PgEngine
 
-        return PgEngine(settings.db, batch_max=settings.group_commit_max)
+        return PgEngine(settings.db, batch_max=settings.group_commit_max, monotonic=monotonic)
     return SqliteEngine(
         settings.db_path(),
         synchronous=settings.sqlite_synchronous,
         batch_max=settings.group_commit_max,
+        monotonic=monotonic,
     )
 
 
@@ -86,7 +88,7 @@ class Hub:
     ) -> None:
         self.settings = settings
         self.clock: Clock = clock or SystemClock()
-        self.db: Engine = db or open_engine(settings)
+        self.db: Engine = db or open_engine(settings, self.clock)
         self.notifier = Notifier()
         self.db.on_wake(self.notifier.wake)  # deliveries committed by any process sharing it
         self.db.on_signal(self._signalled)

@@ -18,6 +18,7 @@ import os
 
 from caucus.clock import Clock
 from caucus.config import Settings
+from caucus.domain.buckets import TokenBuckets
 from caucus.domain.messages import SystemSender
 from caucus.domain.names import check_channel_name, check_peer_name
 from caucus.domain.peers import Peer
@@ -67,6 +68,17 @@ class SearchService:
         self._decisions = decisions
         self._clock = clock
         self._settings = settings
+        self._budget = TokenBuckets(
+            clock,
+            capacity=settings.search_rate_capacity,
+            refill=settings.search_rate_refill,
+            what="searches and summaries",
+        )
+
+    def _spend(self, peer: Peer | None) -> None:
+        """A search or a summary is a costly read: each identity has a budget of them (the
+        operator and the observer one between them)."""
+        self._budget.take(peer.id if peer is not None else "viewer")
 
     async def follow(self) -> int:
         """Index messages stored since the last time, a batch per unit of work; how many."""
@@ -101,13 +113,17 @@ class SearchService:
             raise InvalidRequest("order is relevance or recent", field="order") from None
         if not 1 <= limit <= MAX_LIMIT:
             raise InvalidRequest(f"limit is 1-{MAX_LIMIT}", field="limit")
+        self._spend(peer)
         reader = reader_of(peer)
         unindexed = await self._caught_up()
         hits: list[MessageHit] = []
         more = False
         if filters.kind is not HitKind.DECISION:
-            found = await self._db.read(
-                lambda r: r.search.messages(query, filters, reader, order=ordering, limit=limit + 1)
+            found = await self._db.query(
+                lambda r: r.search.messages(
+                    query, filters, reader, order=ordering, limit=limit + 1
+                ),
+                budget=self._settings.query_budget,
             )
             more = len(found) > limit
             hits = [MessageHit(m, snippet(m.content, query.words)) for m, _ in found[:limit]]
@@ -146,8 +162,12 @@ class SearchService:
         with `model`, also the chair model's when the hub has one."""
         if not 0 < len(thread) <= MAX_THREAD:
             raise InvalidRequest(f"thread is 1-{MAX_THREAD} characters", field="thread")
+        self._spend(peer)
         reader = reader_of(peer)
-        found = await self._db.read(lambda r: r.search.thread(thread, reader, THREAD_MESSAGES))
+        found = await self._db.query(
+            lambda r: r.search.thread(thread, reader, THREAD_MESSAGES),
+            budget=self._settings.query_budget,
+        )
         if not found:
             # The same answer whether it does not exist or is not yours to read.
             raise NotFound(f"no thread {thread!r} you can read", field="thread")

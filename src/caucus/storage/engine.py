@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from caucus.errors import StorageError
+from caucus.errors import QueryTimeout, StorageError
 
 if TYPE_CHECKING:
     from caucus.domain.retention import StoreSize
@@ -48,6 +48,14 @@ class Row(Protocol):
     """One result row, read by column name (sqlite3.Row, psycopg's dict rows)."""
 
     def __getitem__(self, key: str) -> Any: ...
+
+
+def late() -> QueryTimeout:
+    """What a costly read that ran past its budget (`Engine.query`) raises, on every store."""
+    return QueryTimeout(
+        "the hub gave up on this read: it ran past its time budget (the hub is busy, or the "
+        "read asks for too much); narrow it, or retry in a few seconds"
+    )
 
 
 class Duplicate(StorageError):
@@ -107,6 +115,12 @@ class Engine(Protocol):
     async def write(self, unit: Unit[T]) -> T: ...
 
     async def read(self, unit: Unit[T]) -> T: ...
+
+    async def query(self, unit: Unit[T], *, budget: float) -> T:
+        """A costly read (a search, a summary): run apart from the other reads, so it never
+        holds them up, and given up (`QueryTimeout`) once `budget` seconds have passed since
+        it was asked for, its wait for the lane included."""
+        ...
 
     def on_wake(self, callback: Callable[[Sequence[int]], None]) -> None:
         """Call `callback` with peer ids that have new deliveries, committed by any process

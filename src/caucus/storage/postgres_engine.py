@@ -17,12 +17,13 @@ import queue
 import secrets
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from caucus.domain.retention import StoreSize
 from caucus.errors import StorageError
-from caucus.storage.engine import Unit
+from caucus.storage.engine import Unit, late
 from caucus.storage.postgres_tidy import CHURN as TIDY_CHURN
 from caucus.storage.postgres_tidy import Tidy, vacuum_with
 from caucus.storage.postgres_tx import PgTx, storage_error
@@ -111,6 +112,7 @@ class PgEngine:
         batch_max: int = 512,
         readers: int = 4,
         tidy_churn: int = TIDY_CHURN,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         require_psycopg()
         self.dsn = dsn
@@ -118,6 +120,8 @@ class PgEngine:
         self._token = secrets.token_hex(8)  # tells this process's notifications apart
         self._writer = PgWriter(dsn, self._q, self._token, batch_max=batch_max)
         self._reads = ReadConnections(dsn, readers)
+        self._costly = threading.Semaphore(1)  # costly reads at once (issue 47)
+        self._monotonic = monotonic
         self._wake: list[Callable[[Sequence[int]], None]] = []
         self._signal: list[Callable[[str], None]] = []
         self._listener: asyncio.Task[None] | None = None
@@ -174,6 +178,31 @@ class PgEngine:
                 return unit(Repos(PgTx(conn, self._q), trips=ONE_STATEMENT))
         except psycopg.Error as exc:
             raise storage_error(exc) from None
+
+    async def query(self, unit: Unit[T], *, budget: float) -> T:
+        """A costly read: one at a time in this process (the other reads keep the rest of
+        the connections), under the server's `statement_timeout` for what is left of
+        `budget` once it starts."""
+        deadline = self._monotonic() + budget
+        return await asyncio.to_thread(self._query, unit, deadline)
+
+    def _query(self, unit: Unit[T], deadline: float) -> T:
+        if not self._costly.acquire(timeout=max(0.0, deadline - self._monotonic())):
+            raise late()
+        try:
+            left = deadline - self._monotonic()
+            if left <= 0:
+                raise late()
+            with self._reads.connection() as conn, conn.transaction():
+                tx = PgTx(conn, self._q)
+                tx.value("read_budget_set", {"ms": str(max(1, int(left * 1000)))})
+                return unit(Repos(tx, trips=ONE_STATEMENT))
+        except psycopg.errors.QueryCanceled:
+            raise late() from None
+        except psycopg.Error as exc:
+            raise storage_error(exc) from None
+        finally:
+            self._costly.release()
 
     # --- wake-ups and signals across processes ---------------------------------------------
     def on_wake(self, callback: Callable[[Sequence[int]], None]) -> None:

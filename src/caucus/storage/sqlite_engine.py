@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -111,7 +112,14 @@ class SqliteEngine:
     dialect = "sqlite"
     shared = False
 
-    def __init__(self, path: Path, *, synchronous: str = "FULL", batch_max: int = 512) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        synchronous: str = "FULL",
+        batch_max: int = 512,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.path = path
         self._synchronous = synchronous
         self._q = queries("sqlite")
@@ -125,6 +133,13 @@ class SqliteEngine:
             self._connect_writer, batch_max=batch_max, on_abort=self._recipients.clear
         )
         self._reader = ReaderThread(self._connect_reader)
+        # Costly reads (searches, summaries) on a lane of their own, each within its budget:
+        # they never queue the inbox's reads behind them (issue 47).
+        self._monotonic = monotonic
+        self._costly = ReaderThread(
+            self._connect_costly, name="caucus-sqlite-costly", monotonic=monotonic
+        )
+        self._costly_reads: Repos | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
     async def open(self) -> None:
@@ -137,11 +152,13 @@ class SqliteEngine:
         try:
             await self._writer.open()
             await self._reader.open()
+            await self._costly.open()
         except BaseException:
             await self.close()
             raise
 
     async def close(self) -> None:
+        await self._costly.close()
         await self._reader.close()
         await self._writer.close()
         if self._lock_file is not None:
@@ -165,6 +182,16 @@ class SqliteEngine:
         if repos is None:
             raise StorageError("the database is not open")
         result: T = await self._reader.submit(lambda _conn: unit(repos))
+        return result
+
+    async def query(self, unit: Unit[T], *, budget: float) -> T:
+        """A costly read: on its own lane, given up (`QueryTimeout`) once `budget` seconds
+        have passed since it was asked for, waiting included."""
+        repos = self._costly_reads
+        if repos is None:
+            raise StorageError("the database is not open")
+        deadline = self._monotonic() + budget
+        result: T = await self._costly.submit(lambda _conn: unit(repos), deadline)
         return result
 
     # --- wake-ups: one process owns the file, so they never leave it -----------------------
@@ -255,13 +282,22 @@ class SqliteEngine:
         return conn
 
     def _connect_reader(self) -> sqlite3.Connection:
+        conn, tx = self._read_only()
+        self._reads = Repos(tx, trips=ROW_BY_ROW)
+        return conn
+
+    def _connect_costly(self) -> sqlite3.Connection:
+        conn, tx = self._read_only()
+        self._costly_reads = Repos(tx, trips=ROW_BY_ROW)
+        return conn
+
+    def _read_only(self) -> tuple[sqlite3.Connection, SqliteTx]:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         tx = SqliteTx(conn, self._q)
         tx.script("busy_timeout")
         tx.script("query_only")
         conn.row_factory = sqlite3.Row
-        self._reads = Repos(tx, trips=ROW_BY_ROW)
-        return conn
+        return conn, tx
 
 
 _SYNC_LEVELS = {"OFF": 0, "NORMAL": 1, "FULL": 2, "EXTRA": 3}

@@ -20,11 +20,13 @@ import contextlib
 import queue
 import sqlite3
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
 
 from caucus.errors import CaucusError, StorageError, StorageFull
+from caucus.storage.engine import late
 from caucus.storage.queries import queries
 
 Op = Callable[[sqlite3.Connection], Any]
@@ -236,12 +238,21 @@ class GroupCommitWriter:
 
 
 class ReaderThread(threading.Thread):
-    """One thread with one read-only connection, running read operations in order."""
+    """One thread with one read-only connection, running read operations in order. An
+    operation given a deadline (on `monotonic`'s scale) is interrupted once it passes it, and
+    not started at all past it (`QueryTimeout`)."""
 
-    def __init__(self, connect: Callable[[], sqlite3.Connection]) -> None:
-        super().__init__(name="caucus-sqlite-reader", daemon=True)
+    def __init__(
+        self,
+        connect: Callable[[], sqlite3.Connection],
+        *,
+        name: str = "caucus-sqlite-reader",
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(name=name, daemon=True)
         self._q = queries("sqlite")
         self._connect = connect
+        self._monotonic = monotonic
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ready: asyncio.Future[None] | None = None
@@ -257,10 +268,10 @@ class ReaderThread(threading.Thread):
             self._queue.put(_STOP)
             await asyncio.to_thread(self.join)
 
-    def submit(self, op: Op) -> asyncio.Future[Any]:
+    def submit(self, op: Op, deadline: float | None = None) -> asyncio.Future[Any]:
         assert self._loop is not None
         fut: asyncio.Future[Any] = self._loop.create_future()
-        self._queue.put((op, fut))
+        self._queue.put((op, fut, deadline))
         return fut
 
     def run(self) -> None:
@@ -279,18 +290,38 @@ class ReaderThread(threading.Thread):
                 item = self._queue.get()
                 if item is _STOP:
                     return
-                op, fut = item
-                try:
-                    conn.execute(self._q["begin"])
-                    try:
-                        outcome: Outcome = (fut, op(conn), None)
-                    finally:
-                        conn.execute(self._q["commit"])
-                except sqlite3.Error as exc:
-                    outcome = (fut, None, storage_error(exc))
-                except BaseException as exc:
-                    outcome = (fut, None, exc)
+                op, fut, deadline = item
+                outcome = self._run(conn, op, fut, deadline)
                 with contextlib.suppress(RuntimeError):
                     loop.call_soon_threadsafe(settle, *outcome)
         finally:
             conn.close()
+
+    def _run(
+        self, conn: sqlite3.Connection, op: Op, fut: asyncio.Future[Any], deadline: float | None
+    ) -> Outcome:
+        monotonic = self._monotonic
+        if deadline is not None:
+            if monotonic() >= deadline:
+                return fut, None, late()
+            conn.set_progress_handler(lambda: int(monotonic() >= deadline), PROGRESS_STEPS)
+        try:
+            conn.execute(self._q["begin"])
+            try:
+                return fut, op(conn), None
+            finally:
+                if deadline is not None:  # the commit of a read is never given up
+                    conn.set_progress_handler(None, 0)
+                conn.execute(self._q["commit"])
+        except sqlite3.OperationalError as exc:
+            if deadline is not None and "interrupt" in str(exc):
+                return fut, None, late()
+            return fut, None, storage_error(exc)
+        except sqlite3.Error as exc:
+            return fut, None, storage_error(exc)
+        except BaseException as exc:
+            return fut, None, exc
+
+
+# SQLite virtual-machine steps between two looks at a read's deadline (~0.1 ms of work).
+PROGRESS_STEPS = 1000

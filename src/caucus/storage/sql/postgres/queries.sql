@@ -120,6 +120,11 @@ WHERE (CAST(:before AS BIGINT) IS NULL OR seq < :before)
   AND (CAST(:text AS TEXT) IS NULL OR strpos(lower(content), lower(:text)) > 0)
 ORDER BY seq DESC LIMIT :limit;
 
+-- name: read_budget_set
+-- A costly read's time budget (`Engine.query`, issue 47): the server cancels the read's
+-- statements past it, for the rest of the read's transaction only.
+SELECT set_config('statement_timeout', :ms, true);
+
 -- === search (issue 34) =============================================================
 -- PostgreSQL keeps its index as each message is stored (0005_search.sql): nothing to follow.
 

@@ -1,0 +1,66 @@
+"""Every costly read has a budget (issue 47 item 4), over HTTP on a real uvicorn: an agent's
+searches and summaries are rate-limited per identity (429 `rate_limited` with Retry-After,
+on a clock that moves only when told), and a search the hub gives up on past its time budget
+is 503 `query_timeout` with Retry-After, never a hang or a 500."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx2
+
+from caucus.client import HubClient
+from caucus.services.hub import Hub
+from caucus.storage.sqlite_engine import SqliteEngine
+from caucus.testing import FakeClock, hub_settings, make_hub, serve
+from tests.contract.test_read_budget import Steps
+
+
+async def test_searches_are_budgeted_per_identity(tmp_path: Path) -> None:
+    clock = FakeClock()
+    async with (
+        make_hub(
+            tmp_path / "hub", clock=clock, search_rate_capacity=3, search_rate_refill=0.5
+        ) as hub,
+        serve(hub) as url,
+        HubClient(url) as alice,
+        HubClient(url) as bob,
+        httpx2.AsyncClient(base_url=url) as http,
+    ):
+        await alice.register("alice")
+        await bob.register("bob")
+        sent = await alice.send("bob", "the parser rewrite landed")
+        mine = {"Authorization": f"Bearer {alice.token}"}
+        for _ in range(2):
+            assert (await http.get("/search", params={"q": "parser"}, headers=mine)).is_success
+        summary = await http.get(f"/threads/{sent.message_id}/summary", headers=mine)
+        assert summary.is_success  # a summary spends from the same budget
+        refused = await http.get("/search", params={"q": "parser"}, headers=mine)
+        assert refused.status_code == 429
+        assert refused.json()["error"] == "rate_limited"
+        assert refused.json()["retry_after"] == 2.0
+        assert refused.headers["retry-after"] == "2"
+        assert (await bob.search("parser")).hits  # another identity's budget is its own
+        clock.advance(2)
+        assert (await alice.search("parser")).hits
+
+
+async def test_a_search_past_its_time_budget_is_503_and_says_when_to_retry(
+    tmp_path: Path,
+) -> None:
+    settings = hub_settings(tmp_path / "hub")
+    engine = SqliteEngine(settings.db_path(), monotonic=Steps(calm=1))
+    hub = Hub(settings, db=engine, run_maintenance=False)
+    await hub.start()
+    try:
+        async with serve(hub) as url, HubClient(url) as alice:
+            await alice.register("alice")
+            async with httpx2.AsyncClient(base_url=url) as http:
+                mine = {"Authorization": f"Bearer {alice.token}"}
+                late = await http.get("/search", params={"q": "parser"}, headers=mine)
+                assert late.status_code == 503
+                assert late.json()["error"] == "query_timeout"
+                assert int(late.headers["retry-after"]) >= 1
+                assert (await http.get("/peek", headers=mine)).is_success
+    finally:
+        await hub.stop()
