@@ -3,7 +3,8 @@ edits beside others, so that two agents do not rewrite one file at once.
 
 A pattern is relative to the repository's root and read with git's wildmatch rules (the
 `pathspec` library's `gitignore` patterns, anchored at the root): `src/app.py`, `docs/` (the
-folder and all below it), `src/**/*.py`, `*.toml` (the root's). An exclusive reservation
+folder and all below it, and a file of that name if it is one), `src/**/*.py`, `*.toml` (the
+root's). Control characters are refused. An exclusive reservation
 conflicts with any other holder's reservation on a pattern that overlaps it; shared ones
 conflict only with exclusive ones. Two patterns overlap when they are the same, or when one
 matches the other's text read as a path (`src/` and `src/app.py`; `src/*.py` and
@@ -83,7 +84,13 @@ def normalized(pattern: str) -> str:
         raise InvalidRequest(
             f"a path or glob is at most {MAX_PATTERN} characters", field="paths", pattern=text
         )
-    if "\x00" in text or "\\" in text:
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in text):
+        raise InvalidRequest(
+            f"{text!r}: a path or glob holds no control characters (line breaks, tabs, NUL)",
+            field="paths",
+            pattern=text,
+        )
+    if "\\" in text:
         raise InvalidRequest(
             f"{text!r}: use '/' between folders (no backslashes)", field="paths", pattern=text
         )
@@ -128,8 +135,14 @@ def _spec(pattern: str) -> pathspec.PathSpec[Any]:
 
 
 def covers(pattern: str, path: str) -> bool:
-    """Whether a (normalized) pattern covers a file at `path` (relative to the root)."""
-    return _spec(pattern).match_file(path.lstrip("/"))
+    """Whether a (normalized) pattern covers a file at `path` (relative to the root). A
+    folder pattern (`docs/`, `src/app.py/`) covers everything below it and a file of that
+    very name too: one name cannot be both, and the reading that protects more is the one an
+    agent reserving it meant."""
+    path = path.lstrip("/")
+    if pattern.endswith("/") and _spec(pattern.rstrip("/")).match_file(path):
+        return True
+    return _spec(pattern).match_file(path)
 
 
 def overlaps(a: str, b: str) -> bool:
