@@ -307,6 +307,12 @@ class Settings(BaseSettings):
     operator_token: str = Field("", description="generated and kept in the data dir when empty")
     observer_token: str = Field("", description="a read-only role; none when empty")
     agent_key: str = Field("", description="when set, /register requires it")
+    public_url: str = Field(
+        "",
+        description="the hub's URL as agents elsewhere reach it (a proxy's): what A2A cards "
+        "name; empty: the URL each request came in by (its one Host, as the Guard accepted it)",
+        pattern=r"^(https?://[^\s/?#]+(/[^\s?#]*)?)?$",
+    )
     allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
     allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
 

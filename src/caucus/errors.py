@@ -66,6 +66,13 @@ class MalformedBody(CaucusError):
     status = 400
 
 
+class MalformedRequest(CaucusError):
+    """A request head the hub cannot take at its word (two Host headers: which one is it?)."""
+
+    code = "malformed_request"
+    status = 400
+
+
 class UnsupportedMediaType(CaucusError):
     code = "unsupported_media_type"
     status = 415
@@ -307,6 +314,7 @@ ERRORS_BY_CODE: dict[str, type[CaucusError]] = {
         CaucusError,
         InvalidRequest,
         MalformedBody,
+        MalformedRequest,
         UnsupportedMediaType,
         Unauthorized,
         NotJoined,

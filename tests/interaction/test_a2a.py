@@ -27,7 +27,7 @@ from a2a.utils.errors import (
 )
 
 from caucus.client import HubClient
-from caucus.testing import make_hub, serve
+from caucus.testing import FakeClock, make_hub, serve
 
 BOB_SKILLS: list[str | dict[str, Any]] = [
     {"id": "add", "name": "Adding", "description": "adds numbers", "tags": ["math"]}
@@ -340,3 +340,66 @@ async def test_the_door_takes_room_tokens_only_and_names_what_it_cannot_take(
         items = (await bob.receive(timeout=5)).messages
         assert [i.content for i in items if i.kind == "task"] == ["hello", "hi from 0.3"]
         assert json.loads(json.dumps(items[0].meta))["subject"] == "greeting"
+
+
+async def test_malformed_bodies_log_one_line_a_minute_per_agent_and_no_traceback(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = FakeClock()
+    async with (
+        make_hub(tmp_path / "hub", clock=clock) as hub,
+        serve(hub) as url,
+        HubClient(url) as bob,
+        HubClient(url) as ext,
+        httpx2.AsyncClient(base_url=url) as http,
+    ):
+        await bob.register("bob")
+        caller = await ext.register("ext")
+        mine = {"Authorization": f"Bearer {caller.token}", "A2A-Version": "1.0"}
+        bad = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": 5}}
+        caplog.clear()
+        for _ in range(200):
+            answered = await http.post("/a2a/bob", json=bad, headers=mine)
+            assert answered.json()["error"]["code"] == -32602
+        lines = [r for r in caplog.records if r.name.startswith("a2a") and r.levelno >= 30]
+        assert len(lines) == 1, [r.getMessage() for r in lines]
+        (line,) = lines
+        assert line.levelname == "WARNING"
+        assert line.exc_info is None
+        assert "A2A request from ext refused" in line.getMessage()
+        clock.advance(61)  # a minute later, one more line
+        await http.post("/a2a/bob", json=bad, headers=mine)
+        warned = [r for r in caplog.records if r.name.startswith("a2a") and r.levelno >= 30]
+        assert len(warned) == 2
+
+
+async def test_cards_name_the_configured_url_and_a_second_host_header_is_refused(
+    tmp_path: Path,
+) -> None:
+    async with (
+        make_hub(tmp_path / "hub", public_url="https://hub.example.test/room") as hub,
+        serve(hub) as url,
+        HubClient(url) as bob,
+        httpx2.AsyncClient(base_url=url) as http,
+    ):
+        await bob.register("bob")
+        card = (await http.get("/a2a/bob/.well-known/agent-card.json")).json()
+        assert card["supportedInterfaces"][0]["url"] == "https://hub.example.test/room/a2a/bob"
+        host = url.removeprefix("http://").encode()
+        twice = [(b"host", b"evil.example"), (b"host", host)]
+        raw = await _raw_get(url, "/.well-known/agent-card.json", twice)
+        assert raw.startswith(b"HTTP/1.1 400"), raw[:200]
+        assert b"malformed_request" in raw
+        assert b"evil.example" not in raw
+
+
+async def _raw_get(url: str, path: str, headers: list[tuple[bytes, bytes]]) -> bytes:
+    """A request exactly as written (an HTTP client merges or refuses repeated headers)."""
+    host, port = url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    head = b"GET " + path.encode() + b" HTTP/1.1\r\n"
+    head += b"".join(k + b": " + v + b"\r\n" for k, v in headers)
+    writer.write(head + b"connection: close\r\n\r\n")
+    answer = await reader.read()
+    writer.close()
+    return answer

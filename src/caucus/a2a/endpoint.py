@@ -13,6 +13,7 @@ from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
 from starlette.requests import Request
 from starlette.responses import Response
 
+from caucus.a2a import quiet
 from caucus.a2a.cards import agent_card, room_card
 from caucus.a2a.door import Door
 from caucus.domain.peers import Peer
@@ -38,6 +39,8 @@ class _Context(DefaultServerCallContextBuilder):
 class Endpoint:
     def __init__(self, hub: Hub) -> None:
         self._hub = hub
+        quiet.install()
+        self._gate = quiet.Gate(hub.clock.monotonic)
         self._rpc = JsonRpcDispatcher(
             Door(hub, hub.settings.a2a_wait_max), _Context(), enable_v0_3_compat=True
         )
@@ -48,7 +51,8 @@ class Endpoint:
         """Answer the JSON-RPC request; `hold` is what it holds open, if it waits or
         streams (given back by the caller once the answer is sent)."""
         request.scope[SCOPE_KEY] = (caller, to, hold)
-        return await self._rpc.handle_requests(request)
+        with self._gate.serving(caller.id, caller.name):
+            return await self._rpc.handle_requests(request)
 
     async def room_card(self, base: str) -> dict[str, Any]:
         return agent_card_to_dict(room_card(await self._hub.registry.peers(), base))

@@ -80,8 +80,12 @@ class HubLane:
         declared = 0
         for name, value in headers:
             if name == b"host":
+                if host is not None:
+                    return False  # two: the ASGI path's Guard refuses it
                 host = value
             elif name == b"origin":
+                if origin is not None:
+                    return False
                 origin = value
             elif name == b"content-length":
                 if not value.isdigit():

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from caucus.errors import CaucusError, Forbidden, MisdirectedRequest
+from caucus.errors import CaucusError, Forbidden, MalformedRequest, MisdirectedRequest
 from caucus.web.errors import caucus_error_response
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -19,6 +19,12 @@ HTML_CSP = (
     b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     b"connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; "
     b"frame-ancestors 'none'"
+)
+
+
+DUPLICATED = MalformedRequest(
+    "the request has two Host (or two Origin) headers; send one (RFC 9112 asks a server to "
+    "refuse it)"
 )
 
 
@@ -42,6 +48,8 @@ class Guard:
       reach it through a name that resolves to 127.0.0.1;
     - a browser `Origin` other than the hub's own (or one configured) is refused with 403, so
       no web page can drive the hub from the operator's browser;
+    - a request with two `Host` (or two `Origin`) headers is refused with 400: which one the
+      checks read and which one a URL is built from must never differ;
     - every response carries nosniff and DENY framing, and HTML a strict CSP.
     """
 
@@ -102,12 +110,15 @@ class Guard:
             await self.app(scope, receive, send)
             return
         raw_host = origin = None
+        twice = False
         for name, value in scope["headers"]:
             if name == b"host":
+                twice = twice or raw_host is not None
                 raw_host = value
             elif name == b"origin":
+                twice = twice or origin is not None
                 origin = value
-        refused = self.refusal(raw_host, origin)
+        refused = DUPLICATED if twice else self.refusal(raw_host, origin)
         if refused is not None:
             await caucus_error_response(refused, SECURITY_HEADERS)(scope, receive, send)
             return

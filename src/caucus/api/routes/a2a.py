@@ -77,7 +77,10 @@ def _endpoint(request: Request) -> Endpoint:
 
 
 def _base(request: Request) -> str:
-    return str(request.base_url).rstrip("/")
+    """Where the cards say the hub is: its configured public URL, else the URL the request came
+    in by (built from its one Host header: the Guard refuses a request with two)."""
+    configured = hub_of(request).settings.public_url
+    return (configured or str(request.base_url)).rstrip("/")
 
 
 @router.get(
