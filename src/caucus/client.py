@@ -472,6 +472,13 @@ class HubClient(BaseClient):
         body = {"paths": paths, "holder": holder}
         return (await self._post(BlockedList, "/reservations/blocked", body)).blocked
 
+    async def export(
+        self, format: str = "json", *, since: str | None = None, until: str | None = None
+    ) -> str:
+        """What you may read, as `json`, `markdown` or `text` (the rule search follows)."""
+        params = {"format": format, "since": since, "until": until}
+        return (await self._call("GET", "/messages/export", params=params, read_timeout=120)).text
+
     # --- search ------------------------------------------------------------------------------
     async def search(self, q: str, **filters: Any) -> SearchResults:
         """Full-text search over your directs, your channels, broadcasts and decisions: words

@@ -412,6 +412,9 @@ class WhoReads(RuleBasedStateMachine):
                 ), (ident, s)
         found = self._run(self.hub.search.search(peer, WORD, order="recent", limit=50))
         assert {h.message.id for h in found.hits} == expected, ident
+        exported = self._run(self.hub.history.readable_after(peer, 0, 1000))
+        ours = {s.id for s in room.sent}
+        assert {m.id for m in exported if m.id in ours} == expected, ident
         for thread in {s.thread for s in room.sent}:
             readable = [s for s in room.sent if s.thread == thread and s.id in expected]
             try:

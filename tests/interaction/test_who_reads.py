@@ -24,6 +24,8 @@ async def test_a_rename_into_a_departed_name_reads_nothing_it_was_sent(
     await dave.register("bob")  # with its own token: a rename
     found = await dave.search("hunter2")
     assert found.hits == []
+    assert "hunter2" not in await dave.export()  # what an agent may export: the same rule
+    assert "hunter2" in await alice.export()
     assert (await alice.search("hunter2")).hits
     with pytest.raises(NotFound):
         await dave.thread_summary(sent.message_id)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 
 from caucus.domain.messages import Message
 from caucus.domain.retention import Dropped
-from caucus.services.history import History
 from caucus.wire.messages import RoutedMessage
+
+# A page of the transcript after a seq: the room's whole (the operator's export) or what one
+# agent may read (`History.readable_after`).
+Pages = Callable[[int], Awaitable[list[Message]]]
 
 PAGE = 1000
 EXPORT_TYPES = {
@@ -23,12 +26,10 @@ def _when(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-async def _messages(
-    history: History, since: float | None, until: float | None
-) -> AsyncIterator[Message]:
+async def _messages(pages: Pages) -> AsyncIterator[Message]:
     after = 0
     while True:
-        page = await history.after(after, PAGE, since=since, until=until)
+        page = await pages(after)
         for message in page:
             yield message
         if len(page) < PAGE:
@@ -57,7 +58,7 @@ def _dropped_line(dropped: Dropped | None) -> str:
 
 
 async def export_chunks(
-    history: History,
+    pages: Pages,
     fmt: str,
     since: float | None,
     until: float | None,
@@ -77,7 +78,7 @@ async def export_chunks(
         )
         yield (json.dumps(header)[:-1] + ', "messages": [').encode()
         first = True
-        async for m in _messages(history, since, until):
+        async for m in _messages(pages):
             item = RoutedMessage.of(m).model_dump_json()
             yield (("" if first else ",\n") + item).encode()
             first = False
@@ -89,10 +90,10 @@ async def export_chunks(
         yield f"# Caucus transcript\n\nExported {_when(now)} {span}\n\n".encode()
         if line := _dropped_line(dropped):
             yield f"_{line.strip()}_\n\n".encode()
-        async for m in _messages(history, since, until):
+        async for m in _messages(pages):
             yield _markdown(m).encode()
         return
     if line := _dropped_line(dropped):
         yield f"# {line}".encode()
-    async for m in _messages(history, since, until):
+    async for m in _messages(pages):
         yield _text(m).encode()

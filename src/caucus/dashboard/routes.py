@@ -12,12 +12,14 @@ from fastapi import APIRouter, Header, Query, Request
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.responses import Response, StreamingResponse
 
-from caucus.dashboard.export import EXPORT_TYPES, export_chunks
+from caucus.dashboard.export import EXPORT_TYPES, PAGE, Pages, export_chunks
 from caucus.dashboard.feed import FeedEvent, feed_of
+from caucus.domain.messages import Message
 from caucus.errors import InvalidRequest
 from caucus.services.holds import HoldKind
+from caucus.services.hub import Hub
 from caucus.services.roles import Access
-from caucus.web.access import ViewerDep, access
+from caucus.web.access import PeerDep, ViewerDep, access
 from caucus.web.context import hub_of
 from caucus.web.held import Held
 from caucus.wire.console import SnapshotAt
@@ -128,12 +130,52 @@ async def export(
     if start is not None and end is not None and end <= start:
         raise InvalidRequest("until must be after since", field="until")
     hub = hub_of(request)
+
+    async def pages(after: int) -> list[Message]:
+        return await hub.history.after(after, PAGE, since=start, until=end)
+
+    return await _download(hub, pages, format, start, end)
+
+
+@router.get(
+    "/messages/export",
+    summary="Download what you may read, as JSON, Markdown or text, optionally for a time range",
+    description="What you sent, directs to you, broadcasts and your channels' history: the "
+    "same rule as search. A costly read: it spends one of your searches.",
+    responses={
+        401: {"model": ErrorBody, "description": "missing, unknown or ended token"},
+        422: {"model": ErrorBody, "description": "bad format or time"},
+        429: {"model": ErrorBody, "description": "your search budget is spent"},
+        200: {"content": {t: {} for t in EXPORT_TYPES.values()}},
+    },
+    openapi_extra=access(Access.AGENT),
+)
+async def export_mine(
+    request: Request,
+    peer: PeerDep,
+    format: Annotated[Literal["json", "markdown", "text"], Query()] = "json",
+    since: Annotated[str | None, Query(description="epoch seconds or ISO 8601")] = None,
+    until: Annotated[str | None, Query(description="epoch seconds or ISO 8601")] = None,
+) -> StreamingResponse:
+    start, end = parse_time(since, "since"), parse_time(until, "until")
+    if start is not None and end is not None and end <= start:
+        raise InvalidRequest("until must be after since", field="until")
+    hub = hub_of(request)
+    hub.search.spend(peer)
+
+    async def pages(after: int) -> list[Message]:
+        return await hub.history.readable_after(peer, after, PAGE, since=start, until=end)
+
+    return await _download(hub, pages, format, start, end)
+
+
+async def _download(
+    hub: Hub, pages: Pages, format: str, start: float | None, end: float | None
+) -> StreamingResponse:
     stamp = datetime.fromtimestamp(hub.clock.now(), UTC).strftime("%Y%m%dT%H%M%SZ")
     extension = {"json": "json", "markdown": "md", "text": "txt"}[format]
     return StreamingResponse(
-        export_chunks(
-            hub.history, format, start, end, hub.clock.now(), await hub.retention.dropped()
-        ),
+        export_chunks(pages, format, start, end, hub.clock.now(), await hub.retention.dropped()),
         media_type=EXPORT_TYPES[format],
         headers={
             "Content-Disposition": f'attachment; filename="caucus-transcript-{stamp}.{extension}"'

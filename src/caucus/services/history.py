@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from caucus.domain.messages import Message, SystemSender
 from caucus.domain.peers import Peer
+from caucus.domain.visibility import Reader
 from caucus.storage.engine import Engine
 from caucus.storage.repos import Repos
 
@@ -13,8 +14,9 @@ SYSTEM_SENDERS = frozenset(s.value for s in SystemSender)
 
 
 class History:
-    def __init__(self, db: Engine) -> None:
+    def __init__(self, db: Engine, query_budget: float = 3.0) -> None:
         self._db = db
+        self._budget = query_budget
 
     async def after(
         self, seq: int, limit: int, *, since: float | None = None, until: float | None = None
@@ -22,6 +24,23 @@ class History:
         """Routed messages after `seq`, in seq order, with who each reached; optionally only
         those sent at `since <= ts < until`."""
         return await self._db.read(lambda r: r.messages.after(seq, limit, since=since, until=until))
+
+    async def readable_after(
+        self,
+        peer: Peer,
+        seq: int,
+        limit: int,
+        *,
+        since: float | None = None,
+        until: float | None = None,
+    ) -> list[Message]:
+        """As `after`, only what `peer` may read (`domain.visibility`): a costly read, within
+        its budget (`Engine.query`)."""
+        reader = Reader(peer.id)
+        return await self._db.query(
+            lambda r: r.messages.readable_after(seq, limit, reader, since=since, until=until),
+            budget=self._budget,
+        )
 
     async def recent(self, count: int) -> list[Message]:
         """The newest `count` messages, oldest first."""

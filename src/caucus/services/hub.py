@@ -136,7 +136,7 @@ class Hub:
         self.decisions = DecisionLog(self.db, self.notifier, self.clock, ledger)
         self.search = SearchService(self.db, self.decisions, self.clock, settings)
         self.retention = Retention(self.db, self.clock, settings)
-        self.history = History(self.db)
+        self.history = History(self.db, settings.query_budget)
         self.forms = Forms(
             self.db,
             self.delivery,

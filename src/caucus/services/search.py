@@ -75,7 +75,7 @@ class SearchService:
             what="searches and summaries",
         )
 
-    def _spend(self, peer: Peer | None) -> None:
+    def spend(self, peer: Peer | None) -> None:
         """A search or a summary is a costly read: each identity has a budget of them (the
         operator and the observer one between them)."""
         self._budget.take(peer.id if peer is not None else "viewer")
@@ -113,7 +113,7 @@ class SearchService:
             raise InvalidRequest("order is relevance or recent", field="order") from None
         if not 1 <= limit <= MAX_LIMIT:
             raise InvalidRequest(f"limit is 1-{MAX_LIMIT}", field="limit")
-        self._spend(peer)
+        self.spend(peer)
         reader = reader_of(peer)
         unindexed = await self._caught_up()
         hits: list[MessageHit] = []
@@ -162,7 +162,7 @@ class SearchService:
         with `model`, also the chair model's when the hub has one."""
         if not 0 < len(thread) <= MAX_THREAD:
             raise InvalidRequest(f"thread is 1-{MAX_THREAD} characters", field="thread")
-        self._spend(peer)
+        self.spend(peer)
         reader = reader_of(peer)
         found = await self._db.query(
             lambda r: r.search.thread(thread, reader, THREAD_MESSAGES),

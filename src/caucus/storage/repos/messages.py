@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from caucus.domain.messages import Message, NewMessage
+from caucus.domain.visibility import Reader
 from caucus.storage.engine import Row, Tx
 from caucus.storage.rows import names_json, stored_json
 
@@ -148,6 +149,25 @@ class Messages:
         with `since <= ts < until`."""
         params = {"seq": seq, "limit": limit, "since": since, "until": until}
         return [_whole(r) for r in self._tx.all("messages_after", params)]
+
+    def readable_after(
+        self,
+        seq: int,
+        limit: int,
+        reader: Reader | None,
+        *,
+        since: float | None = None,
+        until: float | None = None,
+    ) -> list[Message]:
+        """As `after`, only what `reader` may read (`domain.visibility`; None: everything)."""
+        params = {
+            "seq": seq,
+            "limit": limit,
+            "since": since,
+            "until": until,
+            "reader": None if reader is None else reader.peer_id,
+        }
+        return [_whole(r) for r in self._tx.all("messages_readable_after", params)]
 
     def before(
         self,

@@ -13,6 +13,15 @@ CAST(:reader AS BIGINT) IS NULL OR m.sender_id = :reader OR m.recipient_id = :re
 OR m.target = 'all'
 OR m.target IN (SELECT channel FROM channel_members WHERE peer_id = :reader)
 
+-- name: messages_readable_after
+-- What the reader may read after :seq, oldest first (an agent's export of its transcript).
+SELECT m.* FROM messages m
+WHERE m.seq > :seq
+  AND (CAST(:since AS DOUBLE PRECISION) IS NULL OR m.ts >= :since)
+  AND (CAST(:until AS DOUBLE PRECISION) IS NULL OR m.ts < :until)
+  AND {{reader_may_read}}
+ORDER BY m.seq LIMIT :limit;
+
 -- name: thread_messages
 -- A thread's newest :limit messages the reader may read, newest first.
 SELECT m.* FROM messages m
