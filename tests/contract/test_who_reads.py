@@ -26,7 +26,14 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from caucus.domain.peers import Peer
-from caucus.domain.visibility import BROADCAST, Reader, may_read, may_see_channel, may_see_task
+from caucus.domain.visibility import (
+    BROADCAST,
+    Reader,
+    may_read,
+    may_see_channel,
+    may_see_form,
+    may_see_task,
+)
 from caucus.errors import CaucusError, ChannelPrivate, ChannelPublic, NotFound
 from caucus.ids import hash_token
 from caucus.services.hub import Hub
@@ -67,6 +74,7 @@ class Room:
     invited: dict[str, set[int]] = field(default_factory=dict)
     sent: list[Sent] = field(default_factory=list)
     tasks: dict[str, tuple[int, int]] = field(default_factory=dict)  # sender, worker
+    forms: dict[str, tuple[int, str, bool]] = field(default_factory=dict)  # asker, to, answered
     received: dict[int, set[str]] = field(default_factory=dict)
 
     def live(self) -> list[Ident]:
@@ -114,6 +122,7 @@ class WhoReads(RuleBasedStateMachine):
             reaped_grace=GRACE,
             resume_rate_capacity=1e9,
             search_rate_capacity=1e9,
+            pending_forms_max=1000,
         )
         self.hub = Hub(
             options, db=self.make_engine(self.dir), clock=self.clock, run_maintenance=False
@@ -359,6 +368,29 @@ class WhoReads(RuleBasedStateMachine):
             Sent(item.id, task.thread, sender.id, to, worker.id, frozenset({worker.id}))
         )
 
+    @rule(data=st.data(), to=st.sampled_from((BROADCAST, *CHANNELS)))
+    def ask(self, data: st.DataObject, to: str) -> None:
+        """A form to the operator, for `all` or a channel the asker is in."""
+        asker = self._pick(data)
+        if asker is None or (to != BROADCAST and asker.id not in self.room.members.get(to, ())):
+            return
+        self.n += 1
+        field = {"key": "go", "type": "radio", "options": ["yes", "no"]}
+        peer = self._act(asker)
+        form = self._run(self.hub.forms.ask(peer, f"question {self.n}", [field], to=to))
+        self.room.forms[form.id] = (asker.id, to, False)
+
+    @rule(data=st.data())
+    def operator_answers(self, data: st.DataObject) -> None:
+        """The operator answers a pending form: a decision for its audience, on the ledger."""
+        pending = sorted(f for f, (_, _, done) in self.room.forms.items() if not done)
+        if not pending:
+            return
+        form_id = data.draw(st.sampled_from(pending))
+        self._run(self.hub.forms.answer(form_id, {"go": "yes"}))
+        asker, to, _ = self.room.forms[form_id]
+        self.room.forms[form_id] = (asker, to, True)
+
     @rule(data=st.data())
     def receive(self, data: st.DataObject) -> None:
         """An inbox hands out only what was routed to its identity."""
@@ -431,6 +463,16 @@ class WhoReads(RuleBasedStateMachine):
                 assert not sees, (ident, task_id)
             else:
                 assert sees, (ident, task_id)
+        forms = {f.id for f in self._run(self.hub.forms.visible(peer))}
+        assert forms == {
+            f
+            for f, (asker, to, done) in room.forms.items()
+            if not done and may_see_form(reader, asker_id=asker, audience=to, channels=mine)
+        }, ident
+        decided = self._run(self.hub.decisions.visible(peer, 200))
+        answered = {f: to for f, (_, to, done) in room.forms.items() if done}
+        seen = {d.record["caucus"]["form_id"] for d in decided if "caucus" in d.record}
+        assert seen == {f for f, to in answered.items() if to == BROADCAST or to in mine}, ident
         listed = {c.name for c in self._run(self.hub.channels.visible(peer))}
         assert listed == {
             c
