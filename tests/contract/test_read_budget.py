@@ -22,18 +22,26 @@ from caucus.testing.postgres import Server, fresh_database
 
 
 class Steps:
-    """A monotonic clock that reads `start` for its first `calm` looks, then jumps far
-    ahead: a read that is still running by then is past any budget."""
+    """A monotonic clock that reads 0 for its first `calm` looks, then jumps far ahead at
+    every look: past that, every read is past its budget at its next look."""
 
     def __init__(self, calm: int) -> None:
         self.calm = calm
         self.looks = 0
+        self.stopped: float | None = None
         self._lock = threading.Lock()
 
     def __call__(self) -> float:
         with self._lock:
             self.looks += 1
-            return 0.0 if self.looks <= self.calm else 1e6
+            if self.stopped is not None:
+                return self.stopped
+            return 0.0 if self.looks <= self.calm else 1e6 * (self.looks - self.calm)
+
+    def stop(self) -> None:
+        """Time stands still from now on: every read is within its budget."""
+        with self._lock:
+            self.stopped = 1e6 * (self.looks + 1)
 
 
 def _count(r: Repos) -> Any:
@@ -48,12 +56,14 @@ def _count(r: Repos) -> Any:
 async def test_a_sqlite_read_past_its_budget_is_given_up_and_the_other_reads_go_on(
     tmp_path: Path,
 ) -> None:
-    engine = SqliteEngine(tmp_path / "budget.db", monotonic=Steps(calm=2))
+    clock = Steps(calm=2)
+    engine = SqliteEngine(tmp_path / "budget.db", monotonic=clock)
     await engine.open()
     try:
         with pytest.raises(QueryTimeout) as late:
             await engine.query(_count, budget=3.0)
         assert late.value.extra["retry_after"] > 0
+        clock.stop()
         # The lane is free again, and the plain reads never waited on it.
         assert await engine.read(lambda r: r.messages.last_seq()) == 0
         assert await engine.query(lambda r: r.messages.last_seq(), budget=3.0) == 0

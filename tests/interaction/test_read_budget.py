@@ -5,6 +5,7 @@ is 503 `query_timeout` with Retry-After, never a hang or a 500."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import httpx2
@@ -62,5 +63,9 @@ async def test_a_search_past_its_time_budget_is_503_and_says_when_to_retry(
                 assert late.json()["error"] == "query_timeout"
                 assert int(late.headers["retry-after"]) >= 1
                 assert (await http.get("/peek", headers=mine)).is_success
+            # An export given up the same way ends with a line saying so, never cut off.
+            exported = json.loads(await alice.export())
+            assert exported["messages"] == []
+            assert "time budget" in exported["stopped"]
     finally:
         await hub.stop()

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from caucus.domain.messages import Message
 from caucus.domain.retention import Dropped
+from caucus.errors import QueryTimeout
 from caucus.wire.messages import RoutedMessage
 
 # A page of the transcript after a seq: the room's whole (the operator's export) or what one
@@ -26,10 +27,22 @@ def _when(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-async def _messages(pages: Pages) -> AsyncIterator[Message]:
+class Stopped:
+    """Why an export ended early (a page past its time budget: `QueryTimeout`), if it did:
+    the download then ends with a line saying so, never cut off mid-record."""
+
+    def __init__(self) -> None:
+        self.reason: str | None = None
+
+
+async def _messages(pages: Pages, stopped: Stopped) -> AsyncIterator[Message]:
     after = 0
     while True:
-        page = await pages(after)
+        try:
+            page = await pages(after)
+        except QueryTimeout as exc:
+            stopped.reason = f"{exc.detail} (export again with since after the last message)"
+            return
         for message in page:
             yield message
         if len(page) < PAGE:
@@ -65,6 +78,7 @@ async def export_chunks(
     now: float,
     dropped: Dropped | None = None,
 ) -> AsyncIterator[bytes]:
+    stopped = Stopped()
     if fmt == "json":
         header: dict[str, object] = {"exported_at": _when(now), "since": since, "until": until}
         header["dropped_by_retention"] = (
@@ -78,11 +92,11 @@ async def export_chunks(
         )
         yield (json.dumps(header)[:-1] + ', "messages": [').encode()
         first = True
-        async for m in _messages(pages):
+        async for m in _messages(pages, stopped):
             item = RoutedMessage.of(m).model_dump_json()
             yield (("" if first else ",\n") + item).encode()
             first = False
-        yield b"]}\n"
+        yield (f"], {json.dumps('stopped')}: {json.dumps(stopped.reason)}}}\n").encode()
         return
     if fmt == "markdown":
         span = f"from {_when(since)} " if since else ""
@@ -90,10 +104,14 @@ async def export_chunks(
         yield f"# Caucus transcript\n\nExported {_when(now)} {span}\n\n".encode()
         if line := _dropped_line(dropped):
             yield f"_{line.strip()}_\n\n".encode()
-        async for m in _messages(pages):
+        async for m in _messages(pages, stopped):
             yield _markdown(m).encode()
+        if stopped.reason:
+            yield f"_Stopped early: {stopped.reason}_\n".encode()
         return
     if line := _dropped_line(dropped):
         yield f"# {line}".encode()
-    async for m in _messages(pages):
+    async for m in _messages(pages, stopped):
         yield _text(m).encode()
+    if stopped.reason:
+        yield f"# Stopped early: {stopped.reason}\n".encode()

@@ -39,7 +39,10 @@ async def session(_request: Request, role: ViewerDep) -> SessionInfo:
 @router.get(
     "/messages",
     summary="Routed messages before a seq, newest last, filtered by peer, channel, kind or text",
-    responses=_ERRORS,
+    responses={
+        **_ERRORS,
+        503: {"model": ErrorBody, "description": "a text filter ran past its time budget"},
+    },
     openapi_extra=_VIEWER,
 )
 async def messages(

@@ -51,7 +51,11 @@ def _sse(event: FeedEvent) -> ServerSentEvent:
         "Reconnect with `Last-Event-ID` to receive exactly what was missed; if that is no "
         "longer possible a fresh `snapshot` comes first."
     ),
-    responses={**_ERRORS, 200: {"content": {"text/event-stream": {}}}},
+    responses={
+        **_ERRORS,
+        429: {"model": ErrorBody, "description": "as many feeds open as the role may hold"},
+        200: {"content": {"text/event-stream": {}}},
+    },
     openapi_extra=access(Access.VIEWER),
 )
 async def events(

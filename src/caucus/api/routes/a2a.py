@@ -46,6 +46,7 @@ _RPC: dict[int | str, dict[str, Any]] = {
     403: {"model": ErrorBody, "description": "an operator or observer token: not an agent"},
     413: {"model": ErrorBody, "description": "the body is past the hub's limit"},
     415: {"model": ErrorBody, "description": "not application/json"},
+    429: {"model": ErrorBody, "description": "a wait or stream past what you may hold open"},
 }
 _RPC_BODY = {
     "requestBody": {

@@ -25,6 +25,11 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "missing, unknown or ended token"},
     422: {"model": ErrorBody, "description": "malformed input"},
 }
+# A wait (a parked receive or peek) is one of what the caller holds open (`cap_streams`).
+_WAITS: dict[int | str, dict[str, Any]] = {
+    **_ERRORS,
+    429: {"model": ErrorBody, "description": "you (or the room) hold as many waits as allowed"},
+}
 
 
 @router.post(
@@ -51,7 +56,7 @@ async def send(request: Request) -> Response:
     "/receive",
     response_model=Batch,
     summary="Long-poll for pending messages (and acknowledge the previous batch)",
-    responses=_ERRORS,
+    responses=_WAITS,
     openapi_extra=access(
         Access.AGENT,
         parameters=[
@@ -98,7 +103,7 @@ async def ack(body: AckRequest, request: Request, peer: PeerDep) -> AckResult:
     "/peek",
     summary="How many messages wait, and a preview of the latest, without consuming any "
     "(optionally waiting for a newer one)",
-    responses=_ERRORS,
+    responses=_WAITS,
     openapi_extra=access(Access.AGENT),
 )
 async def peek(

@@ -1,7 +1,7 @@
 """Search over what the caller may see, and a thread's summary (issue 34).
 
-An agent's search reads its own directs, its channels, broadcasts and its audiences'
-decisions; the operator's (and observer's) reads everything.
+An agent's search reads what it may read (`domain.visibility`) and its audiences' decisions;
+the operator's (and observer's) reads everything. Each is a costly read with its budget.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ router = APIRouter(tags=["search"])
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "missing, unknown or ended token"},
     422: {"model": ErrorBody, "description": "no words to search for, or a bad filter"},
+    429: {"model": ErrorBody, "description": "this identity's search budget is spent"},
+    503: {"model": ErrorBody, "description": "the search ran past its time budget"},
 }
 _VIEWER_ERRORS: dict[int | str, dict[str, Any]] = {
     **_ERRORS,

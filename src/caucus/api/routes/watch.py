@@ -83,7 +83,10 @@ async def redeem(body: RedeemRequest, request: Request) -> WatchKey:
 @router.get(
     "/watch",
     summary="Wait for the watched peer's next messages (gives way to the peer's own receive)",
-    responses=_WATCHER,
+    responses={
+        **_WATCHER,
+        429: {"model": ErrorBody, "description": "the peer holds as many waits as allowed"},
+    },
     openapi_extra=access(Access.WATCHER),
 )
 async def watch(
