@@ -11,8 +11,7 @@ from pathlib import Path
 import httpx2
 
 from caucus.client import HubClient
-from caucus.services.hub import Hub
-from caucus.storage.sqlite_engine import SqliteEngine
+from caucus.server import open_hub
 from caucus.testing import FakeClock, hub_settings, make_hub, serve
 from tests.contract.test_read_budget import Steps
 
@@ -46,12 +45,26 @@ async def test_searches_are_budgeted_per_identity(tmp_path: Path) -> None:
         assert (await alice.search("parser")).hits
 
 
+class SteppingClock(FakeClock):
+    """The hub's clock, whose monotonic side jumps past any budget at every look (after its
+    first): every costly read is given up, on whichever backend the suite runs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._steps = Steps(calm=1)
+
+    def monotonic(self) -> float:
+        return self._steps()
+
+
 async def test_a_search_past_its_time_budget_is_503_and_says_when_to_retry(
     tmp_path: Path,
 ) -> None:
-    settings = hub_settings(tmp_path / "hub")
-    engine = SqliteEngine(settings.db_path(), monotonic=Steps(calm=1))
-    hub = Hub(settings, db=engine, run_maintenance=False)
+    hub = open_hub(
+        hub_settings(tmp_path / "hub", search_rate_capacity=1e9),
+        clock=SteppingClock(),
+        run_maintenance=False,
+    )
     await hub.start()
     try:
         async with serve(hub) as url, HubClient(url) as alice:
