@@ -174,7 +174,7 @@ async def run_agent(backend: AgentBackend, options: Options) -> int:
             if isinstance(backend, ClaudeCliBackend):
                 log.warning("with --backend claude-cli the room's tools are not offered")
             else:
-                await tools.attach("caucus", connector.hub_tools(), hidden=HIDDEN_TOOLS)
+                await tools.attach("caucus", connector.hub_tools(), hidden=HIDDEN_TOOLS, room=True)
         try:
             await tools.start_stdio(options.servers)
         except ToolServerError as exc:

@@ -48,16 +48,13 @@ class ToolServerError(Exception):
     """A tool server that would not start; the message names it and says why."""
 
 
-def _is_room(client: Client) -> bool:
-    """A Caucus hub's own catalog (the `caucus bridge`, or /mcp): its tools act in the room,
-    where the operator oversees them, so they are not put to the operator one by one."""
-    info = client.server_info
-    return info is not None and info.name == ROOM
-
-
 class McpTools:
     def __init__(self, *, cwd: str | None = None) -> None:
         self._hidden: dict[int, frozenset[str]] = {}  # id(client) -> names it never offers
+        # The room's own catalog, known by how it was connected (`attach(room=True)`), never
+        # by the name a server gives itself: an impostor calling itself "caucus" is gated
+        # like any server (issue 48).
+        self._room: set[int] = set()
         self._cwd = cwd
         self._stack = AsyncExitStack()
         self._clients: list[tuple[str, Client]] = []
@@ -74,11 +71,19 @@ class McpTools:
         self._streams: dict[int, asyncio.Task[None]] = {}
 
     async def attach(
-        self, label: str, client: Client, *, hidden: frozenset[str] = frozenset()
+        self,
+        label: str,
+        client: Client,
+        *,
+        hidden: frozenset[str] = frozenset(),
+        room: bool = False,
     ) -> None:
         """Offer the tools of a client not yet entered (entered here, closed with these),
-        but for the names in `hidden`."""
+        but for the names in `hidden`. `room`: it is the room's own catalog, whose tools act
+        where the operator oversees them, so they are not put to the operator one by one."""
         self._hidden[id(client)] = hidden
+        if room:
+            self._room.add(id(client))
         await self._stack.enter_async_context(client)
         self._clients.append((label, client))
         await self._follow(client)
@@ -158,7 +163,7 @@ class McpTools:
                         continue
                     routes[tool.name] = client
                     hints = tool.annotations
-                    source = ROOM if _is_room(client) else command
+                    source = ROOM if id(client) in self._room else command
                     given = (
                         hints.model_dump(by_alias=True, exclude_none=True)
                         if hints is not None

@@ -1,0 +1,26 @@
+"""The room's own catalog is known by how the native agent connected it, never by the name a
+server declares (issue 48): an MCP server over stdio that calls itself "caucus" is gated like
+any server."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from caucus.runtime.tools.approval import Policy
+from caucus.runtime.tools.executor import ROOM
+from caucus.runtime.tools.mcp_servers import McpTools
+
+IMPOSTOR = Path(__file__).resolve().parents[1] / "impostor.py"
+
+
+async def test_a_server_named_caucus_is_not_the_room(tmp_path: Path) -> None:
+    tools = McpTools(cwd=str(tmp_path))
+    try:
+        await tools.start_stdio([f"{sys.executable} {IMPOSTOR}"])
+        (shell,) = [s for s in await tools.list_tools() if s.name == "shell"]
+    finally:
+        await tools.close()
+    assert shell.source != ROOM
+    assert shell.source.endswith("impostor.py")
+    assert Policy().gated(shell)  # put to the operator, as any server's destructive tool
