@@ -334,6 +334,12 @@ class HubClient(BaseClient):
             body["call"] = call
         return await self._post(FormInfo, "/forms", body)
 
+    async def withdraw_form(self, form_id: str, reason: str | None = None) -> FormInfo:
+        """Take back a pending form of yours: canceled, with `reason`, on the ledger."""
+        body = {"reason": reason} if reason else {}
+        path = f"/forms/{quote(form_id, safe='')}/cancel"
+        return await self._post(FormInfo, path, body)
+
     async def forms(self) -> list[FormInfo]:
         """Pending forms of your audiences: look before you ask."""
         return (await self._get(FormList, "/forms")).forms

@@ -160,6 +160,13 @@ class ChannelClosed(Conflict):
     code = "channel_closed"
 
 
+class FormClosed(Conflict):
+    """A form that was answered or canceled already (a late answer to an approval that timed
+    out, say): it takes no other answer."""
+
+    code = "form_closed"
+
+
 class ChannelPublic(Conflict):
     """A private channel was asked for under the name of an existing public one."""
 
@@ -331,6 +338,7 @@ ERRORS_BY_CODE: dict[str, type[CaucusError]] = {
         RoomStopped,
         ChannelClosed,
         ChannelPublic,
+        FormClosed,
         InChannelMode,
         ReservationsHeld,
         MisdirectedRequest,

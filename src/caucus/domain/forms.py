@@ -15,7 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 from caucus.domain.approvals import ToolCallSubject
-from caucus.errors import Conflict, InvalidRequest
+from caucus.errors import FormClosed, InvalidRequest
 
 
 class FieldType(StrEnum):
@@ -239,7 +239,10 @@ def settled(form: Form, to: FormState) -> FormState:
     if to is FormState.PENDING:
         raise InvalidRequest("a form is settled by answering or canceling it", field="state")
     if form.state is not FormState.PENDING:
-        raise Conflict(
-            f"form {form.id} is already {form.state.value}", form_id=form.id, state=form.state.value
+        why = f" ({form.reason})" if form.state is FormState.CANCELED and form.reason else ""
+        raise FormClosed(
+            f"form {form.id} is already {form.state.value}{why}: it takes no other answer",
+            form_id=form.id,
+            state=form.state.value,
         )
     return to

@@ -151,6 +151,14 @@ class Forms:
         await self._record()
         return await self.get(form_id)
 
+    async def withdraw(self, peer: Peer, form_id: str, reason: str | None = None) -> Form:
+        """The asker takes its own pending form back (an approval that timed out): canceled,
+        with its reason, on the ledger; a late answer then gets `form_closed`."""
+        form = await self._db.read(lambda r: r.forms.get(form_id))
+        if form is None or form.asker_id != peer.id:
+            raise NotFound(f"no form {form_id!r} of yours", hint=Hint.LIST_FORMS, form_id=form_id)
+        return await self.cancel(form_id, reason)
+
     async def cancel(self, form_id: str, reason: str | None = None) -> Form:
         """Decline to answer; the cancellation is recorded on the ledger like an answer."""
         if reason is not None and len(reason) > MAX_REASON:

@@ -51,6 +51,20 @@ async def list_forms(request: Request, who: RoomDep) -> FormList:
     return FormList.of(await hub_of(request).forms.visible(who.peer))
 
 
+@router.post(
+    "/forms/{form_id}/cancel",
+    summary="Take back a pending form of yours (an approval you stopped waiting for): canceled, "
+    "with the reason, on the ledger; a later answer is 409 form_closed",
+    responses={**_ERRORS, 404: {"model": ErrorBody, "description": "no such form of yours"}},
+    openapi_extra=access(Access.AGENT),
+)
+async def withdraw(
+    form_id: str, request: Request, peer: PeerDep, body: ReasonRequest | None = None
+) -> FormInfo:
+    reason = body.reason if body else None
+    return FormInfo.of(await hub_of(request).forms.withdraw(peer, form_id, reason))
+
+
 @router.get(
     "/decisions",
     summary="What was decided, newest first: broadcast decisions and your channels' (before "

@@ -279,9 +279,19 @@ class HubConnector:
         try:
             return await asyncio.wait_for(asyncio.shield(pending.verdict), self._approve_timeout)
         except TimeoutError:
-            return Verdict(False, f"no answer within {self._approve_timeout:g} s")
+            why = f"no answer within {self._approve_timeout:g} s"
+            await self._withdraw(form.form_id, f"timeout: {why}")
+            return Verdict(False, why)
         finally:
             self._approvals.pop(form.form_id, None)
+
+    async def _withdraw(self, form_id: str, reason: str) -> None:
+        """The form of a call that will not run is canceled, so a late "approve" cannot land
+        on the ledger for it, and it does not hold one of the agent's open forms."""
+        try:
+            await self.client.withdraw_form(form_id, reason)
+        except CaucusError as exc:  # answered meanwhile, or the hub is away: nothing to undo
+            log.info("approval %s was not withdrawn: %s", form_id, exc)
 
     async def report(self, subject: ToolCallSubject, changed: list[str]) -> None:
         """After an approved call: what its bound files hold now, where the operator saw the
