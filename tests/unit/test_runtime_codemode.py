@@ -118,8 +118,12 @@ async def test_calls_are_checked_budgeted_and_mutations_warn(
 @pytest.mark.parametrize(
     ("source", "says"),
     [
-        ("while True:\n    pass", "ran past 1 s"),
-        ("x = 'y' * 100_000_000\nlen(x)", "more than 16 MB"),
+        ("while True:\n    pass", "TimeoutError: the code ran past 1 s, the limit per run"),
+        ("x = 'y' * 100_000_000\nlen(x)", "MemoryError: the code's data grew past 16 MB"),
+        (  # what a run prints has its own cap, and says so (not "memory")
+            "for i in range(10_000):\n    print('a line of output ' * 5)",
+            "OutputLimit: the code printed more than 20,000 bytes",
+        ),
         ("open('/etc/passwd').read()", "no files, network or imports"),
         ("import socket", "no files, network or imports"),
     ],

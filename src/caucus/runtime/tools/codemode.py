@@ -34,6 +34,7 @@ TIME_LIMIT = 10.0  # seconds of sandboxed execution per run_code
 MEMORY_LIMIT = 64 * 1024 * 1024  # bytes of sandbox heap
 CALL_BUDGET = 50  # tool calls per run_code
 OUTPUT_MAX = 20_000  # characters of result and printed output returned to the model
+_LIMIT = re.compile(r"> (\d+) bytes")  # the limit a sandbox's "memory limit" error names
 
 HELPERS = '''
 def items(value):
@@ -234,7 +235,8 @@ class CodeModeTools:
                 code, external_lookup=lookup, print_callback=printed
             )
         except MontyError as exc:
-            return self._answer(None, printed.output, audit, error=self._explain(exc))
+            error = self._explain(exc, len(printed.output.encode()))
+            return self._answer(None, printed.output, audit, error=error)
         return self._answer(value, printed.output, audit)
 
     def _bound(self, alias: str, tool: ToolSpec, audit: Audit) -> Callable[..., Awaitable[Any]]:
@@ -264,13 +266,26 @@ class CodeModeTools:
 
         return call_tool
 
-    def _explain(self, exc: MontyError) -> str:
-        """The sandbox's error in one clear line, saying what to do about a limit."""
+    def _explain(self, exc: MontyError, printed: int) -> str:
+        """The sandbox's error in one clear line, naming the limit it hit in its own words
+        (what a run may print, its heap, its time) and what to do about it."""
         text = str(exc)
         if "time limit" in text:
-            return f"{text} (the code ran past {self._time_limit:g} s: do less per run)"
+            return (
+                f"TimeoutError: the code ran past {self._time_limit:g} s, the limit per run: "
+                "do less per run"
+            )
         if "memory limit" in text:
-            return f"{text} (it used more than {self._memory_limit // 2**20} MB: keep less)"
+            limit = _LIMIT.search(text)
+            if (limit and int(limit[1]) == OUTPUT_MAX) or printed >= OUTPUT_MAX // 2:
+                return (
+                    f"OutputLimit: the code printed more than {OUTPUT_MAX:,} bytes, what a run "
+                    "may print: print less, and return only what you need"
+                )
+            return (
+                f"MemoryError: the code's data grew past {self._memory_limit // 2**20} MB, the "
+                "sandbox's heap: keep less in memory at once"
+            )
         if text.startswith(("PermissionError", "ModuleNotFoundError")):
             return f"{text} (the sandbox has no files, network or imports: use your tools)"
         return text
