@@ -46,6 +46,7 @@ async def test_a_dangerous_argument_after_10_kb_of_harmless_ones_is_shown_whole(
     await expect(command).to_be_in_viewport()
     note = card.locator("[data-arg=note] .call-value")
     assert await note.evaluate("el => el.scrollHeight > el.clientHeight")  # scrolls, not cut
+    await expect(card.locator("[data-arg=note] [data-more]")).to_contain_text("more lines")
     assert await note.evaluate("el => el.textContent.length") == len(arguments["note"])
     await expect(card).to_contain_text("no annotations: it may change things")
     await page.screenshot(path=shot("approval-card"), full_page=True)
@@ -53,10 +54,16 @@ async def test_a_dangerous_argument_after_10_kb_of_harmless_ones_is_shown_whole(
     await card.get_by_role("button", name="Answer").click()
     wizard = page.get_by_role("dialog")
     await expect(wizard.locator("[data-arg=command] .call-value")).to_have_text(DANGER)
-    await wizard.get_by_label(approve_option(subject.digest())).check()
+    short = approve_option(subject.digest())[: len("approve sha256:") + 12] + "…"
+    await wizard.get_by_label(short).check()
     await wizard.get_by_role("button", name="Review").click()
     await page.screenshot(path=shot("approval-wizard"), full_page=True)
-    await wizard.get_by_role("button", name="Send answer").click()
+    # 10 KB of note is more than its box: approving waits until it has been shown whole.
+    send = wizard.get_by_role("button", name="Send answer")
+    await expect(send).to_be_disabled()
+    await expect(wizard.locator("[data-unseen]")).to_contain_text("note")
+    await wizard.locator("[data-arg=note] [data-more]").click()
+    await send.click()
     await expect(page.locator("[data-form]")).to_have_count(0)
 
     # The ledger records the text the digest covers (just after the form settles).

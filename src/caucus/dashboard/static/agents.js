@@ -201,7 +201,7 @@ export function ActivityView({ state }) {
                 ? html` <span class="badge warn" data-witness="self-reported"
                     title="the caller says it ran this (a stdio bridge or native agent); the hub did not see it">self-reported</span>`
                 : html` <span class="badge" data-witness="observed" title="the hub ran this call itself (/mcp)">observed</span>`}
-                ${c.arguments && html`<div class="muted small call-args" data-arguments title=${c.arguments}>${c.arguments}</div>`}</td>
+                ${c.arguments && html`<div class="muted small activity-args" data-arguments title=${c.arguments}>${c.arguments}</div>`}</td>
               <td>${c.ok
                 ? html`<span class="badge good">ok</span>`
                 : html`<span class="badge bad" title=${c.detail || ""}>${c.error}</span>

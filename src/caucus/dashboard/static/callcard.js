@@ -1,8 +1,10 @@
 // The tool call an approval form asks about, whole: the tool, what its annotations say, every
-// argument (keys in a stable order, long values in a scrolling box, never cut), the files the
-// arguments name with what each held, and the canonical text the approve option's digest covers.
+// argument (keys in a stable order, long values in a box that says how much more there is and
+// opens whole), the files the arguments name with what each held, and the canonical text the
+// approve option's digest covers. The card tells its holder once every argument has been seen
+// whole (`onSeen`): approving waits for that (issue 48).
 
-import { html } from "./ui.js";
+import { html, useEffect, useLayoutEffect, useRef, useState } from "./ui.js";
 
 const HINTS = [
   ["readOnlyHint", "read-only", "may change things"],
@@ -40,18 +42,65 @@ function Hints({ annotations }) {
   });
 }
 
-export function CallCard({ call }) {
+// The approve option as the operator reads it: the digest's first 12 hex, the rest on hover.
+export const SHORT_DIGEST = 12;
+export function shortOption(option) {
+  const at = option.indexOf("sha256:");
+  if (at < 0) return option;
+  return `${option.slice(0, at + 7 + SHORT_DIGEST)}…`;
+}
+
+// One argument's value: a box of at most 14 lines that, when there is more, says how much and
+// opens whole; seen once it was shown whole (it fits, it was opened, or scrolled to its end).
+function ArgValue({ value, onSeen }) {
+  const box = useRef(null);
+  const [hidden, setHidden] = useState(0); // lines below the box's edge
+  const [open, setOpen] = useState(false);
+  useLayoutEffect(() => {
+    const el = box.current;
+    if (!el || open) {
+      onSeen(true);
+      return;
+    }
+    const line = parseFloat(getComputedStyle(el).lineHeight) || 16;
+    const more = Math.ceil((el.scrollHeight - el.clientHeight) / line);
+    setHidden(more > 0 ? more : 0);
+    if (more <= 0) onSeen(true);
+  }, [value, open]);
+  const scrolled = (e) => {
+    const el = e.currentTarget;
+    if (el.scrollTop + el.clientHeight >= el.scrollHeight - 2) onSeen(true);
+  };
+  return html`<div class=${`call-box${open ? " open" : ""}`}>
+    <pre class="call-value" tabindex="0" ref=${box} onScroll=${scrolled}>${value}</pre>
+    ${hidden > 0 &&
+    !open &&
+    html`<button type="button" class="call-more" data-more onClick=${() => setOpen(true)}>
+      ▾ ${hidden} more line${hidden === 1 ? "" : "s"}: show it whole
+    </button>`}
+  </div>`;
+}
+
+export function CallCard({ call, onSeen }) {
   const keys = Object.keys(call.arguments).sort();
   const files = Object.entries(call.files);
+  const [seen, setSeen] = useState(() => new Set());
+  useEffect(() => {
+    if (onSeen) onSeen(keys.every((k) => seen.has(k)), keys.filter((k) => !seen.has(k)));
+  }, [seen, call.sha256]);
+  const sawWhole = (key) => (whole) => {
+    if (whole && !seen.has(key)) setSeen((before) => new Set([...before, key]));
+  };
+  const copy = () => navigator.clipboard && navigator.clipboard.writeText(call.sha256);
   return html`<div class="call-card" data-call=${call.sha256}>
     <div class="call-head"><code>${call.tool}</code> <${Hints} annotations=${call.annotations} /></div>
     ${keys.length === 0
       ? html`<p class="muted">no arguments</p>`
       : html`<dl class="call-args">
           ${keys.map(
-            (k) => html`<div key=${k} data-arg=${k}>
+            (k) => html`<div key=${k} data-arg=${k} data-seen=${seen.has(k) ? "yes" : "no"}>
               <dt>${k}</dt>
-              <dd><pre class="call-value" tabindex="0">${shown(call.arguments[k])}</pre></dd>
+              <dd><${ArgValue} value=${shown(call.arguments[k])} onSeen=${sawWhole(k)} /></dd>
             </div>`,
           )}
         </dl>`}
@@ -63,7 +112,8 @@ export function CallCard({ call }) {
       </ul>
     </div>`}
     <details class="call-canonical">
-      <summary>What the approval covers: sha256 <code>${call.sha256.slice(0, 16)}…</code></summary>
+      <summary>What the approval covers: sha256 <code title=${call.sha256}>${call.sha256.slice(0, SHORT_DIGEST)}…</code>
+        <button type="button" class="copy" onClick=${copy} aria-label="copy the whole sha256">copy</button></summary>
       <pre class="call-value" tabindex="0">${call.canonical}</pre>
     </details>
   </div>`;

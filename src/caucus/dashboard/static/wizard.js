@@ -3,7 +3,7 @@
 // of every answer before anything is sent.
 
 import { route } from "./api.js";
-import { CallCard } from "./callcard.js";
+import { CallCard, shortOption } from "./callcard.js";
 import { clock } from "./format.js";
 import { html, useEffect, useRef, useState } from "./ui.js";
 
@@ -107,8 +107,17 @@ function Wizard({ api, form, notify, onClose }) {
   const [answers, setAnswers] = useState(() => initialAnswers(fields));
   const [error, setError] = useState(null);
   const [sending, setSending] = useState(false);
+  const [unseen, setUnseen] = useState(form.call ? null : []); // arguments not yet seen whole
   const card = useRef(null);
   const recap = step === fields.length;
+  // Approving a call waits until every argument has been seen whole (issue 48).
+  const approving =
+    form.call &&
+    fields.some((f) => {
+      const value = valueOf(f, answers[f.key]);
+      return [].concat(value || []).some((v) => String(v).startsWith("approve sha256:"));
+    });
+  const blocked = approving && (unseen === null || unseen.length > 0);
 
   useEffect(() => {
     const el = card.current && card.current.querySelector("input, textarea, button.primary");
@@ -158,7 +167,7 @@ function Wizard({ api, form, notify, onClose }) {
           </div>
           <progress max=${fields.length} value=${step}></progress>
         </header>
-        ${form.call && html`<${CallCard} call=${form.call} />`}
+        ${form.call && html`<${CallCard} call=${form.call} onSeen=${(_all, left) => setUnseen(left)} />`}
         ${recap
           ? html`<${Recap} fields=${fields} answers=${answers} />`
           : html`<form class="field-card" onSubmit=${next} data-field=${fields[step].key}>
@@ -166,13 +175,20 @@ function Wizard({ api, form, notify, onClose }) {
                 onChange=${(change) => update(fields[step].key, change)} />
             </form>`}
         ${error && html`<p class="error" role="alert">${error}</p>`}
+        ${recap &&
+        blocked &&
+        html`<p class="warn" data-unseen>
+          Read every argument whole before approving: open ${(unseen || []).join(", ")} above.
+        </p>`}
         <footer class="row">
           <button type="button" onClick=${onClose}>Close</button>
           <button type="button" disabled=${step === 0} onClick=${() => { setError(null); setStep(step - 1); }}>
             Back
           </button>
           ${recap
-            ? html`<button type="button" class="primary" disabled=${sending} onClick=${send}>Send answer</button>`
+            ? html`<button type="button" class="primary" disabled=${sending || blocked} onClick=${send}>
+                Send answer
+              </button>`
             : html`<button type="button" class="primary" onClick=${next}>
                 ${step === fields.length - 1 ? "Review" : "Next"}
               </button>`}
@@ -208,7 +224,9 @@ function Field({ field, entry, onChange }) {
         <input type=${multiple ? "checkbox" : "radio"} name=${field.key} value=${option}
           checked=${multiple ? entry.choice.includes(option) : !entry.useOther && entry.choice === option}
           onChange=${() => toggle(option)} />
-        ${option}
+        ${option.startsWith("approve sha256:")
+          ? html`<span class="digest" title=${option}>${shortOption(option)}</span>`
+          : option}
       </label>`,
     )}
     ${field.allow_other &&
