@@ -78,3 +78,39 @@ async def test_every_argument_is_inside_the_card_at_both_sizes(
     await page.screenshot(path=shot(f"approval-geometry-{width}"), full_page=True)
     digest = card.locator(".call-canonical summary code")
     await expect(digest).to_have_text(subject.digest()[:12] + "…")
+
+
+TROJAN = "echo '\u202e\u2066'\u2069\u2066; rm -rf ~; echo '\u2069\u202c'"
+
+
+async def test_hidden_characters_are_shown_as_escapes_with_a_badge(
+    open_console: PageFactory, live_hub: Hub, connect: ClientFactory
+) -> None:
+    agent = await connect("shelly")
+    await agent.join_channel("#approve-shelly")
+    subject = ToolCallSubject(
+        "shell", {"command": TROJAN, "url": "https://g\u0456thub.com"}, {}, {}
+    )
+    field = {
+        "key": "decision",
+        "label": "Run shell exactly as shown?",
+        "type": "radio",
+        "options": [approve_option(subject.digest()), "deny"],
+        "required": True,
+    }
+    form = await agent.ask_operator(
+        "shelly asks to run shell", [field], to="#approve-shelly", call=subject.record()
+    )
+    assert form.call is not None
+    assert form.call.hidden
+    page = await open_console(live_hub.operator.token, width=1280, height=800)
+    await page.locator("[data-tab=forms]").click()
+    card = page.locator(f"[data-form='{form.form_id}']")
+    await expect(card.locator("[data-hidden]")).to_contain_text("hidden characters")
+    command = card.locator("[data-arg=command] .call-value")
+    await expect(command).to_have_text(
+        "echo '⟨U+202E⟩⟨U+2066⟩'⟨U+2069⟩⟨U+2066⟩; rm -rf ~; echo '⟨U+2069⟩⟨U+202C⟩'"
+    )
+    assert await shown_whole(command) == "inside"
+    await expect(card.locator("[data-finding=lookalike]")).to_contain_text("U+0456")
+    await page.screenshot(path=shot("approval-hidden-characters"), full_page=True)

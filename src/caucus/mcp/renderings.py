@@ -228,7 +228,18 @@ def forms_text(forms: Sequence[FormInfo], *, me: str | None) -> str:
         header += f", fields {', '.join(field.key for field in f.fields)}"
         words = [("question", f.title)]
         if f.call is not None:  # an approval: the whole call, as the operator approves it
-            words.append((f"call (sha256 {f.call.sha256[:12]})", f.call.canonical))
+            call = f.call
+            if call.findings:  # what the hub found hidden in it, as every client says it
+                header += (
+                    "; "
+                    + ("HIDDEN CHARACTERS, " if call.hidden else "")
+                    + "; ".join(
+                        f"{x.argument or 'tool'}: {x.kind} {x.detail}" for x in call.findings
+                    )
+                )
+            words.append(
+                (f"call (sha256 {call.sha256[:12]})", call.canonical_shown or call.canonical)
+            )
         fence.item(header, words)
     return fence.text()
 

@@ -9,6 +9,7 @@ from pydantic import ConfigDict, Field
 from caucus.domain.approvals import ToolCallSubject
 from caucus.domain.decisions import Decision, LedgerStatus
 from caucus.domain.forms import FieldType, Form, FormField, FormState
+from caucus.domain.legibility import FindingKind, read
 from caucus.wire.fields import Wire, closed
 
 
@@ -32,9 +33,18 @@ class FormFieldInfo(Wire):
         )
 
 
+class CallFinding(Wire):
+    kind: FindingKind = Field(
+        description="bidi, invisible or control (hidden characters), blank_lines, lookalike"
+    )
+    argument: str = Field(description="the argument's key ('' for the tool's name)")
+    detail: str = Field(description="the code points, or the token and what its letters mimic")
+
+
 class ToolCallInfo(Wire):
     """The tool call an approval form is about, whole: its canonical text is what the approve
-    option's digest covers and what the ledger records."""
+    option's digest covers and what the ledger records. `shown` and `canonical_shown` are the
+    same with nothing hidden (`domain.legibility`): what every client displays."""
 
     tool: str
     arguments: dict[str, Any]
@@ -42,16 +52,32 @@ class ToolCallInfo(Wire):
     annotations: dict[str, Any] = Field(description="the tool's hints, as its server gave them")
     canonical: str = Field(description="the call as the operator approves it")
     sha256: str = Field(description="the digest of the canonical text")
+    shown: dict[str, str] = Field(
+        default_factory=dict,
+        description="each argument as text, hidden characters as visible escapes (⟨U+202E⟩, ↵)",
+    )
+    canonical_shown: str = Field("", description="the canonical text, likewise")
+    hidden: bool = Field(False, description="the call holds characters that do not show")
+    findings: list[CallFinding] = Field(default_factory=list)
 
     @classmethod
     def of(cls, call: ToolCallSubject) -> ToolCallInfo:
+        canonical = call.canonical()
+        reading = read(call.tool, call.arguments, canonical)
         return cls.model_construct(
             tool=call.tool,
             arguments=dict(call.arguments),
             files=dict(call.files),
             annotations=dict(call.annotations),
-            canonical=call.canonical(),
+            canonical=canonical,
             sha256=call.digest(),
+            shown=reading.arguments,
+            canonical_shown=reading.canonical,
+            hidden=reading.hidden,
+            findings=[
+                CallFinding.model_construct(kind=f.kind, argument=f.argument, detail=f.detail)
+                for f in reading.findings
+            ],
         )
 
 

@@ -81,8 +81,36 @@ function ArgValue({ value, onSeen }) {
   </div>`;
 }
 
+const KINDS = {
+  bidi: "reorders the text around it",
+  invisible: "invisible characters",
+  control: "control characters",
+  blank_lines: "a run of blank lines",
+  lookalike: "look-alike letters of another script",
+};
+
+// What the hub found in the call, said before the arguments: hidden characters are shown as
+// escapes (⟨U+202E⟩) in the boxes below, look-alikes named with what they mimic.
+function Findings({ call }) {
+  const found = call.findings || [];
+  if (found.length === 0) return null;
+  return html`<div class="call-findings" role="alert">
+    ${call.hidden &&
+    html`<span class="badge warn" data-hidden>⚠ this call contains hidden characters</span>`}
+    <ul>
+      ${found.map(
+        (f, i) => html`<li key=${i} data-finding=${f.kind}>
+          <b>${f.argument || "tool name"}</b>: ${KINDS[f.kind] || f.kind} — <code>${f.detail}</code>
+        </li>`,
+      )}
+    </ul>
+  </div>`;
+}
+
 export function CallCard({ call, onSeen }) {
   const keys = Object.keys(call.arguments).sort();
+  const text = (k) => (call.shown && k in call.shown ? call.shown[k] : shown(call.arguments[k]));
+  const flagged = new Set((call.findings || []).map((f) => f.argument));
   const files = Object.entries(call.files);
   const [seen, setSeen] = useState(() => new Set());
   useEffect(() => {
@@ -94,13 +122,14 @@ export function CallCard({ call, onSeen }) {
   const copy = () => navigator.clipboard && navigator.clipboard.writeText(call.sha256);
   return html`<div class="call-card" data-call=${call.sha256}>
     <div class="call-head"><code>${call.tool}</code> <${Hints} annotations=${call.annotations} /></div>
+    <${Findings} call=${call} />
     ${keys.length === 0
       ? html`<p class="muted">no arguments</p>`
       : html`<dl class="call-args">
           ${keys.map(
             (k) => html`<div key=${k} data-arg=${k} data-seen=${seen.has(k) ? "yes" : "no"}>
-              <dt>${k}</dt>
-              <dd><${ArgValue} value=${shown(call.arguments[k])} onSeen=${sawWhole(k)} /></dd>
+              <dt>${k}${flagged.has(k) && html` <span class="badge warn">⚠ see above</span>`}</dt>
+              <dd><${ArgValue} value=${text(k)} onSeen=${sawWhole(k)} /></dd>
             </div>`,
           )}
         </dl>`}
@@ -114,7 +143,7 @@ export function CallCard({ call, onSeen }) {
     <details class="call-canonical">
       <summary>What the approval covers: sha256 <code title=${call.sha256}>${call.sha256.slice(0, SHORT_DIGEST)}…</code>
         <button type="button" class="copy" onClick=${copy} aria-label="copy the whole sha256">copy</button></summary>
-      <pre class="call-value" tabindex="0">${call.canonical}</pre>
+      <pre class="call-value" tabindex="0">${call.canonical_shown || call.canonical}</pre>
     </details>
   </div>`;
 }
