@@ -38,8 +38,9 @@ from tests.mcptools import call, fail
 # again) 3,300 with the handle, its output being two shapes: hits, or a thread's summary;
 # task dependencies (ADR 0030): `task`'s blocked_by, priority, on_failure, ready and depend,
 # `offer`'s blocked_by and priority, and what each shows of them, 1,200; the `teammate` tool
-# (ADR 0031: spawning on the operator's grant) 2,200 with the handle.
-CATALOG_CEILING = 17_099 + 2_500 + 300 + 300 + 1_800 + 3_300 + 1_200 + 2_200
+# (ADR 0031: spawning on the operator's grant) 2,200 with the handle; `channel`'s private
+# flag (ADR 0033) and what a form's call shows of its hidden characters (ADR 0034), 300.
+CATALOG_CEILING = 17_099 + 2_500 + 300 + 300 + 1_800 + 3_300 + 1_200 + 2_200 + 300
 DESCRIPTION_CEILING = 260  # characters per tool description
 ARGUMENT_DESCRIPTION_CEILING = 110
 

@@ -34,11 +34,13 @@ class FormFieldInfo(Wire):
 
 
 class CallFinding(Wire):
-    kind: FindingKind = Field(
-        description="bidi, invisible or control (hidden characters), blank_lines, lookalike"
-    )
-    argument: str = Field(description="the argument's key ('' for the tool's name)")
-    detail: str = Field(description="the code points, or the token and what its letters mimic")
+    """What hides in an argument (`argument`: its key, '' for the tool's name): hidden
+    characters (bidi, invisible, control), a run of blank lines, or look-alike letters
+    (`detail`: the code points, or the token and what its letters mimic)."""
+
+    kind: FindingKind
+    argument: str
+    detail: str
 
 
 class ToolCallInfo(Wire):
@@ -52,12 +54,11 @@ class ToolCallInfo(Wire):
     annotations: dict[str, Any] = Field(description="the tool's hints, as its server gave them")
     canonical: str = Field(description="the call as the operator approves it")
     sha256: str = Field(description="the digest of the canonical text")
-    shown: dict[str, str] = Field(
-        default_factory=dict,
-        description="each argument as text, hidden characters as visible escapes (⟨U+202E⟩, ↵)",
-    )
-    canonical_shown: str = Field("", description="the canonical text, likewise")
-    hidden: bool = Field(False, description="the call holds characters that do not show")
+    # Each argument, and the canonical text, as every client shows them: hidden characters
+    # as visible escapes (⟨U+202E⟩, ↵); `hidden` when the call holds any (ADR 0034).
+    shown: dict[str, str] = Field(default_factory=dict)
+    canonical_shown: str = ""
+    hidden: bool = False
     findings: list[CallFinding] = Field(default_factory=list)
 
     @classmethod
