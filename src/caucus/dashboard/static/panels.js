@@ -202,7 +202,12 @@ export function Transcript({ api, state, dispatch, filters, setFilters, notify }
   // One function for every row (rows only render again when their own message changes), over
   // whatever the transcript holds at the moment a thread is opened.
   const held = useRef([]);
-  const related = useRef((message) => conversation(held.current, message)).current;
+  const onScreen = useRef(new Set()); // the seqs of the rows shown now
+  const related = useRef((message) => ({
+    list: conversation(held.current, message),
+    inView: onScreen.current,
+    root: message.thread ? held.current.find((m) => m.id === message.thread) : undefined,
+  })).current;
 
   useEffect(() => {
     setEndSeq(null);
@@ -373,7 +378,8 @@ export function Transcript({ api, state, dispatch, filters, setFilters, notify }
               </button>`}
         </div>
         ${visible.length === 0 && html`<p class="empty">No messages yet.</p>`}
-        ${foldDeliberations(visible, state.deliberations).map(
+        ${(onScreen.current = new Set(visible.map((m) => m.seq))) &&
+        foldDeliberations(visible, state.deliberations).map(
           (m) => html`<${Row} key=${m.seq} message=${m} related=${related} />`,
         )}
         ${!following &&
@@ -442,16 +448,30 @@ export function conversation(messages, message) {
   return out;
 }
 
-function ThreadView({ message, list }) {
-  const label = message.thread ? `thread ${message.thread}` : "the conversation";
+// A thread, opened under one of its messages: what is on screen already is a link to its row
+// (never its text again); the rest of it, held but not shown (a filter hides it), in full.
+function ThreadView({ message, thread }) {
+  const { list, inView } = thread;
+  const label = message.thread ? "this thread" : "the conversation";
+  const jump = (seq) => (e) => {
+    e.preventDefault();
+    const row = document.querySelector(`.messages [data-seq="${seq}"]`);
+    if (row) row.scrollIntoView({ block: "center" });
+  };
   return html`
     <ol class="thread" aria-label=${label} data-thread-of=${message.seq}>
       ${list.length === 0 && html`<li class="muted">nothing else of it in memory (filter by peer to look further back)</li>`}
-      ${list.map(
-        (m) => html`<li key=${m.seq} data-seq-in-thread=${m.seq}>
-          <time>${clock(m.ts)}</time> <span class=${`sender ${colourOf(m.sender)}`}>${m.sender}</span>
-          → ${m.to}${m.kind !== "chat" ? ` (${m.kind})` : ""}: ${m.content.length > 400 ? `${m.content.slice(0, 400)}…` : m.content}
-        </li>`,
+      ${list.map((m) =>
+        inView.has(m.seq)
+          ? html`<li key=${m.seq} data-seq-in-thread=${m.seq} data-in-view>
+              <a href="#" onClick=${jump(m.seq)}>#${m.seq}</a>
+              <span class=${`sender ${colourOf(m.sender)}`}>${m.sender}</span>
+              <span class="muted">shown ${m.seq < message.seq ? "above" : "below"}</span>
+            </li>`
+          : html`<li key=${m.seq} data-seq-in-thread=${m.seq}>
+              <time>${clock(m.ts)}</time> <span class=${`sender ${colourOf(m.sender)}`}>${m.sender}</span>
+              → ${m.to}${m.kind !== "chat" ? ` (${m.kind})` : ""}: ${m.content.length > 400 ? `${m.content.slice(0, 400)}…` : m.content}
+            </li>`,
       )}
     </ol>
   `;
@@ -478,6 +498,14 @@ function renderEvent(event) {
   `;
 }
 
+// A thread's button reads as words, never a raw id (the id is its title).
+function threadLabel(message, thread) {
+  if (!message.thread) return "a reply";
+  if (message.thread === message.id) return "starts a thread";
+  const root = thread && thread.root;
+  return root ? `thread from #${root.seq}` : "in a thread";
+}
+
 function renderRow(message, { whole, toggle, thread, toggleThread }) {
   const long = message.content.length > LONG;
   const text = long && !whole ? message.content.slice(0, LONG) : message.content;
@@ -498,8 +526,8 @@ function renderRow(message, { whole, toggle, thread, toggleThread }) {
         ${!["chat", scopeOf(message)].includes(message.kind) && html`<span class="badge">${message.kind}</span>`}
         ${(message.thread || message.reply_to) &&
         html`<button type="button" class="badge link" data-read data-thread=${message.thread || ""}
-          aria-expanded=${thread ? "true" : "false"} onClick=${toggleThread}>
-          ${message.thread ? `thread ${message.thread}` : "a reply"}<span aria-hidden="true">${thread ? " ▾" : " ▸"}</span>
+          title=${message.thread || ""} aria-expanded=${thread ? "true" : "false"} onClick=${toggleThread}>
+          ${threadLabel(message, thread)}<span aria-hidden="true">${thread ? " ▾" : " ▸"}</span>
         </button>`}
         <span class="muted seq">#${message.seq}</span>
       </header>
@@ -508,7 +536,7 @@ function renderRow(message, { whole, toggle, thread, toggleThread }) {
       html`<button type="button" class="link" data-read onClick=${toggle}>
         ${whole ? "show less" : `show all ${message.content.length} characters`}
       </button>`}
-      ${thread && html`<${ThreadView} message=${message} list=${thread} />`}
+      ${thread && html`<${ThreadView} message=${message} thread=${thread} />`}
     </article>
   `;
 }

@@ -64,12 +64,23 @@ function byName(list, key = "name") {
 const PARENT_LOOKBACK = 500;
 const EXCERPT = 90;
 
+// A message's first line as plain words: what its Markdown says, not how it marks it up.
+export function plainLine(content) {
+  const first = content.split("\n").find((line) => line.trim()) || "";
+  return first
+    .replace(/^\s{0,3}(#{1,6}\s+|>\s*|[-*+]\s+|\d+[.)]\s+)/, "")
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/(\*\*|__|\*|_|~~|`+)(?=\S)([^]*?\S)\1/g, "$2")
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
 export function withParent(message, held) {
   if (!message.reply_to || message.parent) return message;
   for (let i = held.length - 1; i >= Math.max(0, held.length - PARENT_LOOKBACK); i -= 1) {
     const m = held[i];
     if (m.id === message.reply_to) {
-      const text = m.content.replace(/\s+/g, " ").trim();
+      const text = plainLine(m.content);
       const excerpt = text.length > EXCERPT ? `${text.slice(0, EXCERPT)}…` : text;
       return { ...message, parent: { seq: m.seq, sender: m.sender, excerpt } };
     }
