@@ -38,13 +38,15 @@ async def test_joins_leaves_and_kicks_show_inline_and_threads_open_in_place(
     await expect(opener).to_have_attribute("aria-expanded", "true")
     thread = rows.nth(0).locator("ol.thread li")
     await expect(thread).to_have_count(2)
-    await expect(thread.nth(0)).to_contain_text("after the tests pass")
-    await expect(thread.nth(1)).to_contain_text("tests are green")
+    # Both are on screen already: the thread links to their rows, never repeats them (#48).
+    await expect(rows.nth(0).locator("ol.thread li[data-in-view]")).to_have_count(2)
+    await expect(thread.nth(0)).to_contain_text("bob shown below")
+    await expect(rows.nth(0).locator("ol.thread")).not_to_contain_text("tests are green")
     # A message with no thread has no badge; the reply to it opens what it answers.
     await expect(rows.nth(2).locator("[data-thread]")).to_have_count(0)
     await rows.nth(4).locator("[data-thread]").click()
     await expect(rows.nth(4).locator("ol.thread li")).to_have_count(1)
-    await expect(rows.nth(4).locator("ol.thread li")).to_contain_text("unrelated chatter")
+    await expect(rows.nth(4).locator("ol.thread li")).to_contain_text("shown above")
     await page.screenshot(path=shot("transcript-thread-open"))
 
     await bob.leave()

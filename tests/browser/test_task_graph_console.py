@@ -39,3 +39,34 @@ async def test_a_pipeline_of_tasks_shows_as_a_graph_that_follows_its_progress(
     )
     await expect(card.locator("[data-blocked]")).to_have_count(0)
     await page.screenshot(path=shot("task-graph-released"))
+
+
+async def test_the_graph_fits_a_narrow_panel_with_the_blocked_task_in_view(
+    open_console: PageFactory, live_hub: Hub, connect: ClientFactory
+) -> None:
+    """Issue 48: at 1280 wide the panel is ~350 px, the graph across three columns ~520: it
+    lays out top to bottom instead, every node inside the panel, titles whole on focus."""
+    lead, _, _ = [await connect(n) for n in ("lead", "alice", "bob")]
+    page = await open_console(live_hub.operator.token, width=1280, height=800)
+    await page.get_by_role("tab", name="Tasks & board").click()
+    spec = await lead.send_task(
+        "alice", "write the specification document", subject="specification of the export format"
+    )
+    code = await lead.send_task("alice", "write it", subject="code", blocked_by=[spec.task_id])
+    ship = await lead.send_task(
+        "bob", "ship it", subject="ship the release", blocked_by=[code.task_id]
+    )
+    box = page.locator(".task-graph-box")
+    await expect(box).to_have_attribute("data-graph-layout", "down")
+    panel = await box.bounding_box()
+    assert panel is not None
+    for task in (spec, code, ship):
+        node = await page.locator(f"[data-graph-task='{task.task_id}'] rect").bounding_box()
+        assert node is not None
+        assert panel["x"] - 1 <= node["x"]
+        assert node["x"] + node["width"] <= panel["x"] + panel["width"] + 1
+    blocked = page.locator(f"[data-graph-task='{ship.task_id}']")
+    await expect(blocked).to_have_attribute(
+        "aria-label", f"{ship.task_id}: ship the release (blocked, bob)"
+    )
+    await page.screenshot(path=shot("task-graph-narrow"))

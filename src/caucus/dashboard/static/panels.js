@@ -464,9 +464,9 @@ function ThreadView({ message, thread }) {
       ${list.map((m) =>
         inView.has(m.seq)
           ? html`<li key=${m.seq} data-seq-in-thread=${m.seq} data-in-view>
-              <a href="#" onClick=${jump(m.seq)}>#${m.seq}</a>
-              <span class=${`sender ${colourOf(m.sender)}`}>${m.sender}</span>
-              <span class="muted">shown ${m.seq < message.seq ? "above" : "below"}</span>
+              <a href="#" onClick=${jump(m.seq)}>#${m.seq}</a>${" "}<span
+                class=${`sender ${colourOf(m.sender)}`}>${m.sender}</span>${" "}<span
+                class="muted">shown ${m.seq < message.seq ? "above" : "below"}</span>
             </li>`
           : html`<li key=${m.seq} data-seq-in-thread=${m.seq}>
               <time>${clock(m.ts)}</time> <span class=${`sender ${colourOf(m.sender)}`}>${m.sender}</span>
@@ -498,9 +498,13 @@ function renderEvent(event) {
   `;
 }
 
-// A thread's button reads as words, never a raw id (the id is its title).
+// A thread's button reads as words: a name an agent gave it as is, a generated id (a message's
+// or a task's) never (it is the button's title).
+const GENERATED = /^[mt]_[0-9a-f]{16,}$/;
+
 function threadLabel(message, thread) {
   if (!message.thread) return "a reply";
+  if (!GENERATED.test(message.thread)) return `thread ${message.thread}`;
   if (message.thread === message.id) return "starts a thread";
   const root = thread && thread.root;
   return root ? `thread from #${root.seq}` : "in a thread";

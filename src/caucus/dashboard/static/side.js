@@ -107,6 +107,12 @@ function byThread(tasks) {
   return list.sort((a, b) => b.updated - a.updated);
 }
 
+// A task as a few words: its subject, or the start of what it asks.
+function headline(t) {
+  const text = (t.subject || t.content || "").replace(/\s+/g, " ").trim();
+  return text.length > 40 ? `${text.slice(0, 39)}…` : text;
+}
+
 function Clip({ text, limit = 400 }) {
   const [whole, setWhole] = useState(false);
   if (text.length <= limit) return html`<div class="content">${text}</div>`;
@@ -187,7 +193,7 @@ export function Work({ api, state, observer, notify }) {
             </li>`;
           }
           return html`<li class="card" key=${g.thread} data-task-thread=${g.thread}>
-            <div class="muted mono">${`thread ${g.thread} · ${plural(g.items.length, "task")}`}</div>
+            <div class="muted" title=${g.thread}>${`${plural(g.items.length, "task")} from “${headline(g.items[0])}”`}</div>
             ${hasEdges(g.items) && html`<div class="graph-wrap"><${TaskGraph} tasks=${g.items} /></div>`}
             <ul class="tasks">${g.items.map((t) => html`<${Task} key=${t.task_id} t=${t} label=${label} />`)}</ul>
           </li>`;
