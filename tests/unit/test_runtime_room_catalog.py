@@ -9,7 +9,7 @@ from pathlib import Path
 
 from caucus.runtime.tools.approval import Policy
 from caucus.runtime.tools.executor import ROOM
-from caucus.runtime.tools.mcp_servers import McpTools
+from caucus.runtime.tools.mcp_servers import McpTools, is_bridge
 
 IMPOSTOR = Path(__file__).resolve().parents[1] / "impostor.py"
 
@@ -24,3 +24,12 @@ async def test_a_server_named_caucus_is_not_the_room(tmp_path: Path) -> None:
     assert shell.source != ROOM
     assert shell.source.endswith("impostor.py")
     assert Policy().gated(shell)  # put to the operator, as any server's destructive tool
+
+
+def test_the_bridge_is_known_by_the_command_that_starts_it() -> None:
+    assert is_bridge(["caucus", "bridge", "--hub", "http://127.0.0.1:8765"])
+    assert is_bridge(["/opt/venv/bin/caucus", "bridge"])
+    assert is_bridge([sys.executable, "-m", "caucus", "bridge"])
+    assert not is_bridge([sys.executable, str(IMPOSTOR)])
+    assert not is_bridge(["caucus", "hub"])
+    assert not is_bridge(["npx", "caucus-bridge"])

@@ -44,6 +44,15 @@ START_TIMEOUT = 60.0  # seconds for a server to start and answer its first reque
 CALL_TIMEOUT = 300.0
 
 
+def is_bridge(argv: list[str]) -> bool:
+    """Whether a command the agent was given runs `caucus bridge`: the room's own catalog by
+    the command the user wrote (`caucus bridge …`, `python -m caucus bridge …`), never by the
+    name the server it starts gives itself."""
+    if len(argv) >= 2 and os.path.basename(argv[0]) in ("caucus", "caucus.exe"):
+        return argv[1] == "bridge"
+    return argv[1:4] == ["-m", "caucus", "bridge"]
+
+
 class ToolServerError(Exception):
     """A tool server that would not start; the message names it and says why."""
 
@@ -125,6 +134,8 @@ class McpTools:
         except Exception as exc:
             raise ToolServerError(f"the tool server `{command}` did not start: {exc}") from None
         self._clients.append((command, client))
+        if is_bridge(argv):
+            self._room.add(id(client))
         await self._follow(client)
 
     async def _stderr_logger(self, name: str) -> Any:
