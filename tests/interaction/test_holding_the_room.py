@@ -201,3 +201,25 @@ async def test_mcp_streams_are_held_by_their_agent_and_end_when_it_is_kicked(
 async def _drained(stream: Any) -> None:
     async for _ in stream:
         pass
+
+
+async def test_an_agent_s_export_is_one_of_its_holds(tmp_path: Path) -> None:
+    async with (
+        make_hub(tmp_path / "hub", streams_per_identity_max=1) as hub,
+        serve(hub) as url,
+        HubClient(url) as alice,
+        httpx2.AsyncClient(base_url=url, timeout=30) as http,
+    ):
+        me = await alice.register("alice")
+        await alice.send("all", "a message to export")
+        mine = {"Authorization": f"Bearer {me.token}"}
+        peek = {"after": 10_000, "wait": 2}  # alice's one hold, for two seconds
+        waiting = asyncio.create_task(http.get("/peek", params=peek, headers=mine))
+        await eventually(lambda: hub.holds.agents == 1, what="the peek parked")
+        refused = await http.get("/messages/export", headers=mine)
+        assert (refused.status_code, refused.json()["error"]) == (429, "cap_streams")
+        assert (await waiting).status_code == 200
+        await eventually(lambda: hub.holds.agents == 0, what="the peek's hold given back")
+        exported = await http.get("/messages/export", headers=mine)
+        assert b"a message to export" in exported.content
+        await eventually(lambda: hub.holds.agents == 0, what="the export's hold given back")

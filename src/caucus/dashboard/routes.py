@@ -130,9 +130,7 @@ async def export(
     since: Annotated[str | None, Query(description="epoch seconds or ISO 8601")] = None,
     until: Annotated[str | None, Query(description="epoch seconds or ISO 8601")] = None,
 ) -> StreamingResponse:
-    start, end = parse_time(since, "since"), parse_time(until, "until")
-    if start is not None and end is not None and end <= start:
-        raise InvalidRequest("until must be after since", field="until")
+    start, end = _span(since, until)
     hub = hub_of(request)
 
     async def pages(after: int) -> list[Message]:
@@ -149,7 +147,7 @@ async def export(
     responses={
         401: {"model": ErrorBody, "description": "missing, unknown or ended token"},
         422: {"model": ErrorBody, "description": "bad format or time"},
-        429: {"model": ErrorBody, "description": "your search budget is spent"},
+        429: {"model": ErrorBody, "description": "your search budget, or streams, are spent"},
         200: {"content": {t: {} for t in EXPORT_TYPES.values()}},
     },
     openapi_extra=access(Access.AGENT),
@@ -160,17 +158,30 @@ async def export_mine(
     format: Annotated[Literal["json", "markdown", "text"], Query()] = "json",
     since: Annotated[str | None, Query(description="epoch seconds or ISO 8601")] = None,
     until: Annotated[str | None, Query(description="epoch seconds or ISO 8601")] = None,
-) -> StreamingResponse:
+) -> Response:
+    start, end = _span(since, until)
+    hub = hub_of(request)
+    hub.search.spend(peer)
+    # A download is open as long as it streams: one of the agent's holds, ended by a kick.
+    hold = hub.holds.take(peer.id, HoldKind.EXPORT)
+
+    async def pages(after: int) -> list[Message]:
+        if hold.over:  # the agent left or was kicked: the download ends here
+            return []
+        return await hub.history.readable_after(peer, after, PAGE, since=start, until=end)
+
+    try:
+        return Held(await _download(hub, pages, format, start, end), hold.release)
+    except BaseException:
+        hold.release()
+        raise
+
+
+def _span(since: str | None, until: str | None) -> tuple[float | None, float | None]:
     start, end = parse_time(since, "since"), parse_time(until, "until")
     if start is not None and end is not None and end <= start:
         raise InvalidRequest("until must be after since", field="until")
-    hub = hub_of(request)
-    hub.search.spend(peer)
-
-    async def pages(after: int) -> list[Message]:
-        return await hub.history.readable_after(peer, after, PAGE, since=start, until=end)
-
-    return await _download(hub, pages, format, start, end)
+    return start, end
 
 
 async def _download(

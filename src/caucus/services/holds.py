@@ -1,5 +1,5 @@
 """What a caller holds open (issue 47, ADR 0033): parked receives and peeks, watches, A2A
-streams and a blocking send's wait, MCP sessions, the operator's live feed.
+streams and a blocking send's wait, MCP sessions, an agent's export, the operator's live feed.
 
 Each takes a hold for as long as it stays open. An agent holds at most
 `streams_per_identity_max` at once, and all agents together at most the room's cap, which is
@@ -30,6 +30,7 @@ class HoldKind(StrEnum):
     A2A = "a2a"  # an A2A stream, or a blocking send waiting for the outcome
     MCP = "mcp"  # a joined MCP session (its stream and its calls)
     FEED = "feed"  # the operator's live feed
+    EXPORT = "export"  # an agent's download of what it may read
 
 
 class Hold:
