@@ -55,7 +55,12 @@ class AgentProcess:
                     )
                 self.events.append(json.loads(line))
 
-        await waiting.within(read(), within, f"{kind} #{count} from the agent")
+        try:
+            await waiting.within(read(), within, f"{kind} #{count} from the agent")
+        except AssertionError as exc:
+            # What the agent did say is what a failure on a loaded machine is read by.
+            seen = "\n".join(json.dumps(e)[:300] for e in self.events[-15:])
+            raise AssertionError(f"{exc}; its last events:\n{seen}") from None
         return matching()[count - 1]
 
     async def finish(self, within: float = 30) -> tuple[int, str]:

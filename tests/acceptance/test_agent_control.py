@@ -44,6 +44,10 @@ async def test_interrupt_reset_pause_status_and_stop_are_obeyed(tmp_path: Path) 
             return (await carol.ping("worker")).status
 
         await carol.send("worker", "please do a long job")
+        # The run under way, as the agent itself says: the hub's status may still show the
+        # On Start run's "composing a reply" for a moment, and an interrupt sent before this
+        # run starts has nothing to end.
+        await worker.until("NewThreadRunCreated", 2)
         await eventually(
             lambda: _is(status(), "composing a reply"), within=20, what="the run's status"
         )
