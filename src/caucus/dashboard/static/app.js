@@ -192,8 +192,13 @@ function Console({ api, role, onSignOut }) {
     if (e.key === "/") {
       e.preventDefault();
       const search = document.getElementById("search");
-      if (search) search.focus();
-      else setSheet("room"); // on a phone's other sheets: to the transcript first
+      if (!search) setSheet("room"); // on a phone's other sheets: to the transcript first
+      else if (search.offsetParent !== null) search.focus();
+      else {
+        // Folded at phone width: unfold the filters, then focus once they are drawn.
+        document.querySelector(".filter-toggle").click();
+        requestAnimationFrame(() => document.getElementById("search").focus());
+      }
     } else if (e.key === "?") {
       setHelp(!help);
     } else if (brake || e.key === "s") {
@@ -305,7 +310,13 @@ function Console({ api, role, onSignOut }) {
       ${!state.ready && html`<p class="boot">Connecting to the hub…</p>`}
       <div class="layout" data-sheet=${sheet}>
         ${narrow && sheet === "room" && waiting > 0 &&
-        html`<section class="waiting-first" aria-label="waiting for you">${panels.forms}</section>`}
+        html`<section class="waiting-first" aria-label="waiting for you">
+          <${Forms} api=${api} state=${state} observer=${observer} notify=${notify} pinned
+            onMore=${() => {
+              setTab("forms");
+              setSheet("panels");
+            }} />
+        </section>`}
         ${shows("peers") &&
         html`<${Roster} peers=${state.peers} floors=${state.floors} observer=${observer} act=${act} onMessage=${messagePeer} />`}
         ${shows("room") &&

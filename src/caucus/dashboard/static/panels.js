@@ -2,6 +2,7 @@
 
 import { age, anyFilter, clock, colourOf, matches, plural, skillNames } from "./format.js";
 import { DeliberationRow, foldDeliberations } from "./deliberation.js";
+import { FilterToggle, Filters } from "./filters.js";
 import { markdown } from "./markdown.js";
 import { Component, html, useEffect, useLayoutEffect, useRef, useState } from "./ui.js";
 
@@ -191,6 +192,7 @@ function PeerRow({ peer, now, observer, act, onMessage }) {
 
 export function Transcript({ api, state, dispatch, filters, setFilters, notify }) {
   const [filtered, setFiltered] = useState(null); // {messages, more} while filters are set
+  const [foldOpen, setFoldOpen] = useState(false); // the filters, at phone width
   // The rows on screen are a window of at most WINDOW messages ending at `endSeq` (null: the
   // newest, following the feed). Memory holds far more; the DOM never does.
   const [endSeq, setEndSeq] = useState(null);
@@ -309,61 +311,13 @@ export function Transcript({ api, state, dispatch, filters, setFilters, notify }
     if (el.scrollTop < 60) older();
   }
 
-  const peers = Object.keys(state.peers).sort();
-  const channels = Object.keys(state.channels).sort();
-  const kinds = [
-    "chat",
-    "operator",
-    "announce",
-    "control",
-    "system",
-    "task",
-    "result",
-    "failure",
-    "input_request",
-    "task_canceled",
-    "form_answer",
-    "form_canceled",
-  ];
-  const set = (key) => (event) => setFilters({ ...filters, [key]: event.currentTarget.value });
   return html`
     <section class="panel transcript" aria-labelledby="transcript-title">
-      <h2 id="transcript-title">Transcript <span class="count">${all.length}</span></h2>
-      <div class="filters" role="search">
-        <label>
-          Peer
-          <select value=${filters.peer} onChange=${set("peer")}>
-            <option value="">anyone</option>
-            <option value="operator">operator</option>
-            <option value="hub">hub</option>
-            ${peers.map((p) => html`<option value=${p}>${p}</option>`)}
-          </select>
-        </label>
-        <label>
-          Channel
-          <select value=${filters.channel} onChange=${set("channel")}>
-            <option value="">any</option>
-            ${channels.map((c) => html`<option value=${c}>${c}</option>`)}
-          </select>
-        </label>
-        <label>
-          Kind
-          <select value=${filters.kind} onChange=${set("kind")}>
-            <option value="">any</option>
-            ${kinds.map((k) => html`<option value=${k}>${k}</option>`)}
-          </select>
-        </label>
-        <label class="grow">
-          Search
-          <input
-            type="search"
-            id="search"
-            placeholder="text in messages ( / )"
-            value=${filters.q}
-            onInput=${set("q")}
-          />
-        </label>
+      <div class="panel-head">
+        <h2 id="transcript-title">Transcript <span class="count">${all.length}</span></h2>
+        <${FilterToggle} filters=${filters} open=${foldOpen} setOpen=${setFoldOpen} />
       </div>
+      <${Filters} state=${state} filters=${filters} setFilters=${setFilters} open=${foldOpen} />
       <div class="messages" ref=${scroller} onScroll=${onScroll} tabindex="0" aria-live="polite"
         data-total=${all.length} data-first=${visible.length ? visible[0].seq : 0}>
         <div class="older">

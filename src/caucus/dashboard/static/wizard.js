@@ -10,10 +10,15 @@ import { html, useEffect, useRef, useState } from "./ui.js";
 const TEXT_LIMIT = { text: 1000, textarea: 8000 };
 const OTHER_LIMIT = 500;
 
-export function Forms({ api, state, observer, notify }) {
+// `pinned`: the phone's Room sheet shows the oldest question only, compact, and how many more
+// wait (`onMore` opens them all), so that the transcript keeps most of the screen.
+export function Forms({ api, state, observer, notify, pinned = false, onMore = null }) {
   const [open, setOpen] = useState(null);
   const forms = Object.values(state.forms).sort((a, b) => a.created_at - b.created_at);
   const current = open && state.forms[open];
+  if (pinned) return html`${forms.length > 0 && html`<${Pinned} forms=${forms} observer=${observer}
+      onAnswer=${setOpen} onMore=${onMore} />`}
+    ${current && html`<${Wizard} api=${api} form=${current} notify=${notify} onClose=${() => setOpen(null)} />`}`;
   return html`
     <section class="panel" aria-labelledby="forms-title">
       <h2 id="forms-title">Questions for you <span class="count">${forms.length}</span></h2>
@@ -45,6 +50,24 @@ export function Forms({ api, state, observer, notify }) {
       />`}
     </section>
   `;
+}
+
+function Pinned({ forms, observer, onAnswer, onMore }) {
+  const [first] = forms;
+  const more = forms.length - 1;
+  return html`<div class="pinned-form" data-form=${first.form_id} data-pinned>
+    <div class="pinned-text">
+      <strong>${first.title}</strong>
+      <span class="muted"> · ${first.call ? "approval" : "question"} from ${first.asker}</span>
+    </div>
+    <div class="row">
+      <button type="button" class="primary" disabled=${observer} onClick=${() => onAnswer(first.form_id)}>
+        Answer
+      </button>
+      ${more > 0 &&
+      html`<button type="button" data-read data-more=${more} onClick=${onMore}>${more} more waiting</button>`}
+    </div>
+  </div>`;
 }
 
 function CancelForm({ api, form, observer, notify }) {
