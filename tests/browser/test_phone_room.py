@@ -1,4 +1,4 @@
-"""The phone's Room sheet is the transcript's (issue 48): at 390×844, with a busy room and
+"""The phone's Room sheet is the transcript's (issue 48): at 390x844, with a busy room and
 three questions waiting, the messages get at least half the screen; the filters fold behind
 one button that says how many are on; the pinned question is the oldest one, compact, with
 "n more waiting" that opens them all; answering from it works. A laptop shows the filters
@@ -92,7 +92,7 @@ async def unfold_and_filter(page: Page) -> None:
     search = page.locator("#search")
     await expect(search).to_be_in_viewport()
     await search.fill("note 7")
-    await expect(page.locator(".messages .msg")).to_have_count(11)  # 7 and 70–79
+    await expect(page.locator(".messages .msg")).to_have_count(11)  # 7 and 70 to 79
     await page.screenshot(path=shot("phone-room-filters-open"))
     await toggle.click()
     await expect(toggle).to_have_text("Filters · 1 on")
