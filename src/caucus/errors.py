@@ -392,7 +392,27 @@ def error_from_body(status: int, body: Any) -> CaucusError:
     return CaucusError(f"hub answered HTTP {status} without an error body")
 
 
-def describe_validation(errors: list[Any], *, skip: tuple[str, ...] = ("body", "query")) -> str:
+_PLACES = ("body", "query", "path", "header")
+
+
+def invalid_input(
+    errors: list[Any], *, prefix: str = "", skip: tuple[str, ...] = _PLACES
+) -> InvalidRequest:
+    """Pydantic's errors as the one refusal every door gives: a sentence, and `field`, the
+    dotted path of the first field that is wrong (as a hand-written check names it)."""
+    detail = describe_validation(errors, skip=skip)
+    field = _field_of(errors[0], skip) if errors else None
+    return InvalidRequest(f"{prefix}{detail}", field=field or "body")
+
+
+def _field_of(error: Any, skip: tuple[str, ...]) -> str | None:
+    if error.get("type") == "json_invalid":
+        return None
+    loc = [str(p) for p in error.get("loc", ()) if p not in skip]
+    return ".".join(loc) or None
+
+
+def describe_validation(errors: list[Any], *, skip: tuple[str, ...] = _PLACES) -> str:
     """One plain sentence for a list of pydantic errors: where, and what is wrong."""
     parts = []
     for err in errors[:5]:

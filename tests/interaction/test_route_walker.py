@@ -1,6 +1,6 @@
 """Every route in /openapi.json and every MCP tool, against every class of bad input: each is
-refused with a 4xx and a stable code (never a 5xx), and afterwards every shared read still
-answers. A route added later is walked without anyone listing it here."""
+refused with a 4xx and a stable code (never a 5xx; a 422 names its `field`), and afterwards
+every shared read still answers. A route added later is walked without anyone listing it here."""
 
 from __future__ import annotations
 
@@ -127,6 +127,9 @@ class Walker:
                 return
             if not (isinstance(error.get("error"), str) and error.get("detail")):
                 self.failures.append(f"{where} -> {status} without a code: {error}")
+            elif status == 422 and not isinstance(error.get("field"), str):
+                # docs/api.md: an invalid_request names the field that is wrong.
+                self.failures.append(f"{where} -> 422 without a field: {error}")
         elif raw and response.headers.get("content-type", "").startswith("application/json"):
             json.loads(raw)  # a success still parses
 

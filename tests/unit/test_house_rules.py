@@ -1,5 +1,6 @@
 """Rules of the house inside the layers (issue 32), read from the code: one constructor for a
-message, one place that decides who a credential is, modules that keep to their budget."""
+message, one place that decides who a credential is, modules that keep to their budget, a
+refusal of bad input that names its field."""
 
 from __future__ import annotations
 
@@ -55,3 +56,23 @@ def test_modules_keep_to_their_budget() -> None:
     cli = {m: n for m, n in sizes.items() if m.startswith("cli/")}
     assert {m: n for m, n in cli.items() if n > 240} == {}
     assert cli["cli/main.py"] <= 150
+
+
+def test_every_invalid_request_names_its_field() -> None:
+    """docs/api.md promises `field` on every 422 `invalid_request`: each refusal in the code
+    names the field that is wrong (`body` for the body as a whole)."""
+    unnamed = []
+    for path in SRC.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            named = isinstance(node, ast.Call) and (
+                _called(node) != "InvalidRequest"
+                or any(k.arg in ("field", None) for k in node.keywords)
+            )
+            if isinstance(node, ast.Call) and not named:
+                unnamed.append(f"{path.relative_to(SRC)}:{node.lineno}")
+    assert unnamed == []
+
+
+def _called(node: ast.Call) -> str | None:
+    func = node.func
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)

@@ -40,12 +40,13 @@ def load_or_create_key(key_file: Path, ledger: Path) -> tuple[Ed25519PrivateKey,
         raise InvalidRequest(
             f"the signing key {key_file} is in the ledger's own directory; keep it elsewhere "
             "(for example ~/.config/caucus/ledger.key) so whoever can rewrite the ledger "
-            "cannot also sign it"
+            "cannot also sign it",
+            field="ledger_key",
         )
     if key_file.exists():
         key = serialization.load_pem_private_key(key_file.read_bytes(), password=None)
         if not isinstance(key, Ed25519PrivateKey):
-            raise InvalidRequest(f"{key_file} is not an Ed25519 private key")
+            raise InvalidRequest(f"{key_file} is not an Ed25519 private key", field="ledger_key")
         return key, False
     key = Ed25519PrivateKey.generate()
     private_dir(key_file.parent)
@@ -70,10 +71,10 @@ def load_public_key(key_file: Path) -> Ed25519PublicKey:
     except ValueError:
         private = serialization.load_pem_private_key(data, password=None)
         if not isinstance(private, Ed25519PrivateKey):
-            raise InvalidRequest(f"{key_file} is not an Ed25519 key") from None
+            raise InvalidRequest(f"{key_file} is not an Ed25519 key", field="ledger_key") from None
         return private.public_key()
     if not isinstance(public, Ed25519PublicKey):
-        raise InvalidRequest(f"{key_file} is not an Ed25519 key")
+        raise InvalidRequest(f"{key_file} is not an Ed25519 key", field="ledger_key")
     return public
 
 

@@ -22,7 +22,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from caucus import __version__
-from caucus.errors import CaucusError, InvalidRequest, NotFound, describe_validation
+from caucus.errors import CaucusError, NotFound, invalid_input
 from caucus.mcp import prompts
 from caucus.mcp.hints import TOOL_HINTS
 from caucus.mcp.listing import fill_tools, listing_values
@@ -227,8 +227,8 @@ class ToolServer:
         try:
             parsed = tool.args.model_validate(arguments)
         except ValidationError as exc:
-            where = describe_validation(list(exc.errors(include_url=False)), skip=())
-            failure = InvalidRequest(f"{tool.name}: {where}")
+            errors = list(exc.errors(include_url=False))
+            failure = invalid_input(errors, prefix=f"{tool.name}: ", skip=())
         else:
             try:
                 result, line = await tool.run(call, parsed)

@@ -226,7 +226,7 @@ class Deliberations:
         try:
             position = position_of(peer.name, answer, STANCES)
         except InvalidAnswer as exc:
-            raise InvalidRequest(str(exc)) from None
+            raise InvalidRequest(str(exc), field="answer") from None
         live = self._live.get(deliberation_id)
         request = live.open.get(peer.name) if live is not None else None
         task_id = request.task_id if request else await self._open_task(peer, deliberation_id)

@@ -294,7 +294,9 @@ class DeliveryService:
         self, peer: Peer, *, seqs: list[int] | None = None, through: int | None = None
     ) -> int:
         if not seqs and through is None:
-            raise InvalidRequest("give seqs (a list) or through (a seq) to acknowledge")
+            raise InvalidRequest(
+                "give seqs (a list) or through (a seq) to acknowledge", field="seqs"
+            )
         if seqs and len(seqs) > MAX_ACK_SEQS:
             raise InvalidRequest(f"at most {MAX_ACK_SEQS} seqs per ack", field="seqs")
         return await self._ack(peer.id, seqs or (), through)

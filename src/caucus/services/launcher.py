@@ -151,7 +151,9 @@ class Launcher:
         self.check_enabled()
         check_peer_name(spec.name)
         if spec.backend == "openai" and not spec.model:
-            raise InvalidRequest("an openai agent needs model: the model's name on the server")
+            raise InvalidRequest(
+                "an openai agent needs model: the model's name on the server", field="model"
+            )
         if spec.name in self._running:
             raise Conflict(f"a launched agent named {spec.name!r} is running: stop it first")
         if len(self._running) >= RUNNING_MAX:
@@ -173,7 +175,9 @@ class Launcher:
         except OSError as exc:
             if prompt_file is not None:
                 prompt_file.unlink(missing_ok=True)
-            raise InvalidRequest(f"the agent could not be started: {exc}") from None
+            raise InvalidRequest(
+                f"the agent could not be started: {exc}", field="backend"
+            ) from None
         agent = _Agent(launch_id, spec, workdir, process, self._clock.now())
         agent.prompt_file = prompt_file
         assert process.stdout is not None
@@ -199,9 +203,13 @@ class Launcher:
             return str(Path.cwd())
         path = Path(wanted).expanduser()
         if not path.is_absolute():
-            raise InvalidRequest(f"workdir must be an absolute path, not {wanted!r}")
+            raise InvalidRequest(
+                f"workdir must be an absolute path, not {wanted!r}", field="workdir"
+            )
         if not path.is_dir():
-            raise InvalidRequest(f"workdir {wanted!r} is not an existing directory")
+            raise InvalidRequest(
+                f"workdir {wanted!r} is not an existing directory", field="workdir"
+            )
         return str(path)
 
     def _prompt_file(self, text: str) -> Path:

@@ -169,7 +169,9 @@ class OfferService:
         self, peer: Peer, offer_id: str, *, select: str | None = None, withdraw: bool = False
     ) -> Offer:
         if (select is None) == (not withdraw):
-            raise InvalidRequest("give exactly one of select=<claimant> or withdraw=true")
+            raise InvalidRequest(
+                "give exactly one of select=<claimant> or withdraw=true", field="select"
+            )
 
         now = self._clock.now()
         task_ttl = self._settings.task_ttl

@@ -163,7 +163,9 @@ class ReservationService:
         """Release the peer's reservations named by id or by pattern (or all of them); what
         was released. Naming one the peer does not hold releases nothing and is no error."""
         if not (ids or paths or everything):
-            raise InvalidRequest("name the reservations to release (ids or paths), or all")
+            raise InvalidRequest(
+                "name the reservations to release (ids or paths), or all", field="ids"
+            )
         patterns = {normalized(p) for p in paths}
         wanted = set(ids)
         now = self._clock.now()

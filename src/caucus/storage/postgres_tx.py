@@ -147,6 +147,7 @@ def _unstorable(exc: psycopg.DataError) -> Exception:
     storage error: text with a NUL character (SQLite stores it; PostgreSQL text cannot)."""
     if "NUL" in str(exc):
         return InvalidRequest(
-            "text may not contain the NUL character (U+0000) on this hub's PostgreSQL database"
+            "text may not contain the NUL character (U+0000) on this hub's PostgreSQL database",
+            field="body",
         )
     return exc

@@ -21,7 +21,7 @@ from caucus.errors import (
     InvalidRequest,
     MalformedBody,
     UnsupportedMediaType,
-    describe_validation,
+    invalid_input,
 )
 from caucus.web.errors import body_too_large, caucus_error_response
 
@@ -55,7 +55,8 @@ def _finite(text: str) -> float:
 def _integer(text: str) -> int:
     if len(text) > 20:  # no integer the hub keeps is this long; int() of 64 KiB digits is slow
         raise InvalidRequest(
-            f"body: the integer {text[:20]}... is past the 64-bit range the hub keeps"
+            f"body: the integer {text[:20]}... is past the 64-bit range the hub keeps",
+            field="body",
         )
     return int(text)
 
@@ -80,7 +81,9 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         if key in obj:
             raise MalformedBody(f"body: the key {key!r} appears twice; send each key once")
         if not key.isascii() and has_lone_surrogate(key):
-            raise InvalidRequest("body: a key holds a lone UTF-16 surrogate; send valid Unicode")
+            raise InvalidRequest(
+                "body: a key holds a lone UTF-16 surrogate; send valid Unicode", field="body"
+            )
         _check_text(key, value)
         obj[key] = value
     return obj
@@ -147,7 +150,7 @@ def parse_model(model: type[M], raw: bytes) -> M:
     try:
         return model.model_validate(parse_json(raw))
     except ValidationError as exc:
-        raise InvalidRequest(describe_validation(list(exc.errors()))) from None
+        raise invalid_input(list(exc.errors())) from None
 
 
 _JSON_TYPES = ("application/json",)

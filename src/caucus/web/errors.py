@@ -23,7 +23,7 @@ from caucus.errors import (
     MalformedBody,
     PayloadTooLarge,
     RateLimited,
-    describe_validation,
+    invalid_input,
 )
 
 log = logging.getLogger(__name__)
@@ -110,9 +110,7 @@ def install_error_handlers(app: FastAPI) -> None:
             # No body where one is needed: the same code and sentence as on the hot routes,
             # which read their own bodies (`JsonBodies` answers every other malformed one).
             return caucus_error_response(MalformedBody("body: is empty; send a JSON object"))
-        return error_response(
-            422, {"error": "invalid_request", "detail": describe_validation(errors)}
-        )
+        return caucus_error_response(invalid_input(errors))
 
     async def on_http(_: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
