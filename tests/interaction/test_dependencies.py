@@ -11,6 +11,7 @@ import pytest
 from mcp import Client
 
 from caucus.errors import Conflict, InvalidRequest
+from caucus.operator_client import OperatorClient
 from tests.conftest import ClientFactory
 from tests.interaction.test_mcp_bridge import bridge
 from tests.mcptools import call, text_of
@@ -89,3 +90,33 @@ async def test_dependencies_through_the_bridge_and_at_mcp(url: str, tmp_path: Pa
         assert "once " in await text_of(alice, "offer", action="list")
         # What it waits on, oldest task first.
         assert more["tasks"][0]["blocked_by"] == [later["task_id"], other["task_id"]]
+
+
+async def test_every_view_of_a_task_shows_the_same_task(
+    connect: ClientFactory, url: str, operator: OperatorClient
+) -> None:
+    """`GET /tasks/{id}`, the sender's and the worker's lists, the ready queue and the
+    operator's list show one task the same way: what it waited on and its history included."""
+    lead, bob = await connect("lead"), await connect("bob")
+    first = await lead.send_task("bob", "write the spec")
+    second = await lead.send_task("bob", "build to the spec", blocked_by=[first.task_id])
+    await bob.receive(timeout=0)
+    await bob.reply_task(first.task_id, "spec.md")
+    headers = {"Authorization": f"Bearer {bob.token}"}
+    op = {"Authorization": f"Bearer {operator.token}"}
+    async with httpx2.AsyncClient(base_url=url) as raw:
+        alone = (await raw.get(f"/tasks/{second.task_id}", headers=headers)).json()
+        views = {
+            "ready": (await raw.get("/tasks/ready", headers=headers)).json()["tasks"],
+            "received": (await raw.get("/tasks?role=received", headers=headers)).json()["tasks"],
+            "sent": (
+                await raw.get("/tasks?role=sent", headers={"Authorization": f"Bearer {lead.token}"})
+            ).json()["tasks"],
+            "operator": (await raw.get("/operator/tasks", headers=op)).json()["tasks"],
+        }
+    assert alone["blocked_by"] == [first.task_id]
+    assert alone["history"]
+    assert not alone["blocked"]
+    for name, listed in views.items():
+        (same,) = [t for t in listed if t["task_id"] == second.task_id]
+        assert same == alone, name

@@ -229,7 +229,10 @@ class TaskService:
         then oldest first."""
         if not 1 <= limit <= 200:
             raise InvalidRequest("limit is 1-200", field="limit")
-        return await self._db.read(lambda r: r.dependencies.ready(peer.id, limit))
+        # With their history and what they waited on, as every other view of a task shows it.
+        return await self._db.read(
+            lambda r: [r.tasks.with_history(t) for t in r.dependencies.ready(peer.id, limit)]
+        )
 
     async def cancel(self, peer: Peer, task_id: str) -> Task:
         def step(t: Task) -> Step:
