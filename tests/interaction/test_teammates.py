@@ -59,6 +59,10 @@ async def test_a_granted_agent_spawns_a_teammate_that_joins_answers_and_is_recor
         assert options.tools == ["files"]
         with pytest.raises(SpawnNotGranted):  # never by default
             await lead.spawn("You echo.", "echo")
+        # Without a grant, the grant is what to fix first, whatever else the ask gets wrong.
+        for profile, tools in (("unlisted", []), ("echo", ["unlisted"])):
+            with pytest.raises(SpawnNotGranted):
+                await lead.spawn("You echo.", profile, tools=tools)
 
         grant = await operator.grant_spawn("lead", teammates=2)
         assert (grant.peer, grant.teammates) == ("lead", 2)

@@ -162,7 +162,11 @@ class SpawnService:
 
     # --- spawning ---------------------------------------------------------------------------
     async def spawn(self, peer: Peer, ask: SpawnAsk, hub_url: str) -> Spawn:
+        """Refusals in the order that sends the caller to the right fix (docs/api.md): the
+        hub's launcher, the caller's grant, the operator's lists, the ask itself, then room."""
         self._launcher.check_enabled()
+        if await self._db.read(lambda r: r.spawns.grant_of(peer.id)) is None:
+            raise self._not_granted(peer)
         profile = self._profile(ask.profile)
         commands = self._commands(ask.tools)
         prompt = ask.prompt.strip()
@@ -194,11 +198,8 @@ class SpawnService:
         def take_place(r: Repos) -> None:
             r.room.locked(TURN_KEY, 0)
             grant = r.spawns.grant_of(peer.id)
-            if grant is None:
-                raise SpawnNotGranted(
-                    f"{peer.name} has no spawn grant: only the operator gives one (the "
-                    "console's roster, or POST /operator/peers/{name}/spawn-grant)"
-                )
+            if grant is None:  # revoked since the check above
+                raise self._not_granted(peer)
             r.peers.check_name_free(name)
             if (mine := r.spawns.running(peer.id)) >= grant.teammates:
                 raise CapTeammates(
@@ -245,6 +246,13 @@ class SpawnService:
         await self._db.write(lambda r: r.spawns.launched(spawn.id, launched.launch_id, digest))
         self._notifier.emit(TeammatesChanged(self._clock.now(), "spawned", peer.name, name))
         return await self.get(spawn.id)
+
+    @staticmethod
+    def _not_granted(peer: Peer) -> SpawnNotGranted:
+        return SpawnNotGranted(
+            f"{peer.name} has no spawn grant: only the operator gives one (the "
+            "console's roster, or POST /operator/peers/{name}/spawn-grant)"
+        )
 
     def _profile(self, name: str) -> SpawnProfile:
         profiles = self._settings.spawn_profiles
