@@ -57,15 +57,13 @@ async def test_interrupt_reset_pause_status_and_stop_are_obeyed(tmp_path: Path) 
         await eventually(
             lambda: _is(status(), "interrupted"), within=20, what="the interrupted run state"
         )
-        nothing = await carol.receive(timeout=1.5)
-        assert nothing.messages == []  # not even the part streamed before the stall
-
         await operator.reset_peer("worker")
         await worker.until("ThreadReset")
         await eventually(lambda: _is(status(), ""), within=20, what="the status to clear")
         await carol.send("worker", "fresh start?")
         answer = await carol.receive(timeout=20)
-        # System prompt and the one new message: the history before the reset is gone.
+        # System prompt and the one new message: the history before the reset is gone. And
+        # nothing came before it: not even the part streamed before the interrupted stall.
         assert [m.content for m in answer.messages] == ["turn with 2 messages"]
 
         await operator.pause_peer("worker")

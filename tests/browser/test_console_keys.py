@@ -122,11 +122,15 @@ async def test_pause_while_typing_is_off_by_default_and_works_when_on(
     open_console: PageFactory, live_hub: Hub
 ) -> None:
     page = await open_console(live_hub.operator.token)
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url))
     box = page.get_by_label("message", exact=True)
     await box.press_sequentially("no pause")
-    await page.wait_for_timeout(500)
+    # Sent and shown: every keystroke before it was handled, and none asked for a pause.
+    await box.press("Control+Enter")
+    await expect(page.locator(".messages .msg").last).to_contain_text("no pause")
+    assert not [url for url in asked if url.endswith("/operator/pause")]
     assert await mode_is(live_hub, RoomMode.OPEN)
-    await box.fill("")
 
     await page.get_by_role("tab", name="Controls").click()
     toggle = page.get_by_label("Pause the room while I type")
