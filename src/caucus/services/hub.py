@@ -89,7 +89,7 @@ class Hub:
         self.settings = settings
         self.clock: Clock = clock or SystemClock()
         self.db: Engine = db or open_engine(settings, self.clock)
-        self.notifier = Notifier()
+        self.notifier = Notifier(self.clock)
         self.db.on_wake(self.notifier.wake)  # deliveries committed by any process sharing it
         self.db.on_signal(self._signalled)
         self._signalled_tasks: set[asyncio.Task[None]] = set()

@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
+from caucus.clock import Clock, SystemClock
 from caucus.domain.events import Event
 
 log = logging.getLogger(__name__)
@@ -22,10 +22,6 @@ log = logging.getLogger(__name__)
 Subscriber = Callable[[Event], None]
 WATCHER_GAP = 5.0  # seconds between a watcher's polls within which it still counts as running
 PRUNE_PAST = 1024  # watchers remembered before the long-gone ones are forgotten
-
-
-def _monotonic() -> float:
-    return time.monotonic()
 
 
 @dataclass(eq=False)
@@ -69,7 +65,8 @@ def _expire(fut: asyncio.Future[None]) -> None:
 
 
 class Notifier:
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock | None = None) -> None:
+        self._clock = clock or SystemClock()  # how long ago a watcher polled
         self._subscribers: list[Subscriber] = []
         self._waiters: dict[int, Waiter] = {}
         # peer id -> until when a claim is known to find nothing visible (the next in-flight
@@ -126,24 +123,24 @@ class Notifier:
         if watcher:
             if len(self._watching) > PRUNE_PAST:
                 self._prune()
-            self._watching[peer_id] = _monotonic()
+            self._watching[peer_id] = self._clock.monotonic()
         elif (previous is not None and previous.watcher) or self._watcher_recent(peer_id):
             waiter.displaced_watcher = True
             if previous is None or not previous.watcher:  # between its polls: tell it next time
-                self._displaced[peer_id] = _monotonic()
+                self._displaced[peer_id] = self._clock.monotonic()
             self._watching.pop(peer_id, None)
         self._waiters[peer_id] = waiter
         return waiter
 
     def _watcher_recent(self, peer_id: int) -> bool:
         seen = self._watching.get(peer_id)
-        return seen is not None and _monotonic() - seen < WATCHER_GAP
+        return seen is not None and self._clock.monotonic() - seen < WATCHER_GAP
 
     def unlisten(self, waiter: Waiter) -> None:
         if self._waiters.get(waiter.peer_id) is waiter:
             del self._waiters[waiter.peer_id]
         if waiter.watcher and not waiter.superseded and waiter.peer_id in self._watching:
-            self._watching[waiter.peer_id] = _monotonic()
+            self._watching[waiter.peer_id] = self._clock.monotonic()
 
     def forget_watcher(self, peer_id: int) -> None:
         """The watcher ended on its own (it printed a batch): nothing to displace."""
@@ -152,7 +149,7 @@ class Notifier:
 
     def _prune(self) -> None:
         """Forget watchers that stopped polling long ago (they exited)."""
-        old = _monotonic() - 12 * WATCHER_GAP
+        old = self._clock.monotonic() - 12 * WATCHER_GAP
         for book in (self._watching, self._displaced):
             for pid in [p for p, at in book.items() if at < old]:
                 del book[pid]

@@ -21,7 +21,6 @@ import contextlib
 import itertools
 import logging
 import secrets
-import time
 from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from typing import Any
 from mcp import Client
 
 from caucus.client import HubClient
+from caucus.clock import Clock, SystemClock
 from caucus.config import Settings
 from caucus.domain.approvals import ToolCallSubject, approve_option
 from caucus.errors import (
@@ -111,8 +111,10 @@ class HubConnector:
         status_timeout: float = 2.0,
         loop_limit: int = 8,
         approve_timeout: float = 600.0,
+        clock: Clock | None = None,
     ) -> None:
         self.url = url.rstrip("/")
+        self._clock = clock or SystemClock()  # the loop window's
         self.name = name
         self._skills = skills
         self._description = description
@@ -401,7 +403,7 @@ class HubConnector:
     def _looping(self, to: str) -> bool:
         """Whether this reply would be the `loop_limit`-th to one place within the window:
         two agents answering each other without end."""
-        now = time.monotonic()
+        now = self._clock.monotonic()
         sent = self._replied.setdefault(to, deque())
         while sent and now - sent[0] > LOOP_WINDOW:
             sent.popleft()
