@@ -11,14 +11,16 @@ import json
 import os
 import re
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import Client
 from playwright.async_api import expect
 
 from caucus.services.hub import Hub
-from caucus.testing import Call, FakeOpenAI, Say, last_user, serve_fake
+from caucus.testing import Call, FakeClock, FakeOpenAI, Say, last_user, make_hub, serve_fake
 from tests import record_format
 from tests.agentproc import AgentProcess
 from tests.browser.conftest import PageFactory, shot
@@ -89,8 +91,26 @@ async def argue(client: Client, deliberation: str, stance: str, rounds: int) -> 
         )
 
 
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+async def live_hub(tmp_path: Path, clock: FakeClock) -> AsyncIterator[Hub]:
+    """The hub on a clock the test moves: dee misses its deadline when the test says, and
+    nobody else can miss one however slowly the machine runs."""
+    async with make_hub(tmp_path, clock=clock, send_rate_capacity=1000) as h:
+        yield h
+
+
 async def test_agents_deliberate_live_and_the_operator_chairs_in_the_console(
-    open_console: PageFactory, live_hub: Hub, url: str, connect: ClientFactory, tmp_path: Path
+    open_console: PageFactory,
+    live_hub: Hub,
+    clock: FakeClock,
+    url: str,
+    connect: ClientFactory,
+    tmp_path: Path,
 ) -> None:
     fake = FakeOpenAI(native_model)
     page = await open_console(live_hub.operator.token)
@@ -124,7 +144,18 @@ async def test_agents_deliberate_live_and_the_operator_chairs_in_the_console(
         await page.locator("[data-tab=decisions]").click()
         card = page.locator(f"[data-deliberation={d}]")
         await expect(card).to_contain_text("Adopt PostgreSQL")
-        await asyncio.gather(argue(ann, d, "approve", 2), argue(ben, d, "reject", 2))
+
+        async def dee_misses_round_one() -> None:
+            async def others_answered() -> bool:
+                seats = live_hub.deliberations.get(d).panel
+                return all(1 in seat.answered for seat in seats if seat.name != "dee")
+
+            await eventually(others_answered, within=30, what="round 1's other answers")
+            clock.advance(10)
+
+        await asyncio.gather(
+            argue(ann, d, "approve", 2), argue(ben, d, "reject", 2), dee_misses_round_one()
+        )
         await expect(card.locator("[data-panelist=dee]")).to_contain_text("absent")
         await expect(card.locator("[data-position=ben]")).to_contain_text("reject, round 2")
         await expect(card).to_contain_text("chair deciding")

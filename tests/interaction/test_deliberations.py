@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +17,24 @@ from caucus.client import HubClient
 from caucus.errors import Conflict, InvalidRequest, NotFound
 from caucus.operator_client import OperatorClient
 from caucus.services.hub import Hub
-from caucus.testing import FakeOpenAI, Say, last_user, make_hub, serve, serve_fake
+from caucus.testing import FakeClock, FakeOpenAI, Say, last_user, make_hub, serve, serve_fake
 from caucus.wire.deliberations import DeliberationInfo
 from caucus.wire.messages import InboundMessage
 from tests import record_format
 from tests.conftest import ClientFactory, eventually
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+async def live_hub(tmp_path: Path, clock: FakeClock) -> AsyncIterator[Hub]:
+    """The hub on a clock the test moves: a deadline passes when the test says, however fast
+    the machine answers before it."""
+    async with make_hub(tmp_path, clock=clock, send_rate_capacity=1000) as h:
+        yield h
 
 
 async def request_for(client: HubClient, deliberation: str, within: float = 15) -> InboundMessage:
@@ -47,7 +61,7 @@ async def settled(operator_or: Any, deliberation: str, within: float = 30) -> De
 
 
 async def test_a_split_panel_rebuts_an_absent_panelist_is_recorded_and_the_operator_decides(
-    connect: ClientFactory, operator: OperatorClient, live_hub: Hub
+    connect: ClientFactory, operator: OperatorClient, live_hub: Hub, clock: FakeClock
 ) -> None:
     lead = await connect("lead")
     ann, ben, dee = await connect("ann"), await connect("ben"), await connect("dee")
@@ -73,6 +87,8 @@ async def test_a_split_panel_rebuts_an_absent_panelist_is_recorded_and_the_opera
         ben_request.meta["task_id"],
         'My answer: {"stance": "reject", "summary": "0.66x of SQLite", "confidence": 0.7}',
     )
+    await request_for(dee, d)  # asked, and silent until the deadline passes
+    clock.advance(6)
 
     # Round 2 shows each the others' positions; dee, absent, is not asked again.
     second = await request_for(ann, d, within=20)

@@ -51,9 +51,6 @@ NOT_RULES = {
     "runtime/session/logger.py:called": SHOWN,
     "runtime/stdio.py:format": STAMP,
     "runtime/tools/codemode.py:call_tool": SHOWN,
-    # Rules still on the event loop's clock, to move onto the hub's (issue 49 is open on it):
-    "services/deliberation_seats.py:answer": "RULE TO MOVE: a panelist's deadline",
-    "services/deliberation_seats.py:settled": "RULE TO MOVE: the chair's deadline",
     "services/delivery.py:peek": WAIT,
     "services/delivery.py:receive": WAIT,
     "testing/postgres.py:fresh_database": STAMP + " (a unique database name)",

@@ -168,8 +168,8 @@ class Bench:
         """The answer to `request`: at once when it comes through `submit` here, else read
         from its task whenever the convener's inbox changes; Absent past the deadline or when
         the task ended otherwise."""
-        loop = asyncio.get_running_loop()
-        end = loop.time() + live.deadline
+        end = self._clock.monotonic() + live.deadline
+        alarm = self._clock.alarm(end)  # the hub's clock: a test moves it past the deadline
         try:
             while True:
                 with self._woken(live) as woken:
@@ -178,15 +178,15 @@ class Bench:
                         return answer_of(who, task.result)
                     if task.state in ENDED:
                         raise Absent(f"the request was {task.state.value}")
-                    left = end - loop.time()
-                    if left <= 0:
+                    if alarm.done():
                         raise Absent(f"no answer within {live.deadline:g} s")
                     await asyncio.wait(
-                        {request.answer, woken}, timeout=left, return_when=asyncio.FIRST_COMPLETED
+                        {request.answer, woken, alarm}, return_when=asyncio.FIRST_COMPLETED
                     )
                     if request.answer.done():
                         return request.answer.result()
         finally:
+            alarm.cancel()
             live.open.pop(who, None)
 
     async def ask_operator(self, live: Live, title: str, fields: list[dict[str, Any]]) -> Form:
@@ -197,17 +197,18 @@ class Bench:
 
     async def settled(self, live: Live, form_id: str, within: float) -> Form | None:
         """The form once answered or canceled (None: neither within `within` seconds)."""
-        loop = asyncio.get_running_loop()
-        end = loop.time() + within
-        while True:
-            with self._woken(live, form_id) as woken:
-                found = await self._forms.get(form_id)
-                if found.state in (FormState.ANSWERED, FormState.CANCELED):
-                    return found
-                left = end - loop.time()
-                if left <= 0:
-                    return None
-                await asyncio.wait({woken}, timeout=left)
+        alarm = self._clock.alarm(self._clock.monotonic() + within)
+        try:
+            while True:
+                with self._woken(live, form_id) as woken:
+                    found = await self._forms.get(form_id)
+                    if found.state in (FormState.ANSWERED, FormState.CANCELED):
+                        return found
+                    if alarm.done():
+                        return None
+                    await asyncio.wait({woken, alarm}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            alarm.cancel()
 
     @contextlib.contextmanager
     def _woken(self, live: Live, form_id: str | None = None) -> Any:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
-from caucus.clock import Clock
+from caucus.clock import Clock, ring
 from caucus.config import Settings
 from caucus.runtime.backends.mock import CallTool, Delay, Fail, MockBackend, Reply
 from caucus.services.hub import Hub
@@ -88,11 +88,12 @@ if TYPE_CHECKING:
 
 
 class FakeClock:
-    """A clock that moves only when told to."""
+    """A clock that moves only when told to; `advance` rings the alarms it passes."""
 
     def __init__(self, start: float = 1_800_000_000.0) -> None:
         self._now = start
         self._mono = 1_000.0
+        self._alarms: list[tuple[float, asyncio.Future[None]]] = []
 
     def now(self) -> float:
         return self._now
@@ -100,11 +101,23 @@ class FakeClock:
     def monotonic(self) -> float:
         return self._mono
 
+    def alarm(self, at: float) -> asyncio.Future[None]:
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if at <= self._mono:
+            ring(fut)
+        else:
+            self._alarms.append((at, fut))
+        return fut
+
     def advance(self, seconds: float) -> None:
         if seconds < 0:
             raise ValueError("time only moves forward")
         self._now += seconds
         self._mono += seconds
+        due = [fut for at, fut in self._alarms if at <= self._mono]
+        self._alarms = [(at, fut) for at, fut in self._alarms if at > self._mono and not fut.done()]
+        for fut in due:
+            ring(fut)
 
 
 def _test_database(folder: Path) -> str:
