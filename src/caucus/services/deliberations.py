@@ -243,6 +243,13 @@ class Deliberations:
             for task in await self._tasks.listing(peer, "received", state.value):
                 if task.thread == deliberation_id:
                     return task.id
+        asked = await self._tasks.listing(peer, "received", None)
+        known = deliberation_id in self._live or any(t.thread == deliberation_id for t in asked)
+        if not known:
+            raise NotFound(
+                f"no deliberation {deliberation_id!r} asked you for a position",
+                deliberation=deliberation_id,
+            )
         raise Conflict(
             f"deliberation {deliberation_id} is not asking you for a position now",
             deliberation=deliberation_id,

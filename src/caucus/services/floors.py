@@ -34,7 +34,7 @@ from caucus.domain.floors import Floor, FloorAction, FloorBook, parse_scope
 from caucus.domain.messages import Lane, MessageKind, SystemSender
 from caucus.domain.names import BROADCAST, Target, TargetKind
 from caucus.domain.peers import Peer
-from caucus.errors import CapHands, FloorHeld, Forbidden, Hint, InvalidRequest
+from caucus.errors import CapHands, FloorHeld, Forbidden, Hint, InvalidRequest, NotFound
 from caucus.services.delivery import DeliveryService
 from caucus.services.notifier import Notifier
 from caucus.storage.engine import Engine
@@ -149,8 +149,11 @@ class Floors:
         return self._book.floors.get(name, Floor(name)).copy()
 
     async def clear(self, scope: str) -> Floor:
-        """The operator frees a floor (hands stay raised)."""
+        """The operator frees a floor (hands stay raised); a channel that does not exist has
+        none to free."""
         name = parse_scope(scope)
+        if name != BROADCAST and await self._db.read(lambda r: r.channels.get(name)) is None:
+            raise NotFound(f"no channel {name}", hint=Hint.LIST_CHANNELS, channel=name)
 
         def change(book: FloorBook) -> Floor:
             floor = book.get(name)

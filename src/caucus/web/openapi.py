@@ -67,3 +67,8 @@ def truthful(spec: dict[str, Any], access_key: str) -> dict[str, Any]:
     for unused in ("HTTPValidationError", "ValidationError"):
         schemas.pop(unused, None)
     return spec
+
+
+def without(table: dict[int | str, Any], *codes: int) -> dict[int | str, Any]:
+    """A router's table of documented errors, less those one of its routes cannot answer."""
+    return {code: entry for code, entry in table.items() if code not in codes}

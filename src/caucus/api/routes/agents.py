@@ -11,6 +11,7 @@ from caucus.services.launcher import LaunchSpec
 from caucus.services.roles import Access
 from caucus.web.access import OperatorDep, access
 from caucus.web.context import hub_of, socket_url
+from caucus.web.openapi import without
 from caucus.wire.errors import ErrorBody
 from caucus.wire.fields import MAX_INT
 from caucus.wire.launcher import AgentOutput, LaunchedAgent, LaunchedList
@@ -39,7 +40,7 @@ def _hub_url(request: Request) -> str:
 @router.post(
     "",
     summary="Start a native agent (`caucus agent`) on this machine; it joins the room",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 404),
     openapi_extra=_OPERATOR,
     status_code=201,
 )
@@ -51,7 +52,7 @@ async def launch(body: LaunchRequest, request: Request, _: OperatorDep) -> Launc
 @router.get(
     "",
     summary="Agents launched from this hub process, newest first, and whether it launches any",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 404, 409),
     openapi_extra=_OPERATOR,
 )
 async def launched(request: Request, _: OperatorDep) -> LaunchedList:
@@ -66,7 +67,7 @@ async def launched(request: Request, _: OperatorDep) -> LaunchedList:
 @router.get(
     "/{launch_id}",
     summary="One launched agent: its process, and whether it joined and spoke",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 409),
     openapi_extra=_OPERATOR,
 )
 async def one(launch_id: str, request: Request, _: OperatorDep) -> LaunchedAgent:
@@ -76,7 +77,7 @@ async def one(launch_id: str, request: Request, _: OperatorDep) -> LaunchedAgent
 @router.get(
     "/{launch_id}/output",
     summary="What the agent printed (the last lines kept), after line `after`",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 409),
     openapi_extra=_OPERATOR,
 )
 async def output(
@@ -91,7 +92,7 @@ async def output(
 @router.post(
     "/{launch_id}/stop",
     summary="Stop the agent (SIGTERM to its process group, SIGKILL after 5 s); returns once ended",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 409),
     openapi_extra=_OPERATOR,
 )
 async def stop(launch_id: str, request: Request, _: OperatorDep) -> LaunchedAgent:

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request
 from caucus.services.roles import Access
 from caucus.web.access import PeerDep, ViewerDep, access
 from caucus.web.context import hub_of
+from caucus.web.openapi import without
 from caucus.wire.deliberations import DeliberationInfo, DeliberationList, PositionInfo
 from caucus.wire.errors import ErrorBody
 from caucus.wire.requests import ConveneRequest, PositionRequest
@@ -31,7 +32,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 @router.post(
     "/deliberations",
     summary="Convene a panel of peers on a subject; a chair decides; the ledger records it",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 409),
     openapi_extra=access(Access.AGENT),
 )
 async def convene(body: ConveneRequest, request: Request, peer: PeerDep) -> DeliberationInfo:
@@ -50,7 +51,7 @@ async def convene(body: ConveneRequest, request: Request, peer: PeerDep) -> Deli
 @router.get(
     "/deliberations",
     summary="Deliberations this hub process runs or ran, newest first",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 404, 409),
     openapi_extra=access(Access.AGENT),
 )
 async def deliberations(request: Request, _: PeerDep) -> DeliberationList:
@@ -60,7 +61,7 @@ async def deliberations(request: Request, _: PeerDep) -> DeliberationList:
 @router.get(
     "/deliberations/{deliberation_id}",
     summary="One deliberation: its panel, positions round by round, verdict and record",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 409),
     openapi_extra=access(Access.AGENT),
 )
 async def deliberation(deliberation_id: str, request: Request, _: PeerDep) -> DeliberationInfo:
@@ -90,7 +91,7 @@ async def position(
 @router.get(
     "/operator/deliberations",
     summary="Every deliberation this hub process runs or ran, newest first",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 404, 409),
     openapi_extra=access(Access.VIEWER),
 )
 async def operator_deliberations(request: Request, _: ViewerDep) -> DeliberationList:

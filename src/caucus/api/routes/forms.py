@@ -11,6 +11,7 @@ from caucus.errors import InvalidRequest
 from caucus.services.roles import Access
 from caucus.web.access import OperatorDep, PeerDep, RoomDep, ViewerDep, access
 from caucus.web.context import hub_of
+from caucus.web.openapi import without
 from caucus.wire.errors import ErrorBody
 from caucus.wire.forms import DecisionList, FormInfo, FormList, LedgerStatusInfo
 from caucus.wire.requests import AnswerRequest, AskRequest, ReasonRequest
@@ -31,7 +32,7 @@ Limit = Annotated[int, Query(ge=1, le=200, description="how many, newest first (
 @router.post(
     "/forms",
     summary="Ask the operator a bounded question; the answer goes to `to` and to you",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 404, 409),
     openapi_extra=access(Access.AGENT),
 )
 async def ask(body: AskRequest, request: Request, peer: PeerDep) -> FormInfo:
@@ -44,7 +45,7 @@ async def ask(body: AskRequest, request: Request, peer: PeerDep) -> FormInfo:
     "/forms",
     summary="Pending forms of your audiences (look before you ask); before joining, those "
     "asked of everyone",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 404, 409),
     openapi_extra=access(Access.ROOM),
 )
 async def list_forms(request: Request, who: RoomDep) -> FormList:
@@ -69,7 +70,7 @@ async def withdraw(
     "/decisions",
     summary="What was decided, newest first: broadcast decisions and your channels' (before "
     "joining, the broadcast ones)",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 404, 409),
     openapi_extra=access(Access.ROOM),
 )
 async def decisions(request: Request, who: RoomDep, limit: Limit = 20) -> DecisionList:
@@ -79,7 +80,7 @@ async def decisions(request: Request, who: RoomDep, limit: Limit = 20) -> Decisi
 @router.get(
     "/operator/forms",
     summary="Forms by state: pending (the default, oldest first), answered, canceled or all",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 404, 409),
     openapi_extra=access(Access.VIEWER),
 )
 async def operator_forms(
@@ -93,7 +94,7 @@ async def operator_forms(
 @router.get(
     "/operator/forms/{form_id}",
     summary="One form, in any state",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 409),
     openapi_extra=access(Access.VIEWER),
 )
 async def operator_form(form_id: str, request: Request, _: ViewerDep) -> FormInfo:
@@ -125,7 +126,7 @@ async def cancel(
 @router.get(
     "/operator/decisions",
     summary="Every decision on the ledger, newest first",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 404, 409),
     openapi_extra=access(Access.VIEWER),
 )
 async def operator_decisions(request: Request, _: ViewerDep, limit: Limit = 20) -> DecisionList:
@@ -135,7 +136,7 @@ async def operator_decisions(request: Request, _: ViewerDep, limit: Limit = 20) 
 @router.get(
     "/operator/ledger",
     summary="Whether the decision ledger verifies now",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 404, 409),
     openapi_extra=access(Access.VIEWER),
 )
 async def ledger(request: Request, _: ViewerDep) -> LedgerStatusInfo:

@@ -38,8 +38,10 @@ _WAITS: dict[int | str, dict[str, Any]] = {
     summary="Send a message to a peer, 'all', or a #channel",
     responses={
         **_ERRORS,
+        403: {"model": ErrorBody, "description": "a private channel you are not a member of"},
         404: {"model": ErrorBody, "description": "unknown recipient or reply_to"},
         413: {"model": ErrorBody, "description": "body or content too large"},
+        423: {"model": ErrorBody, "description": "floor_held: another peer holds that floor"},
         429: {"model": ErrorBody, "description": "send budget spent; see Retry-After"},
     },
     openapi_extra=access(Access.AGENT, **body_schema(SendRequest)),

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Request
 from caucus.services.roles import Access
 from caucus.web.access import PeerDep, access
 from caucus.web.context import hub_of
+from caucus.web.openapi import without
 from caucus.wire.errors import ErrorBody
 from caucus.wire.requests import ClaimRequest, OfferRequest, ResolveRequest
 from caucus.wire.work import OfferInfo, OfferList
@@ -52,7 +53,7 @@ async def post_offer(body: OfferRequest, request: Request, peer: PeerDep) -> Off
 @router.get(
     "",
     summary="Offers on the board, with their claims",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 404, 409),
     openapi_extra=_AGENT,
 )
 async def list_offers(

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Request
 from caucus.services.roles import Access
 from caucus.web.access import OperatorDep, PeerDep, RoomDep, access
 from caucus.web.context import hub_of
+from caucus.web.openapi import without
 from caucus.wire.errors import ErrorBody
 from caucus.wire.requests import (
     BlockedRequest,
@@ -52,7 +53,7 @@ async def reserve(body: ReserveRequest, request: Request, peer: PeerDep) -> Rese
 @router.get(
     "",
     summary="The reservations that stand, oldest first",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 409),
     openapi_extra=_ROOM,
 )
 async def standing(
@@ -67,7 +68,7 @@ async def standing(
 @router.post(
     "/release",
     summary="Release your reservations, by id or pattern, or all of them",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 409),
     openapi_extra=_AGENT,
 )
 async def release(body: ReleaseRequest, request: Request, peer: PeerDep) -> ReservationList:
@@ -79,7 +80,7 @@ async def release(body: ReleaseRequest, request: Request, peer: PeerDep) -> Rese
 @router.post(
     "/renew",
     summary="Extend your reservations (those named, or all) from now",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 409),
     openapi_extra=_AGENT,
 )
 async def renew(body: RenewRequest, request: Request, peer: PeerDep) -> ReservationList:
@@ -92,7 +93,7 @@ async def renew(body: RenewRequest, request: Request, peer: PeerDep) -> Reservat
     "/blocked",
     summary="Which of these files another agent's exclusive reservation covers (the "
     "pre-commit guard's question)",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 409),
     openapi_extra=_ROOM,
 )
 async def blocked(body: BlockedRequest, request: Request, _: RoomDep) -> BlockedList:

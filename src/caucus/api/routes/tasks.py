@@ -14,6 +14,7 @@ from caucus.api import hot_tasks
 from caucus.services.roles import Access
 from caucus.web.access import PeerDep, access, bearer_token
 from caucus.web.context import hub_of
+from caucus.web.openapi import without
 from caucus.wire.errors import ErrorBody
 from caucus.wire.requests import (
     DependRequest,
@@ -52,7 +53,7 @@ async def send_task(request: Request) -> Response:
 @router.get(
     "",
     summary="Tasks you sent or received, optionally in one state",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 403, 404, 409),
     openapi_extra=_AGENT,
 )
 async def list_tasks(
@@ -67,7 +68,7 @@ async def list_tasks(
 @router.get(
     "/ready",
     summary="What you can start now: your pending tasks nothing holds back, most urgent first",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 403, 404, 409),
     openapi_extra=_AGENT,
 )
 async def ready_tasks(
@@ -81,7 +82,7 @@ async def ready_tasks(
 @router.get(
     "/{task_id}",
     summary="A task's state and history (sender and worker only)",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 403, 409),
     openapi_extra=_AGENT,
 )
 async def task_status(task_id: str, request: Request, peer: PeerDep) -> TaskInfo:

@@ -11,6 +11,7 @@ from caucus.services.roles import Access
 from caucus.services.spawns import SpawnAsk
 from caucus.web.access import OperatorDep, PeerDep, ViewerDep, access
 from caucus.web.context import hub_of, socket_url
+from caucus.web.openapi import without
 from caucus.wire.errors import ErrorBody
 from caucus.wire.requests import SpawnGrantRequest, SpawnRequest
 from caucus.wire.spawns import SpawnGrantInfo, TeammateInfo, Teammates, TeammatesOverview
@@ -40,7 +41,7 @@ _AGENT = access(Access.AGENT)
     "",
     summary="What you may spawn (your grant, the operator's profiles and tools) and your "
     "teammates, newest first",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 404, 409),
     openapi_extra=_AGENT,
 )
 async def mine(request: Request, peer: PeerDep) -> Teammates:
@@ -51,7 +52,7 @@ async def mine(request: Request, peer: PeerDep) -> Teammates:
     "",
     summary="Spawn a teammate: a native agent on one of the operator's model profiles, "
     "recorded on the ledger",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 404),
     openapi_extra=_AGENT,
     status_code=201,
 )
@@ -64,7 +65,7 @@ async def spawn(body: SpawnRequest, request: Request, peer: PeerDep) -> Teammate
 @router.post(
     "/{spawn_id}/stop",
     summary="Stop a teammate you spawned (it leaves the room gracefully)",
-    responses=_ERRORS,
+    responses=without(_ERRORS, 409),
     openapi_extra=_AGENT,
 )
 async def stop(spawn_id: str, request: Request, peer: PeerDep) -> TeammateInfo:
@@ -83,7 +84,7 @@ _OPERATOR_ERRORS: dict[int | str, dict[str, Any]] = {
 @operator_router.get(
     "/teammates",
     summary="The room's spawn grants and spawned teammates (newest first)",
-    responses=_OPERATOR_ERRORS,
+    responses=without(_OPERATOR_ERRORS, 404),
     openapi_extra=access(Access.VIEWER),
 )
 async def overview(request: Request, _: ViewerDep) -> TeammatesOverview:
