@@ -109,6 +109,9 @@ async def _everywhere(world: World, walk: Walk) -> None:
         access = operation.get("x-caucus-access", "public")
         if access not in ("public", "room"):
             walk.check(op, await world.call("none", method, path), 401)
+            if "requestBody" in operation:  # who you are comes before what you sent
+                wrong = await world.call("none", method, path, body={"unknown": [1]})
+                walk.check(op, wrong, 401)
         elif access == "room":  # readable without a token, but a bad one is refused
             unknown = {"Authorization": "Bearer cau_unknown0123456789"}
             walk.check(op, await world.call("none", method, path, headers=unknown), 401)
