@@ -4,7 +4,10 @@ An entry named `caucus` is merged into the host's file; every other server, and 
 else in the file, is kept as it was. Paths are absolute, to the `caucus` that runs this.
 
 - claude: `~/.claude.json` (user) or `.mcp.json` (project); stdio `{"type": "stdio",
-  "command", "args", "env"}`, HTTP `{"type": "http", "url"}`;
+  "command", "args", "env"}`, HTTP `{"type": "http", "url"}`, both `"alwaysLoad": true` (Claude
+  Code then waits for the server before the first turn, up to `MCP_CONNECT_TIMEOUT_MS`, and
+  offers its tools whole: without it a session can start before the bridge answers, and the
+  model meets `WaitForMcpServers` instead of `join`);
 - codex: `~/.codex/config.toml` or `.codex/config.toml`; a `[mcp_servers.caucus]` table with
   `command`, `args` and an env table, or `url`;
 - gemini: `~/.gemini/settings.json` or `.gemini/settings.json`; `command`, `args`, `env`, or
@@ -87,7 +90,7 @@ def entry_for(host: Host, hub: str, *, http: bool, channel: bool = False) -> dic
     if http:
         url = hub.rstrip("/") + "/mcp"
         if host is Host.CLAUDE:
-            return {"type": "http", "url": url}
+            return {"type": "http", "url": url, "alwaysLoad": True}
         if host is Host.GEMINI:
             return {"httpUrl": url}
         return {"url": url}
@@ -96,7 +99,7 @@ def entry_for(host: Host, hub: str, *, http: bool, channel: bool = False) -> dic
     if channel and host is Host.CLAUDE:
         env["CAUCUS_CLAUDE_CHANNEL"] = "1"
     if host is Host.CLAUDE:
-        return {"type": "stdio", "command": command, "args": args, "env": env}
+        return {"type": "stdio", "command": command, "args": args, "env": env, "alwaysLoad": True}
     return {"command": command, "args": args, "env": env}
 
 

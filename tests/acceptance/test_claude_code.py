@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import subprocess
 import sys
@@ -160,18 +161,25 @@ def caucus_tools() -> set[str]:
     return {f"mcp__caucus__{t['name']}" for t in snapshot["tools"]["plain"]}
 
 
+SLOW_START = 3  # seconds a busy machine may add to the bridge's start, made certain here
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("search", ["deferred", "loaded"])
 async def test_the_caucus_tools_are_on_claude_code_s_first_model_request(
     tmp_path: Path, search: str
 ) -> None:
     """Claude Code starts the model's turn without waiting for a server that is still
-    connecting (it offers WaitForMcpServers instead): the bridge must be ready before that.
-    With tool search (its default) the tools are named as deferred; without, loaded whole."""
+    connecting (it offers WaitForMcpServers instead) unless the entry says `alwaysLoad`:
+    `caucus connect` writes it, so a bridge that is slow to start (here made seconds slower
+    than Claude Code's own start) is waited for, and its tools are on the first request,
+    whole, with tool search on or off. The wait's deadline is set past any machine's pace,
+    so the verdict never depends on how fast the bridge starts."""
     claude = node_bin("claude")
-    home, work = tmp_path / "home", tmp_path / "work"
-    home.mkdir()
-    work.mkdir()
+    home, work, slow = tmp_path / "home", tmp_path / "work", tmp_path / "slow"
+    for folder in (home, work, slow):
+        folder.mkdir()
+    (slow / "sitecustomize.py").write_text(f"import time\ntime.sleep({SLOW_START})\n")
     fake = FakeAnthropic(lambda _: [Text("ok")])
     async with make_hub(tmp_path / "hub") as hub, serve(hub) as hub_url, serve_model(fake) as url:
         extra = {"ENABLE_TOOL_SEARCH": "false"} if search == "loaded" else {}
@@ -179,18 +187,13 @@ async def test_the_caucus_tools_are_on_claude_code_s_first_model_request(
         connect = [sys.executable, "-m", "caucus", "connect", "claude", "--hub", hub_url]
         done = subprocess.run(connect, env=env, capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stderr
-        code, _, err = await run_host([str(claude), "-p", "hello"], env, work)
+        paths = [str(slow), *filter(None, [env.get("PYTHONPATH")])]
+        host = {**env, "PYTHONPATH": os.pathsep.join(paths), "MCP_CONNECT_TIMEOUT_MS": "600000"}
+        code, _, err = await run_host([str(claude), "-p", "hello"], host, work)
         assert code == 0, err
-    first = fake.requests[0]
-    offered = set(tool_names(first))
+    offered = set(tool_names(fake.requests[0]))
     assert "WaitForMcpServers" not in offered
-    wanted = caucus_tools()
-    if search == "loaded":
-        assert wanted <= offered
-    else:
-        assert "ToolSearch" in offered
-        named = json.dumps(first.get("system", "")) + json.dumps(first["messages"])
-        assert {t for t in wanted if t in named} == wanted
+    assert caucus_tools() <= offered
 
 
 WATCHED = "ping from alice, are you there?"

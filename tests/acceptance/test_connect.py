@@ -50,11 +50,16 @@ def test_claude_user_config_is_merged_never_clobbered(tmp_path: Path) -> None:
     assert Path(entry["command"]).is_absolute()
     assert Path(entry["command"]).exists()
     assert entry["env"] == {"CAUCUS_HUB": "http://127.0.0.1:9999"}
+    assert entry["alwaysLoad"] is True  # Claude Code waits for it before the first turn
     assert (report["merged"], report["replaced"]) == (True, False)
     again = connected(tmp_path, "claude", "--http")  # a second run replaces, never doubles
     data = json.loads(config.read_text())
     assert again["replaced"] is True
-    assert data["mcpServers"]["caucus"] == {"type": "http", "url": "http://127.0.0.1:8765/mcp"}
+    assert data["mcpServers"]["caucus"] == {
+        "type": "http",
+        "url": "http://127.0.0.1:8765/mcp",
+        "alwaysLoad": True,
+    }
     assert sorted(data["mcpServers"]) == ["caucus", "other"]
 
 
