@@ -109,7 +109,10 @@ def _hubs_on_postgres(request: pytest.FixtureRequest) -> Iterator[None]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """With CAUCUS_TEST_BACKEND=postgres, tests of the SQLite file itself do not apply."""
+    """Tests marked slow run first, so the workers never wait at the end on one long test
+    handed out last (the whole pass is only as short as its last test); with
+    CAUCUS_TEST_BACKEND=postgres, tests of the SQLite file itself do not apply."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     if os.environ.get("CAUCUS_TEST_BACKEND") != "postgres":
         return
     skip = pytest.mark.skip(reason="checks the SQLite file itself; the hubs run on PostgreSQL")

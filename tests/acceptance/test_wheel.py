@@ -4,6 +4,7 @@ built into a wheel and installed with its dependencies from the package index) g
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -23,9 +24,24 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The `bin` directory of a fresh venv, made by the README's own install commands."""
-    home = tmp_path_factory.mktemp("home")
+def installed(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """The `bin` directory of a fresh venv, made by the README's own install commands: once
+    per run, the first xdist worker to ask builds it and the others wait for it (a wheel build
+    and install is the costliest set-up in the suite)."""
+    if worker_id == "master":
+        return _install(tmp_path_factory.mktemp("home"))
+    shared = tmp_path_factory.getbasetemp().parent  # this run's, shared by its workers
+    home, done = shared / "readme-install", shared / "readme-install.done"
+    with (shared / "readme-install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            home.mkdir(exist_ok=True)
+            _install(home)
+            done.touch()
+    return home / ".local" / "share" / "caucus-venv" / "bin"
+
+
+def _install(home: Path) -> Path:
     (block,) = [b for b in code_blocks("sh") if "pip install ./" in b]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CAUCUS_", "VIRTUAL_ENV"))}
     env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"  # its python3 is 3.11+
