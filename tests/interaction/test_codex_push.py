@@ -134,6 +134,38 @@ async def test_a_busy_thread_holds_the_burst_and_the_operator_is_steered_in(
         await eventually(lambda: _zero(bob), what="both acknowledged")
 
 
+async def test_the_operator_is_steered_in_while_an_earlier_burst_is_held(
+    url: str,
+    connect: ClientFactory,
+    codex: FakeCodex,
+    short_dir: Path,
+    operator: OperatorClient,
+) -> None:
+    """Once the first steer is seen, alice's message (taken before the operator's) is held by
+    the running turn whatever bursts the watcher made of them; the operator speaks again, and
+    the watcher, still reading while it holds, steers that in too."""
+    alice, bob = await connect("alice"), await connect("bob")
+    async with attached(url, bob, short_dir, codex):
+        turn = await codex.begin_turn()
+        await eventually(lambda: _listening(alice), what="the watcher parked")
+        await alice.send("bob", "when you are free")
+        await operator.say("bob", "first: status report")
+        await codex.wait_for("turn/steer")
+        await operator.say("bob", "second: and the logs")
+        await codex.wait_for("turn/steer", 2)
+        steers = [c["input"][0]["text"] for c in codex.calls("turn/steer")]
+        assert "first: status report" in steers[0]
+        assert "second: and the logs" in steers[1]
+        assert all("when you are free" not in text for text in steers)
+        assert {c["expectedTurnId"] for c in codex.calls("turn/steer")} == {turn}
+        assert codex.calls("turn/start") == []
+        assert await pending(bob) == 3  # nothing acknowledged while alice's is held
+        await codex.finish_turn()
+        await codex.wait_for("turn/start")
+        assert "when you are free" in codex.calls("turn/start")[0]["additionalContext"][0]["text"]
+        await eventually(lambda: _zero(bob), what="all three acknowledged")
+
+
 async def test_an_approval_holds_everything_even_the_operator(
     url: str,
     connect: ClientFactory,

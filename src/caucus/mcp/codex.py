@@ -34,8 +34,9 @@ from websockets.exceptions import WebSocketException
 
 from caucus.client import HubClient
 from caucus.config import Settings
+from caucus.errors import HubUnavailable
 from caucus.mcp.envelope import wrap
-from caucus.mcp.push import is_urgent, settle
+from caucus.mcp.push import More, is_urgent, settle
 from caucus.mcp.watch import UNREACHABLE_AFTER, Session, next_batch, print_batch
 from caucus.wire.messages import InboundMessage
 
@@ -50,6 +51,9 @@ TRIGGER = (
 )
 CONNECT_TIMEOUT = 5.0
 REQUEST_TIMEOUT = 30.0
+# How long one read of the hub waits while a running turn holds a burst, before the thread's
+# state is looked at again: the turn may have ended meanwhile (a wait, not a rule).
+HOLD_POLL = 0.5
 
 
 def control_socket() -> Path:
@@ -233,7 +237,11 @@ async def push_codex(
     async with HubClient(session.hub, token=session.key) as client:
 
         async def more(wait: float) -> list[InboundMessage]:
-            return (await client.watch(timeout=wait)).messages
+            try:
+                return (await client.watch(timeout=wait)).messages
+            except HubUnavailable:  # nothing more for now; the next batch retries and reports
+                await asyncio.sleep(min(wait, 1.0))
+                return []
 
         try:
             while True:
@@ -243,8 +251,8 @@ async def push_codex(
                 burst = await settle(got, more, gap=settings.push_gap, cap=settings.push_cap)
                 if thread is not None:
                     try:
-                        await _deliver(thread, burst, session.name)
-                        await client.watch_ack([m.seq for m in burst])
+                        delivered = await _deliver(thread, burst, session.name, more)
+                        await client.watch_ack([m.seq for m in delivered])
                         continue
                     except (DaemonGone, Refused) as exc:
                         log.warning("%s: waking by printing instead", exc)
@@ -254,21 +262,31 @@ async def push_codex(
                 await thread.close()
 
 
-async def _deliver(thread: CodexThread, burst: list[InboundMessage], me: str) -> None:
+async def _deliver(
+    thread: CodexThread, burst: list[InboundMessage], me: str, more: More
+) -> list[InboundMessage]:
     """Start a turn once the thread is idle; steer the operator into a running turn; hold
-    everything while the thread waits on an approval."""
+    everything while the thread waits on an approval. While a running turn holds a burst, the
+    hub is still read (what arrives joins the burst), so the operator's message is steered in
+    even when it comes after the burst began. `burst` grows in place with what was read (a
+    fallback prints all of it); the answer is every message the thread accepted."""
+    steered: list[InboundMessage] = []
     while True:
         if thread.status == "idle":
             await thread.start_turn(burst, me)
-            return
+            return [*steered, *burst]
         urgent = [m for m in burst if is_urgent(m)]
         if thread.status == "active" and urgent and thread.turn_id is not None:
             await thread.steer(urgent, me)
-            burst = [m for m in burst if not is_urgent(m)]
+            steered += urgent
+            burst[:] = [m for m in burst if not is_urgent(m)]
             if not burst:
-                return
+                return steered
             continue
         if thread.status == "gone":
             raise DaemonGone("the Codex app-server went away")
+        if thread.status == "active":
+            burst += await more(HOLD_POLL)
+            continue
         thread.changed.clear()
         await thread.changed.wait()
