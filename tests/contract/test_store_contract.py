@@ -149,8 +149,34 @@ async def test_reply_to_threads_the_answer_under_the_question(db: Engine) -> Non
     q = await send(db, a, "b", "question")
     answer = await send(db, b, "a", "answer", reply_to=q.message.id)
     assert answer.message.thread == q.message.id
+    assert (answer.message.reply_seq, answer.message.reply_sender) == (q.message.seq, "a")
     with pytest.raises(NotFound):
         await send(db, b, "a", "x", reply_to="m_unknown")
+
+
+@pytest.mark.parametrize("form", ["#{}", "{}", " #{} "])
+async def test_reply_to_takes_the_number_a_model_sees(db: Engine, form: str) -> None:
+    a, b = await peer(db, "a"), await peer(db, "b")
+    q = await send(db, a, "b", "question")
+    answer = await send(db, b, "a", "answer", reply_to=form.format(q.message.seq))
+    assert answer.message.reply_to == q.message.id  # stored as the id, whatever form came
+    assert answer.message.thread == q.message.id
+    (got,) = (await claim(db, a)).deliveries  # as stored (PostgreSQL dropped reply_to here)
+    assert got.message.reply_to == q.message.id
+    assert (got.message.reply_seq, got.message.reply_sender) == (q.message.seq, "a")
+
+
+async def test_a_reply_cannot_answer_a_message_its_sender_may_not_read(db: Engine) -> None:
+    a, c = await peer(db, "a"), await peer(db, "c")
+    await peer(db, "b")
+    secret = await send(db, a, "b", "between a and b")
+    refusals = []
+    for ref in (secret.message.id, str(secret.message.seq), f"#{secret.message.seq}", "#99999"):
+        with pytest.raises(NotFound) as refused:
+            await send(db, c, "a", "re your secret", reply_to=ref)
+        assert "#22 or 22" in str(refused.value)  # it says which forms are taken
+        refusals.append(str(refused.value).replace(ref, "REF"))
+    assert len(set(refusals)) == 1  # no message and one c may not read are refused alike
 
 
 async def test_an_idempotency_key_replays_the_first_result(db: Engine) -> None:

@@ -64,6 +64,7 @@ class Sent:
     target: str
     recipient_id: int | None  # a direct message's
     audience: frozenset[int]  # the identities it was routed to
+    seq: int  # the number a model sees it by
 
 
 @dataclass
@@ -292,6 +293,7 @@ class WhoReads(RuleBasedStateMachine):
                 target,
                 recipient,
                 frozenset(audience),
+                receipt.seq,
             )
         )
 
@@ -365,8 +367,37 @@ class WhoReads(RuleBasedStateMachine):
         item = page[-1]
         assert (item.meta or {}).get("task_id") == task.id
         self.room.sent.append(
-            Sent(item.id, task.thread, sender.id, to, worker.id, frozenset({worker.id}))
+            Sent(item.id, task.thread, sender.id, to, worker.id, frozenset({worker.id}), item.seq)
         )
+
+    @precondition(lambda self: 0 < len(self.room.sent) < MAX_MESSAGES)
+    @rule(data=st.data(), form=st.sampled_from(("id", "#", "")))
+    def reply(self, data: st.DataObject, form: str) -> None:
+        """A reply, naming what it answers by id, `#N` or `N`, is sent exactly when the replier
+        may read that message (refused alike when it may not and when there is none), and
+        joins its thread."""
+        sender = self._pick(data)
+        if sender is None:
+            return
+        parent = data.draw(st.sampled_from(self.room.sent))
+        ref = parent.id if form == "id" else f"{form}{parent.seq}"
+        peer = self._act(sender)
+        may = may_read(
+            Reader(sender.id),
+            sender_id=parent.sender_id,
+            recipient_id=parent.recipient_id,
+            target=parent.target,
+            channels=self.room.channels_of(sender.id),
+        )
+        send = self.hub.delivery.send(peer, to=BROADCAST, content=self._word(), reply_to=ref)
+        try:
+            receipt = self._run(send)
+        except NotFound:
+            assert not may, (sender, parent)
+            return
+        assert may, (sender, parent)
+        others = {i.id for i in self.room.live() if i is not sender}
+        self._routed(receipt, sender, BROADCAST, None, others, thread=parent.thread)
 
     @rule(data=st.data(), to=st.sampled_from((BROADCAST, *CHANNELS)))
     def ask(self, data: st.DataObject, to: str) -> None:

@@ -6,6 +6,7 @@ on the hot path, and a frozen dataclass's __init__ costs several times more.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
 from typing import Any
@@ -65,6 +66,8 @@ class Message:
     meta: dict[str, Any] | None = None
     thread: str | None = None
     reply_to: str | None = None
+    reply_seq: int | None = None  # the number of the message replied to
+    reply_sender: str | None = None  # and who sent it: a reply reads "re #22 from alice"
     delivered_to: list[str] | None = None  # filled where the record is read whole (transcripts)
 
 
@@ -107,7 +110,9 @@ class NewMessage:
     content: str
     meta: dict[str, Any] | None = None
     thread: str | None = None
-    reply_to: str | None = None
+    reply_to: str | None = None  # as the sender gave it: an id, or a number (`#22`, `22`)
+    reply_seq: int | None = None  # set by storage from the message replied to
+    reply_sender: str | None = None
     idempotency_key: str | None = None
     lane: Lane = Lane.CHATTER
     ephemeral: bool = False  # dropped rather than replayed when the recipient reconnects
@@ -160,3 +165,24 @@ def preview(content: str) -> tuple[str, bool]:
     if len(content) <= PREVIEW_CHARS:
         return content, False
     return content[:PREVIEW_CHARS], True
+
+
+_NUMBER = re.compile(r"#?([0-9]{1,18})")
+
+
+def message_number(ref: str) -> int | None:
+    """The number in a reference to a message as a model writes it (`#22` or `22`); None
+    for anything else (an id, `m_...`)."""
+    found = _NUMBER.fullmatch(ref.strip())
+    return int(found.group(1)) if found else None
+
+
+_MESSAGE_ID = re.compile(r"m_[0-9a-f]{22}")
+
+
+def is_message_id(ref: str) -> bool:
+    """Whether `ref` is an id the hub gave a message (a thread a reply started is one)."""
+    return _MESSAGE_ID.fullmatch(ref) is not None
+
+
+REPLY_FORMS = "the number a message shows (#22 or 22) or its id (m_...)"

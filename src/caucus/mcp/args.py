@@ -50,7 +50,7 @@ class SayArgs(Args):
     to: str = Field(description="a peer, 'all', or '#channel' (sending joins it)")
     content: str = Field(description="at most {content_chars} characters")
     thread: str | None = Field(None, description="keeps a conversation together")
-    reply_to: str | None = Field(None, description="id of the message you answer")
+    reply_to: str | None = Field(None, description="the message you answer: #22, or its id")
 
 
 class ListenArgs(Args):

@@ -36,6 +36,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
+from caucus.domain.messages import is_message_id
+
 BEGIN = "<<<caucus-data"
 END = "<<<end caucus-data"
 
@@ -152,16 +154,20 @@ def _nth(n: int) -> str:
 
 
 def header(m: Wrappable, *, me: str | None, now: float, notes: list[str]) -> str:
-    """One message's header line: `[#12 from alice to you, 2 min ago, kind task]` (the words
-    "from" and "to", not an arrow: a small model answered "you" when the sender stood before
-    an arrow)."""
+    """One message's header line: `[#12 from alice to you, re #9 from you, 2 min ago, kind task]`
+    (the words "from" and "to", not an arrow: a small model answered "you" when the sender
+    stood before an arrow). A reply names the number it answers, never the thread's id."""
     parts = [f"#{m.seq} from {m.sender} to {_recipient(m.to, me)}"]
+    answered = getattr(m, "reply_seq", None)
+    if isinstance(answered, int):  # the number to answer, and the one this answers
+        by = getattr(m, "reply_sender", None)
+        parts.append(f"re #{answered}" + (f" from {_recipient(by, me)}" if by else ""))
     sent = getattr(m, "ts", None)
     if isinstance(sent, int | float):
         parts.append(ago(max(0.0, now - sent)))
     if m.kind != "chat":
         parts.append(f"kind {m.kind}")
-    if m.thread:
+    if m.thread and not is_message_id(m.thread):  # a thread a reply began says "re #N" instead
         parts.append(f"thread {json.dumps(clean(m.thread).text.replace(chr(10), ' '))}")
     count = getattr(m, "delivery_count", 1)
     if isinstance(count, int) and count > 1:

@@ -10,7 +10,8 @@ from importlib import resources
 
 from caucus.errors import Hint, NotFound
 
-PROTOCOL_VERSION = 7  # 7: one vocabulary (content, result, error, question, note: ADR 0023)
+# 7: one vocabulary (content, result, error, question, note: ADR 0023); 8: reply_to by number
+PROTOCOL_VERSION = 8
 CORE_LIMIT = 3600  # characters: the ceiling the protocol core must stay under (~900 tokens)
 
 

@@ -30,6 +30,8 @@ class MessageRecord(Wire):
     meta: dict[str, Any] | None = None
     thread: str | None = None
     reply_to: str | None = None
+    reply_seq: int | None = Field(None, description="the number of the message replied to")
+    reply_sender: str | None = Field(None, description="who sent the message replied to")
 
     @staticmethod
     def fields_of(m: Message) -> dict[str, Any]:
@@ -44,6 +46,8 @@ class MessageRecord(Wire):
             "meta": m.meta,
             "thread": m.thread,
             "reply_to": m.reply_to,
+            "reply_seq": m.reply_seq,
+            "reply_sender": m.reply_sender,
         }
 
 

@@ -85,7 +85,9 @@ class SendRequest(_In):
     to: str = Field(description="a peer name, 'all', or '#channel'", json_schema_extra=TARGET)
     content: str
     thread: str | None = None
-    reply_to: str | None = Field(None, description="id of the message this answers")
+    reply_to: str | None = Field(
+        None, description="the message this answers: its number (#22 or 22) or its id"
+    )
     meta: dict[str, Any] | None = None
     idempotency_key: str | None = Field(
         None, description="repeat within 24 h to get the first result back"

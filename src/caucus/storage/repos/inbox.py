@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from caucus.domain.channels import born_private, check_post
 from caucus.domain.messages import (
+    REPLY_FORMS,
     AppendOutcome,
     ClaimRequest,
     ClaimResult,
@@ -65,11 +66,14 @@ class Inbox:
                 return self._replay(hit)
         thread = msg.thread
         if msg.reply_to is not None:
-            parent = self.messages.parent(msg.reply_to)
+            parent = self.messages.parent(msg.reply_to, msg.sender_id)
             if parent is None:
-                raise NotFound(f"reply_to {msg.reply_to!r} is not a known message id")
+                raise NotFound(
+                    f"reply_to {msg.reply_to!r} is not a message you can read: give {REPLY_FORMS}"
+                )
+            msg.reply_to, msg.reply_seq, msg.reply_sender = parent.id, parent.seq, parent.sender
             if thread is None:
-                thread = parent[1] or parent[0]
+                thread = parent.thread or parent.id
         if target.kind is TargetKind.PEER:
             outcome = self._trips.direct(self, msg, target.name, thread)
         else:
@@ -343,4 +347,6 @@ def _stored(msg: NewMessage, seq: int, thread: str | None) -> Message:
         meta=msg.meta,
         thread=thread,
         reply_to=msg.reply_to,
+        reply_seq=msg.reply_seq,
+        reply_sender=msg.reply_sender,
     )

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from caucus.domain.messages import Message, NewMessage
+from caucus.domain.messages import Message, NewMessage, message_number
 from caucus.domain.visibility import Reader
 from caucus.storage.engine import Row, Tx
 from caucus.storage.rows import names_json, stored_json
@@ -25,6 +25,8 @@ def message(row: Row) -> Message:
         meta=stored_json(meta) if meta is not None else None,
         thread=row["thread"],
         reply_to=row["reply_to"],
+        reply_seq=row["reply_seq"],
+        reply_sender=row["reply_sender"],
     )
 
 
@@ -70,6 +72,8 @@ class Messages:
             "meta": json.dumps(msg.meta) if msg.meta is not None else None,
             "thread": thread,
             "reply_to": msg.reply_to,
+            "reply_seq": msg.reply_seq,
+            "reply_sender": msg.reply_sender,
             "delivered_to": names_json(delivered_to),
             "missed": names_json(missed),
             "recipient_id": recipient_id,
@@ -122,6 +126,9 @@ class Messages:
                 "contents": tx.array([m.content for m in msgs]),
                 "metas": tx.array([None if m.meta is None else json.dumps(m.meta) for m in msgs]),
                 "threads": tx.array([thread for _, _, thread in items]),
+                "reply_tos": tx.array([m.reply_to for m in msgs]),
+                "reply_seqs": tx.array([m.reply_seq for m in msgs]),
+                "reply_senders": tx.array([m.reply_sender for m in msgs]),
                 "delivered": tx.array([names_json([name]) for _, name, _ in items]),
                 "self_ids": tx.array([-1 if m.sender_id is None else m.sender_id for m in msgs]),
                 "lanes": tx.array([int(m.lane) for m in msgs]),
@@ -130,10 +137,19 @@ class Messages:
         )
         return lambda: [(r["peer_id"], r["peer_name"], r["state"], r["seq"]) for r in fetch()]
 
-    def parent(self, message_id: str) -> tuple[str, str | None] | None:
-        """(id, thread) of a message replied to."""
-        row = self._tx.one("message_parent", {"id": message_id})
-        return None if row is None else (row["id"], row["thread"])
+    def parent(self, ref: str, replier: int | None) -> Message | None:
+        """The message a reply answers (its id, thread, number and sender), by its id or by the
+        number a model sees (`#22`, `22`), if `replier` (a peer's id; None: the operator) may
+        read it: a reply can neither probe nor borrow a thread it cannot read."""
+        seq = message_number(ref)
+        params: dict[str, Any] = {"reader": replier}
+        if seq is None:
+            row = self._tx.one("message_parent", {**params, "id": ref})
+        else:
+            row = self._tx.one("message_parent_by_seq", {**params, "seq": seq})
+        if row is None:
+            return None
+        return Message(row["seq"], row["id"], 0.0, row["sender"], "", "", "", thread=row["thread"])
 
     def by_seq(self, seq: int) -> tuple[Message, list[str], list[str]] | None:
         """A message with whom it reached and whom it missed."""

@@ -43,9 +43,9 @@ UPDATE peers SET last_seen = GREATEST(last_seen, :last_seen) WHERE id = :id;
 
 -- name: message_insert
 INSERT INTO messages (id, ts, sender_id, sender, target, kind, content, meta, thread, reply_to,
-    delivered_to, missed, recipient_id)
+    reply_seq, reply_sender, delivered_to, missed, recipient_id)
 VALUES (:id, :ts, :sender_id, :sender, :target, :kind, :content, :meta, :thread, :reply_to,
-    :delivered_to, :missed, :recipient_id)
+    :reply_seq, :reply_sender, :delivered_to, :missed, :recipient_id)
 RETURNING seq;
 
 -- name: message_insert_routed
@@ -53,9 +53,9 @@ RETURNING seq;
 -- server, and a send is the hub's commonest write.
 WITH m AS (
     INSERT INTO messages (id, ts, sender_id, sender, target, kind, content, meta, thread,
-        reply_to, delivered_to, missed, recipient_id)
+        reply_to, reply_seq, reply_sender, delivered_to, missed, recipient_id)
     VALUES (:id, :ts, :sender_id, :sender, :target, :kind, :content, :meta, :thread, :reply_to,
-        :delivered_to, :missed, :recipient_id)
+        :reply_seq, :reply_sender, :delivered_to, :missed, :recipient_id)
     RETURNING seq
 ), d AS (
     INSERT INTO deliveries (peer_id, seq, lane, ephemeral)
@@ -74,9 +74,10 @@ WITH q AS (
         CAST(:senders AS TEXT[]), CAST(:names AS TEXT[]), CAST(:targets AS TEXT[]),
         CAST(:kinds AS TEXT[]), CAST(:contents AS TEXT[]), CAST(:metas AS TEXT[]),
         CAST(:threads AS TEXT[]), CAST(:delivered AS TEXT[]), CAST(:self_ids AS BIGINT[]),
-        CAST(:lanes AS INTEGER[]), CAST(:ephemerals AS INTEGER[])
+        CAST(:lanes AS INTEGER[]), CAST(:ephemerals AS INTEGER[]), CAST(:reply_tos AS TEXT[]),
+        CAST(:reply_seqs AS BIGINT[]), CAST(:reply_senders AS TEXT[])
     ) WITH ORDINALITY AS q(id, ts, sender_id, sender, name, target, kind, content, meta,
-        thread, delivered, self_id, lane, ephemeral, ord)
+        thread, delivered, self_id, lane, ephemeral, reply_to, reply_seq, reply_sender, ord)
 ), r AS (
     SELECT q.ord, p.id AS peer_id, p.name AS peer_name, p.state
     FROM q CROSS JOIN LATERAL (
@@ -85,9 +86,9 @@ WITH q AS (
     ) p
 ), m AS (
     INSERT INTO messages (id, ts, sender_id, sender, target, kind, content, meta, thread,
-        reply_to, delivered_to, missed, recipient_id)
+        reply_to, reply_seq, reply_sender, delivered_to, missed, recipient_id)
     SELECT q.id, q.ts, q.sender_id, q.sender, q.target, q.kind, q.content, q.meta, q.thread,
-        NULL, q.delivered, CASE WHEN r.state = 'reaped' THEN q.delivered ELSE '[]' END,
+        q.reply_to, q.reply_seq, q.reply_sender, q.delivered, CASE WHEN r.state = 'reaped' THEN q.delivered ELSE '[]' END,
         r.peer_id
     FROM q JOIN r ON r.ord = q.ord
     WHERE r.peer_id <> q.self_id
@@ -162,14 +163,14 @@ LIMIT :limit;
 -- name: deliveries_visible
 -- A claim skips rows another process is handing out this instant: never one delivery twice.
 SELECT d.delivery_count, m.seq, m.id, m.ts, m.sender, m.target, m.kind, m.content, m.meta,
-    m.thread, m.reply_to
+    m.thread, m.reply_to, m.reply_seq, m.reply_sender
 FROM deliveries d JOIN messages m ON m.seq = d.seq
 WHERE d.peer_id = :peer_id AND d.visible_at <= :now ORDER BY d.seq LIMIT :limit
 FOR UPDATE OF d SKIP LOCKED;
 
 -- name: deliveries_visible_priority
 SELECT d.delivery_count, m.seq, m.id, m.ts, m.sender, m.target, m.kind, m.content, m.meta,
-    m.thread, m.reply_to
+    m.thread, m.reply_to, m.reply_seq, m.reply_sender
 FROM deliveries d JOIN messages m ON m.seq = d.seq
 WHERE d.peer_id = :peer_id AND d.visible_at <= :now AND d.lane = 0 ORDER BY d.seq LIMIT :limit
 FOR UPDATE OF d SKIP LOCKED;
@@ -221,7 +222,8 @@ WITH q AS (
     FROM q
 )
 SELECT s.peer_id AS claimant, s.acked, s.next_visible, h.delivery_count,
-    m.seq, m.id, m.ts, m.sender, m.target, m.kind, m.content, m.meta, m.thread, m.reply_to
+    m.seq, m.id, m.ts, m.sender, m.target, m.kind, m.content, m.meta, m.thread, m.reply_to,
+    m.reply_seq, m.reply_sender
 FROM summary s
 LEFT JOIN (handed h JOIN messages m ON m.seq = h.seq) ON h.peer_id = s.peer_id
 ORDER BY s.peer_id, h.seq;

@@ -38,6 +38,8 @@ CREATE TABLE messages (
     meta         TEXT,
     thread       TEXT,
     reply_to     TEXT,
+    reply_seq    BIGINT,          -- the number of the message replied to, and its sender
+    reply_sender TEXT,
     delivered_to TEXT             NOT NULL DEFAULT '[]',
     missed       TEXT             NOT NULL DEFAULT '[]',
     search       tsvector         GENERATED ALWAYS AS

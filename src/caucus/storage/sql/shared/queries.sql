@@ -142,7 +142,12 @@ DELETE FROM watch_credentials WHERE peer_id = :peer_id;
 -- === messages ======================================================================
 
 -- name: message_parent
-SELECT id, thread FROM messages WHERE id = :id;
+-- The message a reply answers, by its id, if the one replying may read it.
+SELECT m.id, m.thread, m.seq, m.sender FROM messages m WHERE m.id = :id AND {{reader_may_read}};
+
+-- name: message_parent_by_seq
+-- The message a reply answers, by the number a model sees, if the one replying may read it.
+SELECT m.id, m.thread, m.seq, m.sender FROM messages m WHERE m.seq = :seq AND {{reader_may_read}};
 
 -- name: message_by_seq
 SELECT * FROM messages WHERE seq = :seq;
@@ -189,7 +194,8 @@ WHERE peer_id = :peer_id AND delivery_count > 0 AND visible_at > :now;
 SELECT COUNT(*) FROM deliveries WHERE peer_id = :peer_id;
 
 -- name: delivery_newest_of_peer
-SELECT m.seq, m.id, m.ts, m.sender, m.target, m.kind, m.content, m.meta, m.thread, m.reply_to
+SELECT m.seq, m.id, m.ts, m.sender, m.target, m.kind, m.content, m.meta, m.thread, m.reply_to,
+    m.reply_seq, m.reply_sender
 FROM deliveries d JOIN messages m ON m.seq = d.seq
 WHERE d.peer_id = :peer_id ORDER BY d.seq DESC LIMIT 1;
 

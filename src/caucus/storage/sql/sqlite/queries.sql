@@ -69,9 +69,9 @@ UPDATE peers SET last_seen = MAX(last_seen, :last_seen) WHERE id = :id;
 
 -- name: message_insert
 INSERT INTO messages (id, ts, sender_id, sender, target, kind, content, meta, thread, reply_to,
-    delivered_to, missed, recipient_id)
+    reply_seq, reply_sender, delivered_to, missed, recipient_id)
 VALUES (:id, :ts, :sender_id, :sender, :target, :kind, :content, :meta, :thread, :reply_to,
-    :delivered_to, :missed, :recipient_id);
+    :reply_seq, :reply_sender, :delivered_to, :missed, :recipient_id);
 
 -- name: messages_after
 SELECT * FROM messages
@@ -132,13 +132,13 @@ LIMIT :limit;
 
 -- name: deliveries_visible
 SELECT d.delivery_count, m.seq, m.id, m.ts, m.sender, m.target, m.kind, m.content, m.meta,
-    m.thread, m.reply_to
+    m.thread, m.reply_to, m.reply_seq, m.reply_sender
 FROM deliveries d JOIN messages m ON m.seq = d.seq
 WHERE d.peer_id = :peer_id AND d.visible_at <= :now ORDER BY d.seq LIMIT :limit;
 
 -- name: deliveries_visible_priority
 SELECT d.delivery_count, m.seq, m.id, m.ts, m.sender, m.target, m.kind, m.content, m.meta,
-    m.thread, m.reply_to
+    m.thread, m.reply_to, m.reply_seq, m.reply_sender
 FROM deliveries d JOIN messages m ON m.seq = d.seq
 WHERE d.peer_id = :peer_id AND d.visible_at <= :now AND d.lane = 0 ORDER BY d.seq LIMIT :limit;
 

@@ -110,6 +110,8 @@ CREATE TABLE messages (
     meta         TEXT,
     thread       TEXT,
     reply_to     TEXT,
+    reply_seq    INTEGER,         -- the number of the message replied to, and its sender
+    reply_sender TEXT,
     delivered_to TEXT    NOT NULL DEFAULT '[]',
     missed       TEXT    NOT NULL DEFAULT '[]',
     recipient_id INTEGER           -- a direct message's recipient (ADR 0033)
