@@ -4,12 +4,14 @@ lists are the room's etiquette."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tomllib
+from asyncio.subprocess import PIPE
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ import pytest
 from mcp import Client
 
 from caucus.mcp.prompts import PROMPTS
-from tests.waiting import eventually
+from tests.waiting import eventually, within
 
 CAUCUS = [sys.executable, "-m", "caucus"]
 
@@ -35,6 +37,36 @@ def connected(home: Path, *args: str, cwd: Path | None = None) -> dict[str, Any]
     assert done.returncode == 0, done.stderr
     report: dict[str, Any] = json.loads(done.stdout)
     return report
+
+
+def test_connect_says_when_no_hub_answers_and_how_to_start_one(tmp_path: Path) -> None:
+    """Nothing listens on the port: the entry is written all the same (a hub may come later),
+    and the warning says so, with the command that starts one; --json says `up: false`."""
+    done = caucus(tmp_path, "connect", "claude", "--hub", "http://127.0.0.1:9")
+    assert done.returncode == 0, done.stderr
+    assert "no Caucus hub answers at http://127.0.0.1:9" in done.stderr
+    assert "`caucus hub`" in done.stderr
+    report = connected(tmp_path, "claude", "--hub", "http://127.0.0.1:9")
+    assert report["hub"] == {"url": "http://127.0.0.1:9", "up": False, "version": None}
+
+
+async def test_connect_finds_a_hub_that_answers(tmp_path: Path) -> None:
+    from caucus import __version__
+    from caucus.testing import make_hub, serve
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CAUCUS_", "XDG_"))}
+    env["HOME"] = str(tmp_path)
+    said = []
+    async with make_hub(tmp_path / "hub") as hub, serve(hub) as url:
+        for extra in ([], ["--json"]):
+            args = [*CAUCUS, "connect", "claude", "--hub", url, *extra]
+            proc = await asyncio.create_subprocess_exec(*args, env=env, stdout=PIPE, stderr=PIPE)
+            said.append(await within(proc.communicate(), 60, "caucus connect to end"))
+            assert proc.returncode == 0, said[-1][1]
+    (out, err), (report, _) = said
+    assert b"no Caucus hub" not in err
+    assert b"caucus" in out
+    assert json.loads(report)["hub"] == {"url": url, "up": True, "version": __version__}
 
 
 def test_claude_user_config_is_merged_never_clobbered(tmp_path: Path) -> None:

@@ -3,6 +3,8 @@ exits non-zero if any failed (issue 29): its stage runner, sourced from the scri
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -69,3 +71,22 @@ def test_all_green_exits_zero() -> None:
     result = run('stage "one" true\nstage "two" true\nsummary "$SECONDS"')
     assert result.returncode == 0, result.stderr
     assert stage_lines(result.stderr)["all"].startswith("ok")
+
+
+def test_dev_caucus_acts_in_the_callers_folder(tmp_path: Path) -> None:
+    """`./dev caucus connect --scope project` writes the caller's project's config, not the
+    checkout's (the environment is taken as installed: `./dev test` set it up)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    args = "connect claude --scope project --dry-run --json --hub http://127.0.0.1:9"
+    result = subprocess.run(
+        ["bash", "-c", f"source {ROOT / 'dev'}\nensure_env() {{ :; }}\nmain caucus {args}"],
+        cwd=project,
+        env={**os.environ, "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["path"] == str(project / ".mcp.json")

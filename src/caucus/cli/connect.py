@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ from caucus.connect import (
     write,
 )
 from caucus.defaults import DEFAULT_HUB
+from caucus.errors import CaucusError
 from caucus.files import private_dir, replace_atomically
 
 
@@ -72,6 +74,7 @@ def connect(
         print("error: --plugin is for claude", file=sys.stderr)
         raise typer.Exit(2)
     trusting = trusted is False and bool(trust_folder)
+    hub_version = asyncio.run(_hub_version(hub))
     if not dry_run:
         write(found)
         if trusting:
@@ -96,6 +99,7 @@ def connect(
         "plugin": [str((plugin or Path()) / p) for p in plugin_files] if plugin else None,
         # gemini: whether Gemini CLI will run the server in this folder (None: it asks no one)
         "folder_trusted": trusted if host is Host.GEMINI else None,
+        "hub": {"url": hub, "up": hub_version is not None, "version": hub_version},
     }
     if json_output:
         print(json.dumps(report))
@@ -120,7 +124,32 @@ def connect(
             "`caucus connect gemini --trust-folder` here, or choose 'Trust folder' when "
             "gemini asks (/permissions changes it later)"
         )
+    if hub_version is None:
+        print(_no_hub(hub), file=sys.stderr)
     print(f"next: {_next_step(host, http)}")
+
+
+PROBE_SECONDS = 2.0
+
+
+async def _hub_version(url: str) -> str | None:
+    """The version of the Caucus hub answering at `url`, or None when none does (nothing
+    listens, or something else answers)."""
+    from caucus.client import HubClient
+
+    try:
+        async with HubClient(url, timeout=PROBE_SECONDS) as client:
+            return (await client.version()).version
+    except (CaucusError, ValueError):
+        return None
+
+
+def _no_hub(url: str) -> str:
+    return (
+        f"warning: no Caucus hub answers at {url} yet: the host will find no room until one "
+        "does. Start one with `caucus hub` (another terminal), or `caucus service install` to "
+        "keep it running; `caucus status` checks."
+    )
 
 
 def _next_step(host: Host, http: bool) -> str:
