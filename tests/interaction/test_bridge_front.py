@@ -132,7 +132,8 @@ def plain(url: str) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("channel", "client"), [("0", "a-host"), ("1", "a-host"), ("0", "claude-code")]
+    ("channel", "client"),
+    [("0", "a-host"), ("1", "a-host"), ("0", "claude-code"), ("0", "codex-mcp-client")],
 )
 async def test_the_front_answers_what_the_sdk_answers_with_the_hub_s_own_limits(
     tmp_path: Path, channel: str, client: str
@@ -160,7 +161,7 @@ async def test_the_front_answers_what_the_sdk_answers_with_the_hub_s_own_limits(
     assert ("confirm_delivery" in names) == (channel == "1")
     # A host that would read a result's JSON instead of its text gets no output schemas.
     schemas = {"outputSchema" in t for t in fast[1]["result"]["tools"]}
-    assert schemas == {client != "claude-code"}
+    assert schemas == {client not in ("claude-code", "codex-mcp-client")}
 
 
 async def test_a_hub_that_is_down_lists_the_default_limits_as_the_sdk_does(tmp_path: Path) -> None:
@@ -225,7 +226,8 @@ def envelope(client: str = "modern", version: str = "2026-07-28") -> dict[str, A
 
 
 @pytest.mark.parametrize(
-    ("channel", "client"), [("0", "a-host"), ("1", "a-host"), ("0", "claude-code")]
+    ("channel", "client"),
+    [("0", "a-host"), ("1", "a-host"), ("0", "claude-code"), ("0", "codex-mcp-client")],
 )
 async def test_the_front_answers_the_sessionless_era_as_the_sdk_does(
     tmp_path: Path, channel: str, client: str
@@ -246,7 +248,9 @@ async def test_the_front_answers_the_sessionless_era_as_the_sdk_does(
     assert fast == slow
     tools = fast[1]["result"]["tools"]
     assert "1234" in json.dumps(next(t for t in tools if t["name"] == "say"))
-    assert {"outputSchema" in t for t in tools} == {client != "claude-code"}
+    assert {"outputSchema" in t for t in tools} == {
+        client not in ("claude-code", "codex-mcp-client")
+    }
     assert {"outputSchema" in t for t in fast[4]["result"]["tools"]} == {True}
 
 

@@ -20,7 +20,10 @@ def text_of(result: Any) -> str:
     return "\n".join(c.text for c in result.content if c.type == "text")
 
 
-@pytest.mark.parametrize("host", ["gemini-cli-mcp-client", "claude-code"])
+TEXT_ONLY = ("claude-code", "codex-mcp-client")  # hosts that would read the JSON, not the text
+
+
+@pytest.mark.parametrize("host", ["gemini-cli-mcp-client", "a-host", *TEXT_ONLY])
 async def test_join_and_listen_read_at_a_glance_on_every_kind_of_host(
     url: str, connect: ClientFactory, host: str
 ) -> None:
@@ -29,7 +32,7 @@ async def test_join_and_listen_read_at_a_glance_on_every_kind_of_host(
     who = Implementation(name=host, version="1")
     async with Client(f"{url}/mcp", client_info=who, mode="legacy") as client:
         tools = (await client.list_tools()).tools
-        structured = host != "claude-code"
+        structured = host not in TEXT_ONLY
         assert {t.output_schema is not None for t in tools} == {structured}
         joined = await client.call_tool("join", {"name": "reader"})
         text = text_of(joined)

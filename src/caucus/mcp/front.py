@@ -44,7 +44,8 @@ REPLAYED_ID = "caucus-front:initialize"
 # a hub that is down refuses at once, and the defaults fill the listing.
 LIMITS_TIMEOUT = 10.0
 READ_SIZE = 65536
-TEXT_ONLY_HOSTS = frozenset({"claude-code"})  # mcp/server.py's, which this must not import
+# mcp/server.py's, which this must not import
+TEXT_ONLY_HOSTS = frozenset({"claude-code", "codex-mcp-client"})
 # The sessionless era's envelope (the SDK's PROTOCOL_VERSION_META_KEY and client-info key).
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 CLIENT_KEY = "io.modelcontextprotocol/clientInfo"
