@@ -108,32 +108,6 @@ async def test_an_idle_thread_gets_a_turn_acknowledged_only_once_accepted(
         await eventually(lambda: _zero(bob), what="acknowledged after the turn was accepted")
 
 
-async def test_a_busy_thread_holds_the_burst_and_the_operator_is_steered_in(
-    url: str,
-    connect: ClientFactory,
-    codex: FakeCodex,
-    short_dir: Path,
-    operator: OperatorClient,
-) -> None:
-    alice, bob = await connect("alice"), await connect("bob")
-    async with attached(url, bob, short_dir, codex):
-        turn = await codex.begin_turn()
-        await eventually(lambda: _listening(alice), what="the watcher parked")
-        await alice.send("bob", "when you are free")
-        await operator.say("bob", "status report, please")
-        await codex.wait_for("turn/steer")
-        steer = codex.calls("turn/steer")[0]
-        assert steer["expectedTurnId"] == turn
-        assert "status report, please" in steer["input"][0]["text"]
-        assert "when you are free" not in steer["input"][0]["text"]
-        assert codex.calls("turn/start") == []  # held while the turn runs
-        assert await pending(bob) == 2  # nothing acknowledged while held
-        await codex.finish_turn()
-        await codex.wait_for("turn/start")
-        assert "when you are free" in codex.calls("turn/start")[0]["additionalContext"][0]["text"]
-        await eventually(lambda: _zero(bob), what="both acknowledged")
-
-
 async def test_the_operator_is_steered_in_while_an_earlier_burst_is_held(
     url: str,
     connect: ClientFactory,
@@ -141,9 +115,10 @@ async def test_the_operator_is_steered_in_while_an_earlier_burst_is_held(
     short_dir: Path,
     operator: OperatorClient,
 ) -> None:
-    """Once the first steer is seen, alice's message (taken before the operator's) is held by
-    the running turn whatever bursts the watcher made of them; the operator speaks again, and
-    the watcher, still reading while it holds, steers that in too."""
+    """A busy thread holds the burst and the operator is steered in. Once the first steer is
+    seen, alice's message (taken before the operator's) is held by the running turn whatever
+    bursts the watcher made of them; the operator speaks again, and the watcher, still reading
+    while it holds, steers that in too; the turn's end starts one with alice's message."""
     alice, bob = await connect("alice"), await connect("bob")
     async with attached(url, bob, short_dir, codex):
         turn = await codex.begin_turn()
