@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -74,7 +73,7 @@ def connect(
         print("error: --plugin is for claude", file=sys.stderr)
         raise typer.Exit(2)
     trusting = trusted is False and bool(trust_folder)
-    hub_version = asyncio.run(_hub_version(hub))
+    hub_version = _hub_version_now(hub)
     if not dry_run:
         write(found)
         if trusting:
@@ -130,6 +129,12 @@ def connect(
 
 
 PROBE_SECONDS = 2.0
+
+
+def _hub_version_now(url: str) -> str | None:
+    import asyncio  # a command that runs a loop loads it; `caucus --help` does not
+
+    return asyncio.run(_hub_version(url))
 
 
 async def _hub_version(url: str) -> str | None:
