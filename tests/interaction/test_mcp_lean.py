@@ -27,7 +27,7 @@ from tests.waiting import eventually, within
 
 @pytest.fixture
 async def served(tmp_path: Path) -> AsyncIterator[tuple[CaucusApp, str]]:
-    async with make_hub(tmp_path, mcp_session_idle=0.5) as hub:
+    async with make_hub(tmp_path) as hub:
         app = build_app(hub)
         async with serve(hub, app) as url:
             yield app, url

@@ -21,7 +21,7 @@ from tests.mcptools import call, reply_message
 
 @pytest.fixture
 async def served(tmp_path: Path) -> AsyncIterator[tuple[str, Sessions]]:
-    async with make_hub(tmp_path, mcp_unjoined_max=30, mcp_unjoined_idle=2.0) as hub:
+    async with make_hub(tmp_path, mcp_unjoined_max=30) as hub:  # the default idle: no race
         app = build_app(hub)
         async with serve(hub, app) as url:
             yield url, app.mcp._manager
