@@ -77,3 +77,8 @@ def test_the_bridge_s_front_door_loads_only_the_standard_library() -> None:
     }
     heavy = ("pydantic", "mcp", "mcp_types", "httpx2", "anyio", "typer", "rich", "asyncio")
     assert offenders(loaded, heavy) == []
+
+
+def test_the_hub_loads_no_model_client_until_a_chair_calls_a_model() -> None:
+    # openai costs every `caucus hub` start a quarter second; only a model chair needs it.
+    assert offenders(loaded_after("import caucus.server"), ("openai",)) == []

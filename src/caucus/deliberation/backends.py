@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from caucus.runtime.backends.base import BackendError
-from caucus.runtime.backends.openai_compat import OpenAIBackend
 from caucus.runtime.chat import ChatMessage, user
 from caucus.runtime.tools.executor import NoTools, ToolExecutor
 
@@ -91,6 +90,9 @@ class OpenAICompleter:
         json_mode: bool = False,
         json_schema: bool = False,
     ) -> None:
+        # `openai` costs a hub a quarter second to import: only a chair that calls a model pays.
+        from caucus.runtime.backends.openai_compat import OpenAIBackend
+
         self._backend = OpenAIBackend(
             model=model, base_url=base_url, api_key=api_key, timeout=timeout, json_mode=json_mode
         )
