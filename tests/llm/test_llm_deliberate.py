@@ -28,7 +28,7 @@ async def test_a_panel_on_the_real_model_decides_and_the_ledger_verifies(
     # JSON mode with each answer's schema: the server constrains every answer to a usable
     # position or verdict (a 0.5B model in plain JSON mode wrote evidence as objects).
     (tmp_path / "config.yaml").write_text(
-        "log: d.jsonl\nmax_rounds: 2\n"
+        "log: d.jsonl\nmax_rounds: 1\n"
         f"backend: {{type: openai, model: qwen, base_url: '{llm_url}', json_mode: true, "
         "json_schema: true}\n"
     )
