@@ -4,6 +4,8 @@ error mapping (every error the hub reports raises its `caucus.errors` class)."""
 from __future__ import annotations
 
 import asyncio
+import functools
+import ssl
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -15,6 +17,14 @@ from caucus.errors import HubUnavailable, error_from_body
 from caucus.wire.room import Health, Limits, VersionInfo
 
 M = TypeVar("M", bound=BaseModel)
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The TLS context every client of this process shares, verifying as httpx does by
+    default: building one loads the whole CA bundle (about 20 ms of CPU), and a process may
+    open many clients (a runtime's connectors, the console's probes, a test run's hundreds)."""
+    return httpx2.create_ssl_context()
 
 
 class BaseClient:
@@ -37,6 +47,7 @@ class BaseClient:
             timeout=httpx2.Timeout(timeout),
             transport=transport,
             headers={"User-Agent": "caucus-client"},
+            verify=tls_context(),
         )
 
     async def __aenter__(self) -> Self:
