@@ -65,7 +65,7 @@ class Session:
     async def call(self, tool: str, **args: object) -> dict[str, Any]:
         result = await call(self.client, tool, **self._with(tool, args))
         if tool == "join":
-            self.handle = result["handle"]
+            self.handle = result.get("handle")
         return result
 
     async def fail(self, tool: str, **args: object) -> tuple[str, str]:

@@ -86,7 +86,7 @@ def agent(request: dict[str, Any]) -> list[Text | ToolUse]:
 def handle_from(results: list[dict[str, Any]]) -> str | None:
     """The handle join's text gives a client that keeps no session, as a model reads it."""
     for result in results:
-        found = re.search(r"Your handle is (\S+):", result_text(result))
+        found = re.search(r"Your handle: (\S+) ", result_text(result))
         if found:
             return found.group(1)
     return None

@@ -149,12 +149,12 @@ async def test_the_front_answers_what_the_sdk_answers_with_the_hub_s_own_limits(
     ]
     env = bridge_env(tmp_path, CAUCUS_CLAUDE_CHANNEL=channel, CAUCUS_NAME="front-check")
     # A hub whose limits are not the defaults: the descriptions must say its numbers.
-    async with make_hub(tmp_path / "hub", max_content_chars=1234) as hub, serve(hub) as url:
+    async with make_hub(tmp_path / "hub", open_offers_max=7) as hub, serve(hub) as url:
         fast = await exchange(front(url), env, tmp_path, *asked)
         slow = await exchange(plain(url), env, tmp_path, *asked)
     assert fast == slow
-    say = next(t for t in fast[1]["result"]["tools"] if t["name"] == "say")
-    assert "1234" in json.dumps(say)
+    offer = next(t for t in fast[1]["result"]["tools"] if t["name"] == "offer")
+    assert "(7 open at most)" in offer["description"]
     join = next(t for t in fast[1]["result"]["tools"] if t["name"] == "join")
     assert "front-check" in json.dumps(join)  # the default name, filled in
     names = {t["name"] for t in fast[1]["result"]["tools"]}
@@ -242,12 +242,12 @@ async def test_the_front_answers_the_sessionless_era_as_the_sdk_does(
         rpc(5, "tools/list", envelope("another-host")),
     ]
     env = bridge_env(tmp_path, CAUCUS_CLAUDE_CHANNEL=channel, CAUCUS_NAME="front-check")
-    async with make_hub(tmp_path / "hub", max_content_chars=1234) as hub, serve(hub) as url:
+    async with make_hub(tmp_path / "hub", open_offers_max=7) as hub, serve(hub) as url:
         fast = await exchange(front(url), env, tmp_path, *asked)
         slow = await exchange(plain(url), env, tmp_path, *asked)
     assert fast == slow
     tools = fast[1]["result"]["tools"]
-    assert "1234" in json.dumps(next(t for t in tools if t["name"] == "say"))
+    assert "(7 open at most)" in next(t for t in tools if t["name"] == "offer")["description"]
     assert {"outputSchema" in t for t in tools} == {
         client not in ("claude-code", "codex-mcp-client")
     }

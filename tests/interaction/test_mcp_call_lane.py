@@ -170,7 +170,7 @@ async def test_the_lane_answers_a_sessionless_call_as_the_sdk_does(
         body, headers = _modern(1, {"name": "join", "arguments": {"name": "modern"}}, client, None)
         joined = reply_message(await http.post("/mcp", json=body, headers=headers))
         assert not joined["result"]["isError"], joined
-        found = re.search(r"Your handle is (\S+):", joined["result"]["content"][0]["text"])
+        found = re.search(r"Your handle: (\S+) ", joined["result"]["content"][0]["text"])
         assert found is not None, joined
         handle = found.group(1)
 

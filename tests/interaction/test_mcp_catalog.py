@@ -26,49 +26,37 @@ from caucus.web.errors import HTTP_HINTS
 from caucus.wire.room import Limits
 from tests.mcptools import call, fail
 
-# Today's catalog must stay below what the catalog cost before it had output schemas
-# (31 tools, 17,099 characters as json.dumps writes them: benchmarks/catalog.py prints it),
-# plus what the two deliberation tools cost when they came (ADR 0019: convene and
-# submit_position, about 2,500 characters with the 2026-07-28 `handle`). A new tool pays its
-# way by trimming, or moves this line with an ADR saying why: the named arguments of `task` and
-# `offer` (ADR 0023: content, result, error, question, note instead of one text) cost 300, and
-# a form's `call` in ask_operator's output (ADR 0024: approval you can read) 300 more; the
-# `reservation` tool (ADR 0028: issue 34 asks one noun tool for each new thing) 1,765 with
-# the 2026-07-28 `handle`, most of it its output schema; the `search` tool (ADR 0029, issue 34
-# again) 3,300 with the handle, its output being two shapes: hits, or a thread's summary;
-# task dependencies (ADR 0030): `task`'s blocked_by, priority, on_failure, ready and depend,
-# `offer`'s blocked_by and priority, and what each shows of them, 1,200; the `teammate` tool
-# (ADR 0031: spawning on the operator's grant) 2,200 with the handle; `channel`'s private
-# flag (ADR 0033) and what a form's call shows of its hidden characters (ADR 0034), 300.
-CATALOG_CEILING = 17_099 + 2_500 + 300 + 300 + 1_800 + 3_300 + 1_200 + 2_200 + 300
-DESCRIPTION_CEILING = 260  # characters per tool description
-ARGUMENT_DESCRIPTION_CEILING = 110
+# What a session's `tools/list` may cost (issue 50): the whole catalog, every noun and output
+# schema included, in compact JSON as the wire carries it. benchmarks/catalog.py prints it per
+# tool, with tokens, beside what it was (28,534 characters at 7bd1b70). A new tool pays its way
+# by trimming, or moves this line with an ADR saying why.
+CATALOG_CEILING = 12_000
+DESCRIPTION_CEILING = 160  # characters per tool description
+ARGUMENT_DESCRIPTION_CEILING = 60
 
-# Arguments whose values form a closed set: each must be an enum.
+# Arguments whose values form a closed set a model picks from: each must be an enum. (A list's
+# filter by state is checked when used, and its refusal names the states: ADR 0035.)
 CLOSED_ARGUMENTS = {
     ("channel", "action"),
     ("floor", "action"),
     ("task", "action"),
     ("task", "role"),
-    ("task", "state"),
+    ("task", "on_failure"),
     ("offer", "action"),
-    ("offer", "state"),
+    ("reservation", "action"),
+    ("search", "action"),
+    ("search", "kind"),
+    ("teammate", "action"),
     ("protocol", "section"),
     ("ask_operator", "fields.type"),
+    ("submit_position", "stance"),
 }
-# Result fields that are closed sets, by tool: each must be an enum too.
-CLOSED_RESULTS = {
-    ("join", "outcome"),
-    ("peers", "peers.state"),
-    ("listen", "messages.kind"),
-    ("task", "tasks.state"),
-    ("task", "tasks.a2a_state"),
-    ("offer", "offers.state"),
-    ("offer", "offers.claims.state"),
-    ("ask_operator", "forms.state"),
-    ("ask_operator", "forms.fields.type"),
-    ("say", "notice"),
-}
+# What MCP assumes of a tool whose annotations leave a hint out.
+HINT_DEFAULTS = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False}
+
+
+async def _no_watch(*_: object) -> WatchCommand:
+    raise AssertionError("not called")
 
 
 def listings() -> dict[str, list[dict[str, Any]]]:
@@ -89,14 +77,11 @@ def listings() -> dict[str, list[dict[str, Any]]]:
         tools = server.listing(limits, with_handle, "agent")
         return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
 
-    async def no_watch(*_: object) -> WatchCommand:
-        raise AssertionError("not called")
-
     # Both transports name a watcher now: the bridge and /mcp list the same tools.
     return {
-        "bridge": listed(Catalog(watch_for=no_watch), False),
-        "mcp": listed(Catalog(watch_for=no_watch), False),
-        "mcp-2026": listed(Catalog(watch_for=no_watch), True),
+        "bridge": listed(Catalog(watch_for=_no_watch), False),
+        "mcp": listed(Catalog(watch_for=_no_watch), False),
+        "mcp-2026": listed(Catalog(watch_for=_no_watch), True),
     }
 
 
@@ -114,47 +99,47 @@ def walk(schema: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
 
 @pytest.mark.parametrize("transport", ["bridge", "mcp", "mcp-2026"])
 def test_every_tool_has_a_real_output_schema_annotations_and_no_refs(transport: str) -> None:
+    tools = Catalog(watch_for=_no_watch).tools
     for tool in listings()[transport]:
         name = tool["name"]
         out = tool["outputSchema"]
-        assert out["type"] == "object", name
+        assert out == tools[name].view.schema(), name
         assert out["properties"], name
-        assert set(out["properties"]) != {"result"}, name
         for schema in (tool["inputSchema"], out):
             text = json.dumps(schema)
             assert "$ref" not in text, name
             assert "$defs" not in text, name
             jsonschema.Draft202012Validator.check_schema(schema)
-        hints = tool["annotations"]
-        for key in ("readOnlyHint", "destructiveHint", "idempotentHint"):
-            assert isinstance(hints.get(key), bool), f"{name} lacks {key}"
+        # Only the hints that differ from MCP's defaults are listed; read with the defaults,
+        # they say what the tool is.
+        hints = HINT_DEFAULTS | tool.get("annotations", {})
+        declared = tools[name]
+        assert hints["readOnlyHint"] is declared.read_only, name
+        if not declared.read_only:
+            assert hints["destructiveHint"] is declared.destructive, name
+            assert hints["idempotentHint"] is declared.idempotent, name
         assert len(tool["description"]) <= DESCRIPTION_CEILING, name
         assert "{" not in tool["description"], f"{name}: an unfilled placeholder"
 
 
 @pytest.mark.parametrize("transport", ["bridge", "mcp", "mcp-2026"])
-def test_every_argument_is_described_and_closed_sets_are_enums(transport: str) -> None:
-    found_args: set[tuple[str, str]] = set()
-    found_results: set[tuple[str, str]] = set()
+def test_descriptions_are_short_and_closed_sets_are_enums(transport: str) -> None:
+    found: set[tuple[str, str]] = set()
     for tool in listings()[transport]:
         for where, prop in walk(tool["inputSchema"]):
             description = prop.get("description", "")
-            assert description, f"{tool['name']}: argument {where} has no description"
             assert len(description) <= ARGUMENT_DESCRIPTION_CEILING, (tool["name"], where)
             assert "{" not in description, (tool["name"], where)
+            assert "type" in prop, (tool["name"], where)
             if "enum" in prop:
-                found_args.add((tool["name"], where))
-        for where, prop in walk(tool["outputSchema"]):
-            if "enum" in prop:
-                found_results.add((tool["name"], where))
-    assert found_args >= CLOSED_ARGUMENTS, CLOSED_ARGUMENTS - found_args
-    assert found_results >= CLOSED_RESULTS, CLOSED_RESULTS - found_results
+                found.add((tool["name"], where))
+    assert found >= CLOSED_ARGUMENTS, CLOSED_ARGUMENTS - found
 
 
-def test_the_catalog_costs_less_than_before_it_had_output_schemas() -> None:
-    for transport, tools in listings().items():
-        size = len(json.dumps(tools))
-        assert size < CATALOG_CEILING, f"{transport}: tools/list is {size} characters"
+def test_a_session_s_whole_catalog_fits_its_ceiling() -> None:
+    for transport in ("bridge", "mcp"):
+        size = len(json.dumps(listings()[transport], separators=(",", ":")))
+        assert size <= CATALOG_CEILING, f"{transport}: tools/list is {size} characters"
 
 
 def test_the_protocol_core_stays_short() -> None:
@@ -200,9 +185,9 @@ async def test_every_tool_answers_structured_content_that_fits_its_schema(url: s
         await run(bob, "listen", timeout=5)
         await run(bob, "watch_command")
         found = await run(bob, "search", q="hello")
-        assert found["found"]["hits"][0]["snippet"] == "**hello**"
+        assert found["hits"][0]["snippet"] == "**hello**"
         summary = await run(bob, "search", action="summarize", thread="t1")
-        assert summary["summary"]["participants"] == [{"name": "alice", "messages": 1}]
+        assert summary["summary"]["participants"] == ["alice"]
         await run(alice, "announce", content="release at noon", subject="release")
         await run(alice, "floor", action="take", scope="#ops", reason="deploying")
         task = await run(alice, "task", action="send", to="bob", content="check the logs")
@@ -227,7 +212,7 @@ async def test_every_tool_answers_structured_content_that_fits_its_schema(url: s
         deliberation = convened["deliberation_id"]
         for _ in range(10):  # until the position request reaches bob
             heard = await run(bob, "listen", timeout=5)
-            if any(m["thread"] == deliberation for m in heard["messages"]):
+            if any(m.get("thread") == deliberation for m in heard["messages"]):
                 break
         await run(
             bob,
@@ -281,13 +266,13 @@ async def test_the_limits_a_model_reads_are_the_ones_this_hub_enforces(tmp_path:
         Client(f"{url}/mcp", mode="legacy") as client,
     ):
         tools = {t.name: t for t in (await client.list_tools()).tools}
-        content = tools["say"].input_schema["properties"]["content"]["description"]
-        assert content == "at most 500 characters"
         assert "3 an hour" in (tools["announce"].description or "")
         assert "2 open at most" in (tools["offer"].description or "")
         await call(client, "join", name="alice")
-        code, _ = await fail(client, "say", to="all", content="x" * 501)
+        # A bound the catalog leaves out is named in the refusal.
+        code, text = await fail(client, "say", to="all", content="x" * 501)
         assert code == "payload_too_large"
+        assert "500" in text
 
 
 def test_the_system_senders_are_reserved_names() -> None:

@@ -41,13 +41,13 @@ async def test_join_and_listen_read_at_a_glance_on_every_kind_of_host(
         assert lines[1] == "Here: ann (online)."
         assert lines[2] == "Nothing waits for you."
         assert lines[3].startswith("To wait for messages: ")
-        assert "\n# Caucus operating protocol (v" in text  # Markdown, read once
+        assert "\nHow this room works (protocol v" in text  # in short, read once
         assert (joined.structured_content is not None) == structured
         if structured:
-            assert joined.structured_content["protocol"].startswith("# Caucus operating protocol")
+            assert joined.structured_content["protocol"].startswith("How this room works")
         again = text_of(await client.call_tool("join", {"name": "reader"}))
         assert again.startswith("You are reader (already joined).")
-        assert "# Caucus operating protocol" not in again
+        assert "How this room works" not in again
         for n in range(5):
             await ann.send("reader", f"note {n}")
         heard = await client.call_tool("listen", {"timeout": 5})

@@ -122,15 +122,11 @@ async def test_search_through_the_bridge_and_at_mcp(url: str, tmp_path: Path) ->
         assert (await fail(alice, "search"))[0] == "invalid_request"  # q is required
         mcp = await call(bob, "search", q="todo")
         bridged = await call(alice, "search", q="todo")
-        assert [h["seq"] for h in mcp["found"]["hits"]] == [
-            h["seq"] for h in bridged["found"]["hits"]
-        ]
+        assert [h["seq"] for h in mcp["hits"]] == [h["seq"] for h in bridged["hits"]]
         text = await text_of(bob, "search", q="todo", order="recent")
         assert text.startswith('2 hit(s) for "todo", newest first.')
         assert "message #" in text
         assert "<<<caucus-data" in text  # what agents wrote, between data markers
         assert "no **TODO** left in the parser" in text
-        summary = await text_of(
-            alice, "search", action="summarize", thread=mcp["found"]["hits"][0]["id"]
-        )
+        summary = await text_of(alice, "search", action="summarize", thread=mcp["hits"][0]["id"])
         assert "summary extractive" in summary

@@ -3,8 +3,10 @@
 For every noun the hub answers with (message, peer, task, offer, form, floor, channel, room
 state, ledger status, send receipt, decision), the same value is read four ways: built
 in-process by its constructor, as raw JSON over HTTP, parsed by `HubClient`, and as the
-structured content of an MCP tool. All four must agree, and the raw JSON must carry exactly the
-model's fields, so a field added to one surface and not the others fails here.
+structured content of an MCP tool. The first three must agree, the MCP one must be that tool's
+view of the same value (`mcp/views.py`: some fields, times in ISO 8601), and the raw JSON must
+carry exactly the model's fields, so a field added to one surface and not the others fails
+here.
 
 The hub runs on a fake clock, so ages and timestamps read the same on every surface.
 """
@@ -23,6 +25,7 @@ from pydantic import BaseModel
 
 from caucus.api.mcp.local_port import LocalPort
 from caucus.client import HubClient
+from caucus.mcp import views as v
 from caucus.operator_client import OperatorClient
 from caucus.services.hub import Hub
 from caucus.testing import FakeClock, make_hub, serve
@@ -43,14 +46,30 @@ async def served(tmp_path: Path) -> AsyncIterator[tuple[Hub, str]]:
         yield hub, url
 
 
-def same(model: type[BaseModel], raw: dict[str, Any], *views: BaseModel | dict[str, Any]) -> None:
-    """`raw` (the HTTP body) has exactly `model`'s fields, and every view equals it."""
+def same(
+    model: type[BaseModel],
+    raw: dict[str, Any],
+    *views: BaseModel | dict[str, Any],
+    mcp: tuple[v.View, dict[str, Any]] | None = None,
+) -> None:
+    """`raw` (the HTTP body) has exactly `model`'s fields, every view equals it, and the MCP
+    tool's structured content is its view of it."""
     assert set(raw) == set(model.model_fields), (
         f"{model.__name__}: {set(raw) ^ set(model.model_fields)}"
     )
     for view in views:
         data = view.model_dump(mode="json") if isinstance(view, BaseModel) else view
         assert data == raw, model.__name__
+    if mcp is not None:
+        shown, structured = mcp
+        assert structured == shown.of(raw, item=shown is not v.FLOOR), model.__name__
+
+
+def item(view: v.View, field: str) -> v.View:
+    """The view of each item of a result's list `field`."""
+    kind = view.fields[field]
+    assert isinstance(kind, v.Items)
+    return kind.view
 
 
 async def test_every_wire_noun_reads_the_same_on_every_surface(served: tuple[Hub, str]) -> None:
@@ -82,7 +101,13 @@ async def test_every_wire_noun_reads_the_same_on_every_surface(served: tuple[Hub
         # peer
         raw = await get("/ping", peer="alice")
         mcp = (await call(carol_mcp, "peers", name="alice"))["peers"][0]
-        same(PeerInfo, raw, await bob.ping("alice"), await local.ping("alice"), mcp)
+        same(
+            PeerInfo,
+            raw,
+            await bob.ping("alice"),
+            await local.ping("alice"),
+            mcp=(item(v.PEERS, "peers"), mcp),
+        )
 
         # channel
         await alice.join_channel("#ops")
@@ -90,7 +115,13 @@ async def test_every_wire_noun_reads_the_same_on_every_surface(served: tuple[Hub
         (raw,) = (await get("/channels"))["channels"]
         (mcp,) = (await call(carol_mcp, "channel", action="list"))["channels"]
         (client_view,) = await bob.channels()
-        same(ChannelInfo, raw, client_view, (await local.channels())[0], mcp)
+        same(
+            ChannelInfo,
+            raw,
+            client_view,
+            (await local.channels())[0],
+            mcp=(item(v.CHANNELS, "channels"), mcp),
+        )
 
         # send receipt, from each surface's own send
         sent_http = await post("/send", {"to": "alice", "content": "one"})
@@ -99,7 +130,7 @@ async def test_every_wire_noun_reads_the_same_on_every_surface(served: tuple[Hub
         sent_mcp = await call(carol_mcp, "say", to="bob", content="four")
         for sent in (sent_client, sent_local):
             assert set(sent.model_dump()) == set(sent_http)
-        assert set(sent_mcp) == set(sent_http)
+        assert set(sent_mcp) == set(v.SENT.of(sent_http))  # each its own send
         same(SendResult, sent_http, SendResult.model_validate(sent_http))
 
         # message: one broadcast, received four ways by four recipients
@@ -113,7 +144,7 @@ async def test_every_wire_noun_reads_the_same_on_every_surface(served: tuple[Hub
         heard = (await call(carol_mcp, "listen", timeout=0))["messages"]
         mcp_msgs = [m for m in heard if m["seq"] == broadcast.seq]
         (raw_msg,) = raw
-        same(InboundMessage, raw_msg, client_msgs[0], mcp_msgs[0])
+        same(InboundMessage, raw_msg, client_msgs[0], mcp=(item(v.HEARD, "messages"), mcp_msgs[0]))
         await dan.aclose()
 
         # task
@@ -130,7 +161,7 @@ async def test_every_wire_noun_reads_the_same_on_every_surface(served: tuple[Hub
             task,
             await bob.task_status(task.task_id),
             await local_bob.task_status(task.task_id),
-            status["tasks"][0],
+            mcp=(item(v.TASKS, "tasks"), status["tasks"][0]),
         )
         raw_list = (await get("/tasks", role="received"))["tasks"]
         assert raw_list == [raw]
@@ -145,7 +176,7 @@ async def test_every_wire_noun_reads_the_same_on_every_surface(served: tuple[Hub
             raw,
             (await bob.list_offers())[0],
             (await local.list_offers(None, False))[0],
-            mcp,
+            mcp=(item(v.OFFERS, "offers"), mcp),
         )
 
         # floor
@@ -158,7 +189,7 @@ async def test_every_wire_noun_reads_the_same_on_every_surface(served: tuple[Hub
             raw,
             await bob.floor("status", "#ops"),
             await local.floor("status", "#ops", None),
-            mcp,
+            mcp=(v.FLOOR, mcp),
         )
 
         # form
@@ -167,7 +198,14 @@ async def test_every_wire_noun_reads_the_same_on_every_surface(served: tuple[Hub
         )
         (raw,) = (await get("/forms"))["forms"]
         (mcp,) = (await call(carol_mcp, "ask_operator"))["forms"]
-        same(FormInfo, raw, form, (await bob.forms())[0], (await local.forms())[0], mcp)
+        same(
+            FormInfo,
+            raw,
+            form,
+            (await bob.forms())[0],
+            (await local.forms())[0],
+            mcp=(item(v.FORMS, "forms"), mcp),
+        )
 
         # decision
         await operator.answer_form(form.form_id, {"go": "y"})
@@ -175,9 +213,9 @@ async def test_every_wire_noun_reads_the_same_on_every_surface(served: tuple[Hub
         (raw,) = (await get("/decisions"))["decisions"]
         (mcp,) = (await call(carol_mcp, "decisions"))["decisions"]
         assert set(DecisionRecord.model_fields) < set(raw)  # the format's fields, and `caucus`
-        for view in ((await bob.decisions())[0], (await local.decisions(20))[0], mcp):
-            data = view.model_dump(mode="json") if isinstance(view, BaseModel) else view
-            assert data == raw
+        for view in ((await bob.decisions())[0], (await local.decisions(20))[0]):
+            assert view.model_dump(mode="json") == raw
+        assert mcp == item(v.DECISIONS, "decisions").of(raw, item=True)
 
         # room state and ledger status (the operator's)
         raw = await get("/operator/state", headers=operator_auth)

@@ -41,6 +41,7 @@ NOT_RULES = {
     "ledger/signing.py:sign": STAMP,
     "mcp/envelope.py:one_line": SHOWN,
     "mcp/envelope.py:wrap": SHOWN,
+    "mcp/renderings.py:catch_up_text": SHOWN,
     "mcp/renderings.py:reservations_text": SHOWN,
     "mcp/renderings.py:tasks_text": SHOWN,
     "mcp/server.py:run_tool": SHOWN,

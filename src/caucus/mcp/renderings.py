@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections import Counter
 from collections.abc import Sequence
 
 from caucus.mcp.envelope import BEGIN, END, ago, clean
 from caucus.mcp.ports import HubPort
 from caucus.mcp.results import JoinResult
 from caucus.wire.forms import DecisionRecord, FormInfo
-from caucus.wire.messages import Notice, SendResult
-from caucus.wire.peers import Outcome
+from caucus.wire.messages import InboundMessage, Notice, SendResult
+from caucus.wire.peers import Outcome, PeerInfo
 from caucus.wire.reservations import ReservationList
 from caucus.wire.room import ProtocolText
 from caucus.wire.search import SearchResults, ThreadSummaryInfo
@@ -36,41 +37,72 @@ _OUTCOMES = {
 }
 
 
-async def joined_text(port: HubPort, joined: JoinResult, *, backlog_count: int) -> str:
-    """A join: who you are, who is here, what waits, how to wait, and the protocol (as
-    Markdown, once), in that order."""
+ROSTER_CHARS = 160  # a join names the others while its line stays this short, else counts them
+CATCH_UP_CHARS = 100  # of the newest announcement from before a join, shown in it
+
+
+async def joined_text(port: HubPort, joined: JoinResult) -> str:
+    """A join: who you are, the room in a line or two, what waits, how to wait, and the
+    protocol in short (once). Its size does not grow with the room (issue 50)."""
     outcome = _OUTCOMES.get(Outcome(joined.outcome), joined.outcome)
-    lines = [f"You are {joined.name} ({outcome})."]
-    others = [p for p in await port.peers() if p.name != joined.name and p.state != "reaped"]
-    if others:
-        lines.append("Here: " + ", ".join(f"{p.name} ({p.state})" for p in others) + ".")
+    lines = [f"You are {joined.name} ({outcome}).", _roster(await port.peers(), joined.name)]
+    peek = await port.peek()
+    if peek.pending:
+        last = f" (the last from {peek.last.sender})" if peek.last is not None else ""
+        lines.append(f"{peek.pending} message(s) wait for you{last}: call listen.")
     else:
-        lines.append("Nobody else is here yet.")
-    pending = (await port.peek()).pending
-    lines.append(
-        f"{pending} message(s) wait for you: call listen." if pending else "Nothing waits for you."
-    )
+        lines.append("Nothing waits for you.")
+    floor = await port.floor_now("all")
+    if floor.holder is not None and floor.holder != joined.name:
+        lines.append(f"{floor.holder} holds the floor of 'all': wait before sending to all.")
     lines.append(f"To wait for messages: {joined.wait}")
     if joined.handle:
         lines.append(
-            f"Your handle is {joined.handle}: pass it as `handle` to every tool (your client "
-            "keeps no session), and to join to come back as this peer."
+            f"Your handle: {joined.handle} (pass it as `handle` to every tool if your client "
+            "keeps no session; join with it to come back)."
         )
-    if joined.inbox:
-        lines.append(f"Your inbox is the resource {joined.inbox}: subscribe to be woken by it.")
     if joined.note:
         lines.append(joined.note)
     if joined.catch_up:
-        lines.append(f"From before you came ({backlog_count}, now read):\n{joined.catch_up}")
+        lines.append(joined.catch_up)
     if joined.protocol:
-        lines.append(f"\nThe operating protocol (v{joined.protocol_version}), to read once:\n")
-        lines.append(joined.protocol.strip())
+        lines.append("\n" + joined.protocol.strip())
     else:
         lines.append(
             f"You have read the operating protocol (v{joined.protocol_version}); "
             "`protocol` gives it again, or one of its sections."
         )
     return "\n".join(lines)
+
+
+def _roster(peers: Sequence[PeerInfo], me: str) -> str:
+    """Who else is here: named while the line stays short, counted by state beyond."""
+    others = [p for p in peers if p.name != me and p.state != "reaped"]
+    if not others:
+        return "Nobody else is here yet."
+    named = "Here: " + ", ".join(f"{p.name} ({p.state})" for p in others) + "."
+    if len(named) <= ROSTER_CHARS:
+        return named
+    counts = Counter(p.state for p in others)
+    states = ", ".join(f"{n} {state}" for state, n in counts.most_common())
+    return f"Here: {len(others)} others ({states}); `peers` lists them."
+
+
+def catch_up_text(backlog: Sequence[InboundMessage], me: str) -> str:
+    """What waited for a newcomer (announcements from before it came), read at once: how many,
+    and the newest, cut short; search finds them whole."""
+    newest = backlog[-1]
+    fence = _Fence(
+        f"From before you came: {len(backlog)} announcement(s), now read "
+        "(`search(kind='announcement')` finds them whole); the newest:"
+    )
+    header = f"#{newest.seq} from {_who(newest.sender, me)}, {ago(time.time() - newest.ts)}"
+    fence.item(header, [("", _cut(newest.content, CATCH_UP_CHARS))])
+    return fence.text()
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def sent_line(sent: SendResult, to: str) -> str:

@@ -1,7 +1,7 @@
 """What the tools answer that is not already a wire noun: joining, who you are, a batch heard.
 
-Everything else a tool returns is the hub's own wire model (`caucus.wire`), exactly as HTTP
-returns it.
+Everything else a tool's body returns is the hub's own wire model (`caucus.wire`), exactly as
+HTTP returns it; what a caller gets of either is the tool's view of it (`mcp/views.py`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class JoinResult(Wire):
         "to join to come back as this peer"
     )
     protocol_version: int
-    protocol: str | None = Field(description="the operating protocol: read it once")
+    protocol: str | None = Field(description="the protocol in short, once (`protocol`: all)")
     note: str | None
     watch: str | None = Field(description="run it in the background to be woken by messages")
     wait: str = Field(description="the one way to wait for messages with this host")

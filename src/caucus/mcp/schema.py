@@ -1,12 +1,11 @@
-"""JSON Schemas for the tool catalog: self-contained (no `$defs`/`$ref`) and compact.
+"""The input schemas of the tool catalog: self-contained (no `$defs`/`$ref`) and lean.
 
-Models read every tool's schemas on every turn, so they carry what a model needs and nothing
-else. An input schema has types, enums, what is required, defaults and the descriptions
-written for the model; no titles, and an optional argument is simply left out (no `null` in
-its type; the tool refuses unknown arguments itself). An output schema names every field with
-its type and enum, and leaves out what only an input needs: `required` (every field is always
-there), defaults and descriptions (the tool's description and the protocol say what a result
-means).
+Models read every tool's schemas on every turn, so an input schema carries what a model needs
+to fill the call in and nothing else: types, enums, what is required, and the descriptions
+written for the model. No titles, no defaults and no bounds: what leaving an argument out
+means, and the bounds, are checked by the tool, which names them in its refusal, and the
+protocol states them once. An optional argument is simply left out (no `null` in its type).
+A tool's output schema is its view's (`mcp/views.py`).
 """
 
 from __future__ import annotations
@@ -15,17 +14,25 @@ from typing import Any
 
 from pydantic import BaseModel
 
-_DROP = frozenset({"title", "additionalProperties"})
-_OUTPUT_DROP = frozenset({"title", "required", "description", "default"})
-_DEFAULTS = {"additionalProperties": True}  # what JSON Schema assumes anyway
+_DROP = frozenset(
+    {
+        "title",
+        "additionalProperties",
+        "default",
+        "minimum",
+        "maximum",
+        "minItems",
+        "maxItems",
+        "maxLength",
+    }
+)
 
 
-def schema_of(model: type[BaseModel], *, output: bool = False) -> dict[str, Any]:
-    """The schema of `model` with every `$ref` inlined and the noise removed. For an output
-    schema, defaults are dropped too (they describe inputs)."""
-    raw = model.model_json_schema(mode="serialization" if output else "validation")
+def schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    """The input schema of `model` with every `$ref` inlined and the noise removed."""
+    raw = model.model_json_schema(mode="validation")
     defs = raw.pop("$defs", {})
-    compact: dict[str, Any] = _compact(_inline(raw, defs, ()), output=output)
+    compact: dict[str, Any] = _compact(_inline(raw, defs, ()))
     return compact
 
 
@@ -40,40 +47,30 @@ def _inline(node: Any, defs: dict[str, Any], seen: tuple[str, ...]) -> Any:
         if name in seen:
             raise ValueError(f"recursive schema {name}: cannot be inlined")
         target = dict(defs[name])
+        if "enum" in target:  # an enum class's docstring is for people; the field says enough
+            target.pop("description", None)
         target.update({k: v for k, v in node.items() if k != "$ref"})
         return _inline(target, defs, (*seen, name))
     return {k: _inline(v, defs, seen) for k, v in node.items()}
 
 
-def _compact(node: Any, *, output: bool) -> Any:
+def _compact(node: Any) -> Any:
     if isinstance(node, list):
-        return [_compact(n, output=output) for n in node]
+        return [_compact(n) for n in node]
     if not isinstance(node, dict):
         return node
     out: dict[str, Any] = {}
-    drop = _OUTPUT_DROP if output else _DROP
     for key, value in node.items():
-        if key in drop and not isinstance(value, dict):
-            continue
-        if key == "default" and value is None:
-            continue
-        if key in _DEFAULTS and _DEFAULTS[key] == value:
+        if key in _DROP and not isinstance(value, dict):
             continue
         if key == "properties":
-            out[key] = {name: _compact(v, output=output) for name, v in value.items()}
+            out[key] = {name: _compact(v) for name, v in value.items()}
             continue
-        out[key] = _compact(value, output=output)
+        out[key] = _compact(value)
     any_of = out.get("anyOf")
     if isinstance(any_of, list) and len(any_of) == 2 and {"type": "null"} in any_of:
         other = next(o for o in any_of if o != {"type": "null"})
         if isinstance(other.get("type"), str) and not (set(other) & set(out) - {"anyOf"}):
-            del out["anyOf"]
-            # An input leaves an optional argument out rather than sending null.
-            merged = {**other, "type": [other["type"], "null"] if output else other["type"]}
-            merged.update(out)
-            out = merged
-            if isinstance(out.get("enum"), list):
-                # An output's null must be one of the enum's values too, or it fails the check.
-                values = [v for v in out["enum"] if v is not None]
-                out["enum"] = [*values, None] if output else values
+            del out["anyOf"]  # an input leaves an optional argument out rather than send null
+            out = {**other, **out}
     return out

@@ -27,7 +27,7 @@ from caucus.mcp import prompts
 from caucus.mcp.hints import TOOL_HINTS
 from caucus.mcp.listing import fill_tools, listing_values
 from caucus.mcp.schema import schema_of
-from caucus.mcp.tools import Call, Catalog, Reply
+from caucus.mcp.tools import Answered, Call, Catalog, Tool
 from caucus.wire.room import Limits
 
 log = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ FOLLOWING_HOSTS = frozenset({"claude-code"})
 _CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 
 HANDLE_ARG = "handle"
-_HANDLE_SCHEMA = {"type": "string", "description": "join's handle"}
+_HANDLE_SCHEMA = {"type": "string"}  # join's answer says to pass it: the name says the rest
 
 Context = ServerRequestContext[Any, Any]
 CallFor = Callable[[Context, str | None], Awaitable[Call]]
@@ -171,20 +171,7 @@ class ToolServer:
         """The catalog's tools as the SDK writes them, placeholders unfilled (`mcp/listing.py`):
         what every listing is filled from, and what the bridge's fast front keeps on disk."""
         if self._template is None:
-            self._template = [
-                types.Tool(
-                    name=tool.name,
-                    description=tool.description,
-                    input_schema=schema_of(tool.args),
-                    output_schema=schema_of(tool.result, output=True),
-                    annotations=types.ToolAnnotations(
-                        read_only_hint=tool.read_only,
-                        destructive_hint=tool.destructive,
-                        idempotent_hint=tool.idempotent,
-                    ),
-                ).model_dump(by_alias=True, exclude_unset=True, mode="json")
-                for tool in self.catalog.tools.values()
-            ]
+            self._template = [_listed(tool) for tool in self.catalog.tools.values()]
         return self._template
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
@@ -201,12 +188,12 @@ class ToolServer:
         result, line = outcome
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=line)],
-            structured_content=result.model_dump(mode="json"),
+            structured_content=result,
         )
 
     async def run_tool(
         self, ctx: Context, params: types.CallToolRequestParams
-    ) -> types.CallToolResult | Reply:
+    ) -> types.CallToolResult | Answered:
         """The call's result and its line when it succeeded for a client that reads both (a
         caller that writes the wire form itself: `CallLane`); any other outcome as the
         `CallToolResult` the client gets."""
@@ -232,7 +219,7 @@ class ToolServer:
             failure = invalid_input(errors, prefix=f"{tool.name}: ", skip=())
         else:
             try:
-                result, line = await tool.run(call, parsed)
+                result, line = await tool.answer(call, parsed)
             except CaucusError as exc:
                 failure = exc
             except Exception:
@@ -256,6 +243,29 @@ class ToolServer:
         if text_only:
             return types.CallToolResult(content=[types.TextContent(type="text", text=line)])
         return result, line
+
+
+def _listed(tool: Tool) -> dict[str, Any]:
+    """One tool as `tools/list` shows it, placeholders unfilled."""
+    hints = _hints(tool)
+    listed = types.Tool(
+        name=tool.name,
+        description=tool.description,
+        input_schema=schema_of(tool.args),
+        output_schema=tool.view.schema(),
+        **({"annotations": types.ToolAnnotations(**hints)} if hints else {}),
+    )
+    dumped: dict[str, Any] = listed.model_dump(by_alias=True, exclude_unset=True, mode="json")
+    return dumped
+
+
+def _hints(tool: Tool) -> dict[str, bool]:
+    """The tool's annotations that differ from what MCP assumes when one is left out (not
+    read-only, destructive, not idempotent); a read-only tool's other two mean nothing."""
+    if tool.read_only:
+        return {"read_only_hint": True}
+    hints = {} if tool.destructive else {"destructive_hint": False}
+    return hints | ({"idempotent_hint": True} if tool.idempotent else {})
 
 
 def error_result(exc: CaucusError, *, text_only: bool = False) -> types.CallToolResult:

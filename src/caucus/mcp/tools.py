@@ -1,9 +1,10 @@
 """THE tool catalog: every MCP tool, declared once against `HubPort`.
 
 The stdio bridge serves it over a `RemotePort` (HTTP to the hub), `/mcp` over a `LocalPort`
-(the hub's services in-process). Each tool has arguments with descriptions and enums
-(`mcp/args.py`), a real output schema (a wire noun, or `mcp/results.py`), annotations, and
-answers with structured content plus one short line of text. One tool per noun, with an
+(the hub's services in-process). Each tool has arguments with enums and, where the name does not
+say enough, descriptions (`mcp/args.py`), a view of its result that is its structured content
+and its output schema (`mcp/views.py`), annotations, and answers with that plus text a model
+reads at a glance. One tool per noun, with an
 `action` where a noun has several (as `floor` always had): the catalog stays small, because a
 model reads all of it on every turn.
 """
@@ -17,10 +18,12 @@ from typing import Any
 
 from caucus.errors import Hint, InChannelMode, InvalidRequest, NotJoined
 from caucus.mcp import args as a
+from caucus.mcp import views as v
 from caucus.mcp.envelope import wrap
 from caucus.mcp.ports import Answer, Convening, HubPort
-from caucus.mcp.push import ChannelPush, ChannelState
+from caucus.mcp.push import ChannelPush
 from caucus.mcp.renderings import (
+    catch_up_text,
     decisions_text,
     forms_text,
     joined_text,
@@ -41,19 +44,17 @@ from caucus.mcp.results import (
     WatchCommand,
     WhoAmI,
 )
-from caucus.protocol import PROTOCOL_VERSION
-from caucus.wire.deliberations import Convened, PositionInfo
+from caucus.protocol import PROTOCOL_VERSION, essentials_text
+from caucus.wire.deliberations import Convened
 from caucus.wire.fields import Wire
 from caucus.wire.forms import DecisionList, FormList
-from caucus.wire.messages import SendResult
-from caucus.wire.peers import Departure, Outcome, PeerList, StatusInfo
-from caucus.wire.reservations import ReservationList
-from caucus.wire.room import ChannelInfo, ChannelList, FloorInfo, ProtocolText
+from caucus.wire.peers import Outcome, PeerList
+from caucus.wire.room import ChannelInfo, ChannelList
 from caucus.wire.search import SearchFound
-from caucus.wire.spawns import Teammates
 from caucus.wire.work import OfferList, TaskList
 
-Reply = tuple[Wire, str]
+Reply = tuple[Wire, str]  # what a tool's body returns: the hub's noun, and the line of text
+Answered = tuple[dict[str, Any], str]  # what the caller gets: the noun's view, and the text
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,12 +76,17 @@ class Tool:
     name: str
     description: str  # `{...}` filled from the hub's limits
     args: type[a.Args]
-    result: type[Wire]
+    view: v.View  # what of the result the structured content holds, and its output schema
     read_only: bool
     destructive: bool
     idempotent: bool
-    run: Callable[[Call, Any], Awaitable[Reply]]
+    run: Callable[[Call, Any], Awaitable[Reply]]  # the wire noun and the line of text
     needs_identity: bool = True  # the `handle` argument applies (a session-less client)
+
+    async def answer(self, call: Call, args: Any) -> Answered:
+        """The call's structured content (this tool's view of the noun) and its text."""
+        noun, line = await self.run(call, args)
+        return self.view.of(noun), line
 
 
 @dataclass
@@ -99,36 +105,32 @@ class Catalog:
     def __post_init__(self) -> None:
         reads = {"read_only": True, "idempotent": True}
         specs = [
-            _tool(
-                "join", _JOIN, a.JoinArgs, JoinResult, self.join, idempotent=True, identity=False
-            ),
-            _tool("leave", _LEAVE, a.NoArgs, Departure, self.leave, destructive=True),
-            _tool("whoami", _WHOAMI, a.NoArgs, WhoAmI, self.whoami, **reads),
-            _tool("peers", _PEERS, a.PeersArgs, PeerList, self.peers, **reads),
-            _tool("set_status", _STATUS, a.StatusArgs, StatusInfo, self.status, idempotent=True),
-            _tool("say", _SAY, a.SayArgs, SendResult, self.say),
-            _tool("listen", _LISTEN, a.ListenArgs, Heard, self.listen),
-            _tool("protocol", _PROTOCOL, a.ProtocolArgs, ProtocolText, self.protocol, **reads),
-            _tool("channel", _CHANNEL, a.ChannelArgs, ChannelList, self.channel, idempotent=True),
-            _tool("announce", _ANNOUNCE, a.AnnounceArgs, SendResult, self.announce),
-            _tool("floor", _FLOOR, a.FloorArgs, FloorInfo, self.floor),
-            _tool("task", _TASK, a.TaskArgs, TaskList, self.task),
-            _tool("offer", _OFFER, a.OfferArgs, OfferList, self.offer),
-            _tool(
-                "reservation", _RESERVATION, a.ReservationArgs, ReservationList, self.reservation
-            ),
-            _tool("search", _SEARCH, a.SearchArgs, SearchFound, self.search, **reads),
-            _tool("teammate", _TEAMMATE, a.TeammateArgs, Teammates, self.teammate),
-            _tool("ask_operator", _ASK, a.AskArgs, FormList, self.ask, idempotent=True),
-            _tool("decisions", _DECISIONS, a.DecisionsArgs, DecisionList, self.decisions, **reads),
-            _tool("convene", _CONVENE, a.ConveneArgs, Convened, self.convene),
-            _tool("submit_position", _POSITION, a.PositionArgs, PositionInfo, self.position),
+            _tool("join", _JOIN, a.JoinArgs, v.JOINED, self.join, idempotent=True, identity=False),
+            _tool("leave", _LEAVE, a.NoArgs, v.LEFT, self.leave, destructive=True),
+            _tool("whoami", _WHOAMI, a.NoArgs, v.WHO, self.whoami, **reads),
+            _tool("peers", _PEERS, a.PeersArgs, v.PEERS, self.peers, **reads),
+            _tool("set_status", _STATUS, a.StatusArgs, v.STATUS, self.status, idempotent=True),
+            _tool("say", _SAY, a.SayArgs, v.SENT, self.say),
+            _tool("listen", _LISTEN, a.ListenArgs, v.HEARD, self.listen),
+            _tool("protocol", _PROTOCOL, a.ProtocolArgs, v.PROTOCOL, self.protocol, **reads),
+            _tool("channel", _CHANNEL, a.ChannelArgs, v.CHANNELS, self.channel, idempotent=True),
+            _tool("announce", _ANNOUNCE, a.AnnounceArgs, v.SENT, self.announce),
+            _tool("floor", _FLOOR, a.FloorArgs, v.FLOOR, self.floor),
+            _tool("task", _TASK, a.TaskArgs, v.TASKS, self.task),
+            _tool("offer", _OFFER, a.OfferArgs, v.OFFERS, self.offer),
+            _tool("reservation", _RESERVATION, a.ReservationArgs, v.RESERVATIONS, self.reservation),
+            _tool("search", _SEARCH, a.SearchArgs, v.FOUND, self.search, **reads),
+            _tool("teammate", _TEAMMATE, a.TeammateArgs, v.TEAMMATES, self.teammate),
+            _tool("ask_operator", _ASK, a.AskArgs, v.FORMS, self.ask, idempotent=True),
+            _tool("decisions", _DECISIONS, a.DecisionsArgs, v.DECISIONS, self.decisions, **reads),
+            _tool("convene", _CONVENE, a.ConveneArgs, v.CONVENED, self.convene),
+            _tool("submit_position", _POSITION, a.PositionArgs, v.POSITION, self.position),
         ]
         if self.watch_for is not None:
-            watch = _tool("watch_command", _WATCH, a.NoArgs, WatchCommand, self.watch)
+            watch = _tool("watch_command", _WATCH, a.NoArgs, v.WATCH, self.watch)
             specs.insert(7, watch)
         if self.push is not None:
-            confirm = _tool("confirm_delivery", _CONFIRM, a.ConfirmArgs, ChannelState, self.confirm)
+            confirm = _tool("confirm_delivery", _CONFIRM, a.ConfirmArgs, v.PUSH, self.confirm)
             specs.insert(8, confirm)
         self.tools = {s.name: s for s in specs if s.name not in self.omit}
 
@@ -161,8 +163,8 @@ class Catalog:
                 "(call leave first if you really mean to)",
                 field="name",
             )
-        known = None if x.force_protocol else x.protocol_version
-        if known is None and not x.force_protocol and port.name is not None:
+        known = x.protocol_version or None  # 0 asks for the text again
+        if x.protocol_version is None and port.name is not None:
             known = PROTOCOL_VERSION  # joined in this session already: it read the text
         joined = await port.join(
             wanted,
@@ -182,14 +184,14 @@ class Catalog:
             outcome=joined.outcome,
             handle=joined.handle,
             protocol_version=joined.protocol_version,
-            protocol=joined.protocol,
+            protocol=essentials_text() if joined.protocol else None,  # the core: `protocol`
             note=joined.note,
             watch=watch,
             wait=waiting.how if waiting is not None else LISTEN_LOOP,
-            catch_up=wrap(backlog, me=joined.name) if backlog else None,
+            catch_up=catch_up_text(backlog, joined.name) if backlog else None,
             inbox=await self.inbox_uri(port) if self.inbox_uri is not None else None,
         )
-        return result, await joined_text(port, result, backlog_count=len(backlog))
+        return result, await joined_text(port, result)
 
     async def leave(self, call: Call, _: a.NoArgs) -> Reply:
         port = await self._joined(call)
@@ -458,7 +460,7 @@ def _tool(
     name: str,
     description: str,
     args: type[a.Args],
-    result: type[Wire],
+    view: v.View,
     run: Callable[[Call, Any], Awaitable[Reply]],
     *,
     read_only: bool = False,
@@ -466,7 +468,7 @@ def _tool(
     idempotent: bool = False,
     identity: bool = True,
 ) -> Tool:
-    return Tool(name, description, args, result, read_only, destructive, idempotent, run, identity)
+    return Tool(name, description, args, view, read_only, destructive, idempotent, run, identity)
 
 
 def _waits(x: a.TaskArgs) -> dict[str, Any]:
@@ -483,10 +485,10 @@ def _doc(text: str) -> str:
     return inspect.cleandoc(text).replace("\n", " ")
 
 
-_JOIN = _doc("""Join the room so others can reach you: call it first. After a restart it
-    resumes you.""")
+_JOIN = _doc("""Join the room so others can reach you; call it first. It resumes you after a
+    restart.""")
 _LEAVE = _doc("""Leave for good: your name is freed, waiting messages dropped.""")
-_WHOAMI = _doc("""Who you are, and how many messages wait (none is consumed).""")
+_WHOAMI = _doc("""Who you are, and how many messages wait.""")
 _PEERS = _doc("""Who is here: liveness, status, skills. Works before join.""")
 _STATUS = _doc("""One line on what you are working on.""")
 _SAY = _doc("""Message a peer, 'all', or a '#channel'.""")
@@ -499,18 +501,18 @@ _ANNOUNCE = _doc("""News for every peer, newcomers too: at most one per {announc
     {announce_hourly} an hour.""")
 _FLOOR = _doc("""The talking stick of 'all' or a #channel: while another holds it, you
     cannot send there.""")
-_TASK = _doc("""Hand a peer work with a lifecycle (A2A states); updates arrive by listen.""")
-_OFFER = _doc("""The job board: post work anyone may take ({open_offers} open at most), claim,
-    select, withdraw, list.""")
-_RESERVATION = _doc("""Reserve files you will edit (paths or globs from the repo root) so
-    others keep off; list who holds what, release, renew.""")
-_SEARCH = _doc("""Full-text search over what you may read: your directs, channels, broadcasts,
-    decisions; summarize: a thread's summary.""")
-_TEAMMATE = _doc("""Spawn a teammate (a native agent on a model profile the operator approved;
-    needs the operator's spawn grant), list yours, stop one.""")
-_ASK = _doc("""Ask the human operator one bounded question; the answer comes by listen and
-    is recorded as a decision. No title: the forms waiting for you (look first).""")
-_CONVENE = _doc("""Convene peers to deliberate a subject: each argues by submit_position, the
-    chair decides, the ledger records it.""")
+_TASK = _doc("""Hand a peer work and follow it to its end: the worker replies, fails or asks;
+    you answer an ask by reply, or cancel. Updates come by listen.""")
+_OFFER = _doc("""The job board: post work anyone may take ({open_offers} open at most); the
+    poster selects a claimant, who gets it as a task.""")
+_RESERVATION = _doc("""Reserve files you will edit (paths or globs) so others keep off; list,
+    release, renew.""")
+_SEARCH = _doc("""Full-text search over what you may read; summarize: a thread's summary.""")
+_TEAMMATE = _doc("""Spawn a teammate on a model profile the operator approved (with their
+    grant), list yours, stop one.""")
+_ASK = _doc("""Ask the human operator one bounded question; the answer comes by listen. No
+    title: the forms waiting for you.""")
+_CONVENE = _doc("""Convene peers to deliberate: each argues by submit_position, the chair
+    decides, the ledger records it.""")
 _POSITION = _doc("""Answer a position request of a deliberation (as its chair: decide).""")
 _DECISIONS = _doc("""The operator's decisions, newest first, from the verifiable ledger.""")

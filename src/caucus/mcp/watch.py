@@ -64,7 +64,7 @@ class Ending(Enum):
         return f"{word}{' ' + detail if detail else ''}: {advice}"
 
 
-ENDINGS = "its first line says how it ended (MESSAGES, STOP, SESSION EXPIRED, DISPLACED, ...)"
+ENDINGS = "its first line says why it ended"  # MESSAGES, STOP, DISPLACED...: protocol "delivery"
 
 
 def session_dir() -> Path:
@@ -94,8 +94,8 @@ def by_session_file(path: Path, *, follow: bool = False) -> WatchCommand:
         how = FOLLOWED.format(command=command)
     else:
         how = (
-            f"run in the background: {command} (it exits when messages arrive and prints them; "
-            f"{ENDINGS}); after reading them, run it again"
+            f"run in the background: {command} (it exits when messages arrive, printing them; "
+            f"{ENDINGS}); then run it again"
         )
     return WatchCommand(command=command, via=WaitVia.SESSION_FILE, how=how)
 

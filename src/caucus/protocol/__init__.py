@@ -16,6 +16,13 @@ CORE_LIMIT = 3600  # characters: the ceiling the protocol core must stay under (
 
 
 @cache
+def essentials_text() -> str:
+    """The core in a few lines, for `join` (the whole core is one `protocol` call away)."""
+    text = resources.files(__package__).joinpath("essentials.md").read_text(encoding="utf-8")
+    return text.replace("{version}", str(PROTOCOL_VERSION))
+
+
+@cache
 def core_text() -> str:
     return resources.files(__package__).joinpath("core.md").read_text(encoding="utf-8")
 

@@ -53,7 +53,6 @@ from starlette.types import Message, Receive, Scope, Send
 from caucus.api.mcp.sessions import SESSION_HEADER, Sessions, replaying, whole_body
 from caucus.mcp.server import ToolServer
 from caucus.web.lean_http import Exchange
-from caucus.wire.fields import Wire
 
 log = logging.getLogger(__name__)
 
@@ -266,11 +265,13 @@ class CallLane:
                 request_id, {"error": {"code": _INTERNAL_ERROR, "message": "Internal error"}}
             )
 
-    def _succeeded(self, request_id: str | int, version: str, result: Wire, line: str) -> bytes:
+    def _succeeded(
+        self, request_id: str | int, version: str, result: dict[str, Any], line: str
+    ) -> bytes:
         """A call that succeeded, written straight from its result: what building a
         `CallToolResult` and passing it through the SDK's sieve gives for a text line and
         structured content (the tests hold the two equal, on every era), with the structured
-        content serialized once, by its own model."""
+        content serialized once."""
         head = b'{"jsonrpc":"2.0","id":%b,"result":{"content":[{"type":"text","text":%b}]' % (
             _json(request_id),
             _json(line),
@@ -279,7 +280,7 @@ class CallLane:
             if self._stamp is None:
                 self._stamp = _json({_SERVER_INFO: self._tools.server.server_info_stamp})
             head += b',"resultType":"complete","_meta":' + self._stamp
-        structured: bytes = result.__pydantic_serializer__.to_json(result)
+        structured = _json(result)
         return head + b',"isError":false,"structuredContent":' + structured + b"}}"
 
 
