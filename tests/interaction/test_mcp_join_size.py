@@ -41,7 +41,7 @@ async def test_a_join_fits_its_ceiling_whatever_the_room(tmp_path: Path, others:
     assert len(data) <= JOIN_CEILING, data
     assert essentials_text().strip() in text
     assert core_text().strip() not in text
-    assert "From before you came: 4 announcement(s)" in text
+    assert "Before you came: 4 announcement(s)" in text
     assert text.count("news ") == 1
     assert "news 3: the release" in text  # the newest, cut
     if others > 5:

@@ -58,8 +58,8 @@ async def joined_text(port: HubPort, joined: JoinResult) -> str:
     lines.append(f"To wait for messages: {joined.wait}")
     if joined.handle:
         lines.append(
-            f"Your handle: {joined.handle} (pass it as `handle` to every tool if your client "
-            "keeps no session; join with it to come back)."
+            f"Your handle: {joined.handle} (pass it as `handle` to each tool if your client "
+            "keeps no session)."
         )
     if joined.note:
         lines.append(joined.note)
@@ -93,8 +93,8 @@ def catch_up_text(backlog: Sequence[InboundMessage], me: str) -> str:
     and the newest, cut short; search finds them whole."""
     newest = backlog[-1]
     fence = _Fence(
-        f"From before you came: {len(backlog)} announcement(s), now read "
-        "(`search(kind='announcement')` finds them whole); the newest:"
+        f"Before you came: {len(backlog)} announcement(s), now read (`search` finds them "
+        "whole); the newest:"
     )
     header = f"#{newest.seq} from {_who(newest.sender, me)}, {ago(time.time() - newest.ts)}"
     fence.item(header, [("", _cut(newest.content, CATCH_UP_CHARS))])
