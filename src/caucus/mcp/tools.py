@@ -11,13 +11,13 @@ model reads all of it on every turn.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from caucus.errors import Hint, InChannelMode, InvalidRequest, NotJoined
 from caucus.mcp import args as a
+from caucus.mcp import descriptions as d
 from caucus.mcp import views as v
 from caucus.mcp.envelope import wrap
 from caucus.mcp.ports import Answer, Convening, HubPort
@@ -105,32 +105,34 @@ class Catalog:
     def __post_init__(self) -> None:
         reads = {"read_only": True, "idempotent": True}
         specs = [
-            _tool("join", _JOIN, a.JoinArgs, v.JOINED, self.join, idempotent=True, identity=False),
-            _tool("leave", _LEAVE, a.NoArgs, v.LEFT, self.leave, destructive=True),
-            _tool("whoami", _WHOAMI, a.NoArgs, v.WHO, self.whoami, **reads),
-            _tool("peers", _PEERS, a.PeersArgs, v.PEERS, self.peers, **reads),
-            _tool("set_status", _STATUS, a.StatusArgs, v.STATUS, self.status, idempotent=True),
-            _tool("say", _SAY, a.SayArgs, v.SENT, self.say),
-            _tool("listen", _LISTEN, a.ListenArgs, v.HEARD, self.listen),
-            _tool("protocol", _PROTOCOL, a.ProtocolArgs, v.PROTOCOL, self.protocol, **reads),
-            _tool("channel", _CHANNEL, a.ChannelArgs, v.CHANNELS, self.channel, idempotent=True),
-            _tool("announce", _ANNOUNCE, a.AnnounceArgs, v.SENT, self.announce),
-            _tool("floor", _FLOOR, a.FloorArgs, v.FLOOR, self.floor),
-            _tool("task", _TASK, a.TaskArgs, v.TASKS, self.task),
-            _tool("offer", _OFFER, a.OfferArgs, v.OFFERS, self.offer),
-            _tool("reservation", _RESERVATION, a.ReservationArgs, v.RESERVATIONS, self.reservation),
-            _tool("search", _SEARCH, a.SearchArgs, v.FOUND, self.search, **reads),
-            _tool("teammate", _TEAMMATE, a.TeammateArgs, v.TEAMMATES, self.teammate),
-            _tool("ask_operator", _ASK, a.AskArgs, v.FORMS, self.ask, idempotent=True),
-            _tool("decisions", _DECISIONS, a.DecisionsArgs, v.DECISIONS, self.decisions, **reads),
-            _tool("convene", _CONVENE, a.ConveneArgs, v.CONVENED, self.convene),
-            _tool("submit_position", _POSITION, a.PositionArgs, v.POSITION, self.position),
+            _tool("join", d.JOIN, a.JoinArgs, v.JOINED, self.join, idempotent=True, identity=False),
+            _tool("leave", d.LEAVE, a.NoArgs, v.LEFT, self.leave, destructive=True),
+            _tool("whoami", d.WHOAMI, a.NoArgs, v.WHO, self.whoami, **reads),
+            _tool("peers", d.PEERS, a.PeersArgs, v.PEERS, self.peers, **reads),
+            _tool("set_status", d.STATUS, a.StatusArgs, v.STATUS, self.status, idempotent=True),
+            _tool("say", d.SAY, a.SayArgs, v.SENT, self.say),
+            _tool("listen", d.LISTEN, a.ListenArgs, v.HEARD, self.listen),
+            _tool("protocol", d.PROTOCOL, a.ProtocolArgs, v.PROTOCOL, self.protocol, **reads),
+            _tool("channel", d.CHANNEL, a.ChannelArgs, v.CHANNELS, self.channel, idempotent=True),
+            _tool("announce", d.ANNOUNCE, a.AnnounceArgs, v.SENT, self.announce),
+            _tool("floor", d.FLOOR, a.FloorArgs, v.FLOOR, self.floor),
+            _tool("task", d.TASK, a.TaskArgs, v.TASKS, self.task),
+            _tool("offer", d.OFFER, a.OfferArgs, v.OFFERS, self.offer),
+            _tool(
+                "reservation", d.RESERVATION, a.ReservationArgs, v.RESERVATIONS, self.reservation
+            ),
+            _tool("search", d.SEARCH, a.SearchArgs, v.FOUND, self.search, **reads),
+            _tool("teammate", d.TEAMMATE, a.TeammateArgs, v.TEAMMATES, self.teammate),
+            _tool("ask_operator", d.ASK, a.AskArgs, v.FORMS, self.ask, idempotent=True),
+            _tool("decisions", d.DECISIONS, a.DecisionsArgs, v.DECISIONS, self.decisions, **reads),
+            _tool("convene", d.CONVENE, a.ConveneArgs, v.CONVENED, self.convene),
+            _tool("submit_position", d.POSITION, a.PositionArgs, v.POSITION, self.position),
         ]
         if self.watch_for is not None:
-            watch = _tool("watch_command", _WATCH, a.NoArgs, v.WATCH, self.watch)
+            watch = _tool("watch_command", d.WATCH, a.NoArgs, v.WATCH, self.watch)
             specs.insert(7, watch)
         if self.push is not None:
-            confirm = _tool("confirm_delivery", _CONFIRM, a.ConfirmArgs, v.PUSH, self.confirm)
+            confirm = _tool("confirm_delivery", d.CONFIRM, a.ConfirmArgs, v.PUSH, self.confirm)
             specs.insert(8, confirm)
         self.tools = {s.name: s for s in specs if s.name not in self.omit}
 
@@ -479,40 +481,3 @@ def _needs(value: str | None, name: str, action: object) -> str:
     if value is None or value == "":
         raise InvalidRequest(f"{name} is required for {action}", field=name)
     return value
-
-
-def _doc(text: str) -> str:
-    return inspect.cleandoc(text).replace("\n", " ")
-
-
-_JOIN = _doc("""Join the room so others can reach you; call it first. It resumes you after a
-    restart.""")
-_LEAVE = _doc("""Leave for good: your name is freed, waiting messages dropped.""")
-_WHOAMI = _doc("""Who you are, and how many messages wait.""")
-_PEERS = _doc("""Who is here: liveness, status, skills. Works before join.""")
-_STATUS = _doc("""One line on what you are working on.""")
-_SAY = _doc("""Message a peer, 'all', or a '#channel'.""")
-_LISTEN = _doc("""Wait for messages and return them; the next listen acknowledges them.""")
-_WATCH = _doc("""A background command that wakes you when messages arrive.""")
-_CONFIRM = _doc("""Confirm that a Caucus channel check reached you, with its nonce.""")
-_PROTOCOL = _doc("""The hub's operating protocol, or one section of it.""")
-_CHANNEL = _doc("""Join, leave, set the topic of, or list the #channels.""")
-_ANNOUNCE = _doc("""News for every peer, newcomers too: at most one per {announce_interval} s,
-    {announce_hourly} an hour.""")
-_FLOOR = _doc("""The talking stick of 'all' or a #channel: while another holds it, you
-    cannot send there.""")
-_TASK = _doc("""Hand a peer work and follow it to its end: the worker replies, fails or asks;
-    you answer an ask by reply, or cancel. Updates come by listen.""")
-_OFFER = _doc("""The job board: post work anyone may take ({open_offers} open at most); the
-    poster selects a claimant, who gets it as a task.""")
-_RESERVATION = _doc("""Reserve files you will edit (paths or globs) so others keep off; list,
-    release, renew.""")
-_SEARCH = _doc("""Full-text search over what you may read; summarize: a thread's summary.""")
-_TEAMMATE = _doc("""Spawn a teammate on a model profile the operator approved (with their
-    grant), list yours, stop one.""")
-_ASK = _doc("""Ask the human operator one bounded question; the answer comes by listen. No
-    title: the forms waiting for you.""")
-_CONVENE = _doc("""Convene peers to deliberate: each argues by submit_position, the chair
-    decides, the ledger records it.""")
-_POSITION = _doc("""Answer a position request of a deliberation (as its chair: decide).""")
-_DECISIONS = _doc("""The operator's decisions, newest first, from the verifiable ledger.""")

@@ -268,10 +268,8 @@ class CallLane:
     def _succeeded(
         self, request_id: str | int, version: str, result: dict[str, Any], line: str
     ) -> bytes:
-        """A call that succeeded, written straight from its result: what building a
-        `CallToolResult` and passing it through the SDK's sieve gives for a text line and
-        structured content (the tests hold the two equal, on every era), with the structured
-        content serialized once."""
+        """A call that succeeded, written straight from its result: what the SDK's sieve gives
+        a `CallToolResult` of a text line and structured content (held equal on every era)."""
         head = b'{"jsonrpc":"2.0","id":%b,"result":{"content":[{"type":"text","text":%b}]' % (
             _json(request_id),
             _json(line),
