@@ -54,3 +54,15 @@ def claude_env(home: Path, model_url: str, **extra: str) -> dict[str, str]:
         **extra,
     )
     return env
+
+
+def host_env(home: Path, **extra: str) -> dict[str, str]:
+    """The environment a real Codex or Gemini CLI runs in offline: its own HOME (and
+    CODEX_HOME), no colour, and nothing of ours, OpenAI's or Google's inherited."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CAUCUS_", "XDG_", "OPENAI_", "CODEX_", "GEMINI_", "GOOGLE_"))
+    }
+    env.update(HOME=str(home), NO_COLOR="1", CODEX_HOME=str(home / ".codex"), **extra)
+    return env

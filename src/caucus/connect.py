@@ -9,9 +9,14 @@ else in the file, is kept as it was. Paths are absolute, to the `caucus` that ru
   offers its tools whole: without it a session can start before the bridge answers, and the
   model meets `WaitForMcpServers` instead of `join`);
 - codex: `~/.codex/config.toml` or `.codex/config.toml`; a `[mcp_servers.caucus]` table with
-  `command`, `args` and an env table, or `url`;
+  `command`, `args` and an env table, or `url`, and `default_tools_approval_mode = "approve"`;
 - gemini: `~/.gemini/settings.json` or `.gemini/settings.json`; `command`, `args`, `env`, or
-  `httpUrl`.
+  `httpUrl`, and `"trust": true`.
+
+The last two let the host call the Caucus tools without asking each time: without them `codex
+exec` refuses every call ("requires approval, but approval policy is never") and `gemini -p`
+offers the model none of them. The tools reach only the hub, where the operator supervises
+(approvals of risky calls are the hub's, ADR 0036); the user's own tools keep the host's rules.
 """
 
 from __future__ import annotations
@@ -87,6 +92,15 @@ def caucus_command() -> list[str]:
 
 
 def entry_for(host: Host, hub: str, *, http: bool, channel: bool = False) -> dict[str, Any]:
+    entry = _transport(host, hub, http=http, channel=channel)
+    if host is Host.CODEX:
+        entry["default_tools_approval_mode"] = "approve"
+    elif host is Host.GEMINI:
+        entry["trust"] = True
+    return entry
+
+
+def _transport(host: Host, hub: str, *, http: bool, channel: bool) -> dict[str, Any]:
     if http:
         url = hub.rstrip("/") + "/mcp"
         if host is Host.CLAUDE:

@@ -126,7 +126,8 @@ def test_codex_toml_keeps_every_other_table_and_comment(tmp_path: Path) -> None:
     assert report["replaced"] is True
     connected(tmp_path, "codex", "--http")
     assert tomllib.loads(config.read_text())["mcp_servers"]["caucus"] == {
-        "url": "http://127.0.0.1:8765/mcp"
+        "url": "http://127.0.0.1:8765/mcp",
+        "default_tools_approval_mode": "approve",  # `codex exec` refuses every call otherwise
     }
 
 
@@ -139,7 +140,7 @@ def test_gemini_settings_are_merged(tmp_path: Path) -> None:
     assert data["theme"] == "GitHub"
     assert data["mcpServers"] == {
         "x": {"command": "x"},
-        "caucus": {"httpUrl": "http://127.0.0.1:8765/mcp"},
+        "caucus": {"httpUrl": "http://127.0.0.1:8765/mcp", "trust": True},  # else `-p` has none
     }
 
 

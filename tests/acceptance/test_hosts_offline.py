@@ -1,12 +1,11 @@
-"""What of Codex (`@openai/codex`) and Gemini CLI (`@google/gemini-cli`) works offline, from
-npm into tests/node: each reads the config `caucus connect` wrote, merged beside a server of
-the user's own; Gemini CLI also connects to Caucus, through the bridge and through `/mcp`.
-(Their agent loops need their vendors' model APIs, which these tests do not fake.)"""
+"""Codex (`@openai/codex`) and Gemini CLI (`@google/gemini-cli`), from npm into tests/node,
+read the config `caucus connect` wrote, merged beside a server of the user's own; Gemini CLI
+connects to Caucus through the bridge and through `/mcp`, in a folder it trusts. (Their agent
+loops, driven by scripted fakes of their model APIs: test_codex_host.py, test_gemini_host.py.)"""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,14 +13,8 @@ from typing import Any
 
 import pytest
 
+from tests.nodebin import host_env, run_host
 from tests.nodebin import node_bin as host
-from tests.nodebin import run_host
-
-
-def environment(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CAUCUS_", "XDG_"))}
-    env.update(HOME=str(home), NO_COLOR="1", CODEX_HOME=str(home / ".codex"))
-    return env
 
 
 def connect(
@@ -51,7 +44,7 @@ async def test_codex_reads_what_caucus_connect_wrote(tmp_path: Path, url: str) -
     home = tmp_path / "home"
     (home / ".codex").mkdir(parents=True)
     (home / ".codex" / "config.toml").write_text('[mcp_servers.mine]\ncommand = "my-server"\n')
-    env = environment(home)
+    env = host_env(home)
     connect(env, "codex", url)
     listed = {
         s["name"]: s
@@ -85,7 +78,7 @@ async def test_gemini_cli_connects_to_caucus(tmp_path: Path, url: str, transport
     home, work = tmp_path / "home", tmp_path / "work"
     (home / ".gemini").mkdir(parents=True)
     work.mkdir()
-    env = environment(home)
+    env = host_env(home)
     http = ["--http"] if transport == "http" else []
     said = connect(env, "gemini", url, *http, "--trust-folder", cwd=work)
     assert f"trusted {work} in Gemini CLI" in said
@@ -104,7 +97,7 @@ async def test_an_untrusted_folder_is_named_and_trusting_it_connects(
     work.mkdir()
     other = {"/elsewhere": "DO_NOT_TRUST"}
     (home / ".gemini" / "trustedFolders.json").write_text(json.dumps(other))
-    env = environment(home)
+    env = host_env(home)
     said = connect(env, "gemini", url, "--no-trust-folder", cwd=work)
     assert "caucus connect gemini --trust-folder" in said  # what to do, exactly
     assert (await gemini_line(gemini, env, work)).endswith("Disabled")

@@ -7,6 +7,10 @@
 - `FakeAnthropic` and `serve_fake()`: a scripted fake of the Anthropic Messages API, to drive
   a real Claude Code offline (`ANTHROPIC_BASE_URL`); `Text`, `ToolUse` and the helpers
   `tool_names`, `tool_results`, `result_text` write its scripts.
+- `FakeResponses` (OpenAI's Responses API, with `Custom` for a free-form tool call) and
+  `FakeGemini` (the Gemini API): the same kind of fake, to drive a real Codex
+  (`FakeResponses.codex_config`) and a real Gemini CLI (`GOOGLE_GEMINI_BASE_URL`,
+  `FakeGemini.settings`) offline; their modules hold the helpers that read requests back.
 - `FakeCodex`: a scripted stand-in for the Codex app-server's control socket
   (`caucus watch --push codex`), whose thread a test drives.
 - `FakeOpenAI`: a scripted fake of an OpenAI-compatible server (`Say`, `Call`, `Stall`,
@@ -43,6 +47,7 @@ from caucus.testing.fake_anthropic import (
     tool_results,
 )
 from caucus.testing.fake_codex import FakeCodex
+from caucus.testing.fake_gemini import FakeGemini
 from caucus.testing.fake_openai import (
     Call,
     FakeOpenAI,
@@ -53,16 +58,20 @@ from caucus.testing.fake_openai import (
     offered,
     tool_messages,
 )
+from caucus.testing.fake_responses import Custom, FakeResponses
 
 __all__ = [
     "Call",
     "CallTool",
+    "Custom",
     "Delay",
     "Fail",
     "FakeAnthropic",
     "FakeClock",
     "FakeCodex",
+    "FakeGemini",
     "FakeOpenAI",
+    "FakeResponses",
     "MockBackend",
     "Reply",
     "Say",
@@ -235,9 +244,12 @@ async def serve(hub: Hub, app: CaucusApp | None = None) -> AsyncIterator[str]:
 
 
 @asynccontextmanager
-async def serve_fake(fake: FakeAnthropic | FakeOpenAI) -> AsyncIterator[str]:
+async def serve_fake(
+    fake: FakeAnthropic | FakeOpenAI | FakeResponses | FakeGemini,
+) -> AsyncIterator[str]:
     """Serve a scripted model API on 127.0.0.1 and an ephemeral port; yields its base URL
-    (what `ANTHROPIC_BASE_URL` is set to; for FakeOpenAI, `--base-url <url>/v1`)."""
+    (what `ANTHROPIC_BASE_URL` or `GOOGLE_GEMINI_BASE_URL` is set to; for FakeOpenAI,
+    `--base-url <url>/v1`)."""
 
     def config(app: Any) -> uvicorn.Config:
         return uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
