@@ -55,6 +55,11 @@ async def test_interrupt_reset_pause_status_and_stop_are_obeyed(tmp_path: Path) 
         await operator.interrupt("worker", reason="not now")
         interrupted = await worker.until("ThreadRunInterrupted")
         assert interrupted["reason"] == "not now"
+        # The agent hung up on the stalled answer: a model server would otherwise generate
+        # on for it (llama.cpp's notices only a closed connection), keeping the room's other
+        # agents waiting behind a reply nobody reads.
+        await eventually(lambda: _none(fake), within=20, what="the model's stream to close")
+        assert fake.abandoned == 1
         await eventually(
             lambda: _is(status(), "interrupted"), within=20, what="the interrupted run state"
         )
@@ -85,6 +90,10 @@ async def test_interrupt_reset_pause_status_and_stop_are_obeyed(tmp_path: Path) 
         code, stderr = await worker.finish()
         assert code == 0, stderr
         assert (await operator.state()).mode == "open"
+
+
+async def _none(fake: FakeOpenAI) -> bool:
+    return fake.streaming == 0
 
 
 async def _is(value: Awaitable[str], wanted: str) -> bool:

@@ -1,12 +1,14 @@
 """Native agents in the room: two `caucus agent --hub` processes on the scripted
 OpenAI-compatible fake, a real hub over HTTP, an HTTP peer and an MCP agent (the official SDK
-client on /mcp). Replies go where the message came from, `NO_REPLY` posts nothing, a task sent
-by the MCP agent is answered, an offer is claimed with the room's own tools, and the
-operator's stop ends an agent with exit 0."""
+client on /mcp). Each agent's model is offered the room's whole catalog (the tools an MCP host
+gets, but for those the runtime does itself), replies go where the message came from,
+`NO_REPLY` posts nothing, a file is reserved, a task sent by the MCP agent is answered, an offer
+is claimed with the room's own tools, and the operator's stop ends an agent with exit 0."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
@@ -17,7 +19,9 @@ from typing import Any
 import pytest
 from mcp import Client
 
+import caucus.mcp
 from caucus.client import HubClient
+from caucus.runtime.connectors.hub import HIDDEN_TOOLS
 from caucus.services.hub import Hub
 from caucus.testing import (
     Call,
@@ -25,6 +29,7 @@ from caucus.testing import (
     Say,
     last_user,
     make_hub,
+    offered,
     serve,
     serve_fake,
     tool_messages,
@@ -54,6 +59,10 @@ def model(request: dict[str, Any]) -> list[Any]:
         return [Call("offer", {"action": "claim", "offer_id": offer.group(0), "note": "mine"})]
     if "kind task" in said:
         return [Say("5")]
+    if "reserve src/app.py" in said:
+        if request["messages"][-1]["role"] == "tool":
+            return [Say(f"reserved: {latest_tool}")]
+        return [Call("reservation", {"action": "reserve", "paths": ["src/app.py"]})]
     if "status?" in said:
         return [Say("all fine" if me == "ann" else "NO_REPLY")]
     if "ping" in said:
@@ -104,6 +113,18 @@ async def test_two_native_agents_answer_where_it_came_from_work_a_task_and_claim
         for agent in (ann, bob):
             await agent.until("ThreadRunComplete")  # the On Start turn: #ops joined
         assert await members_of(hub, "#ops") == ["ann-bot", "bob-bot"]
+        # The room's whole catalog: what a session on /mcp lists, but for joining, leaving and
+        # listening, which the runtime does itself (ADR 0028 left three out until issue 50).
+        session = json.loads((Path(caucus.mcp.__file__).parent / "front.json").read_text())
+        room = {t["name"] for t in session["tools"]["plain"]} - HIDDEN_TOOLS
+        assert {"reservation", "search", "teammate"} <= room
+        assert set(offered(fake.requests[0])) == room
+
+        await carol.send("ann-bot", "please reserve src/app.py")
+        reserved = await carol.receive(timeout=20)
+        assert [m.content.split(":")[0] for m in reserved.messages] == ["reserved"]
+        held = await hub.reservations.listing(holder="ann-bot")
+        assert [r.pattern for r in held] == ["src/app.py"]
 
         ping = await carol.send("ann-bot", "ping", thread="health")
         direct = await carol.receive(timeout=20)

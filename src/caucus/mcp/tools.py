@@ -99,7 +99,6 @@ class Catalog:
     inbox_uri: Callable[[HubPort], Awaitable[str | None]] | None = None  # the inbox resource
     on_join: Callable[[HubPort], Awaitable[None]] | None = None
     on_leave: Callable[[HubPort], Awaitable[None]] | None = None
-    omit: frozenset[str] = frozenset()  # tools this catalog does not offer
     tools: dict[str, Tool] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -134,7 +133,7 @@ class Catalog:
         if self.push is not None:
             confirm = _tool("confirm_delivery", d.CONFIRM, a.ConfirmArgs, v.PUSH, self.confirm)
             specs.insert(8, confirm)
-        self.tools = {s.name: s for s in specs if s.name not in self.omit}
+        self.tools = {s.name: s for s in specs}
 
     # --- helpers ----------------------------------------------------------------------------
     @staticmethod

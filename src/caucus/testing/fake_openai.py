@@ -6,7 +6,9 @@ Point the agent at it (`--backend openai --base-url <url>/v1`). Each
 `Status(code, message)` to answer with an error. Answers are streamed as server-sent chunks
 when the request asks for a stream (text in pieces; each tool call's id and name first, then its
 arguments in two pieces), as real servers do; `repeat_names=True` repeats each call's id and
-name on every piece, as llama-cpp-python's server does. Every request is kept in `requests`.
+name on every piece, as llama-cpp-python's server does. Every request is kept in `requests`;
+`streaming` counts the answers being streamed now and `abandoned` those whose client went away
+before their end (a model server generates on for a client that keeps its connection open).
 `caucus.testing.serve_fake` serves it.
 """
 
@@ -84,6 +86,8 @@ class FakeOpenAI:
         self.models = models
         self.repeat_names = repeat_names
         self.requests: list[dict[str, Any]] = []
+        self.streaming = 0  # answers being streamed now: one the client dropped ends at once
+        self.abandoned = 0  # answers whose client went away before their end
         self._ids = itertools.count(1)
         self.app = Starlette(
             routes=[
@@ -107,7 +111,7 @@ class FakeOpenAI:
         number = next(self._ids)
         model = str(body.get("model", "fake-model"))
         if body.get("stream"):
-            chunks = self._chunks(number, model, said)
+            chunks = self._counted(self._chunks(number, model, said))
             return StreamingResponse(chunks, media_type="text/event-stream")
         return JSONResponse(self._whole(number, model, said))
 
@@ -139,6 +143,18 @@ class FakeOpenAI:
                 {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}
             ],
         }
+
+    async def _counted(self, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+        """The stream, counted while it runs: Starlette cancels it when the client goes."""
+        self.streaming += 1
+        finished = False
+        try:
+            async for piece in chunks:
+                yield piece
+            finished = True
+        finally:
+            self.streaming -= 1
+            self.abandoned += not finished
 
     async def _chunks(self, number: int, model: str, said: list[Said]) -> AsyncIterator[bytes]:
         def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:

@@ -181,12 +181,8 @@ class HubConnector:
             except CaucusError:
                 return Limits.of(Settings())
 
-        # Not `reservation` and `search` yet: with reservation in the catalog, the llm tier's
-        # two agents on a small local model no longer end after a stop and an interrupt (ADR
-        # 0028; issue 34); search is as large, so it waits with it.
-        catalog = Catalog(omit=frozenset({"reservation", "search", "teammate"}))
         server = ToolServer(
-            catalog, call_for=call_for, limits_for=limits_for, default_name=lambda _: self.name
+            Catalog(), call_for=call_for, limits_for=limits_for, default_name=lambda _: self.name
         )
         return Client(server.server)
 
