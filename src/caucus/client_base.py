@@ -95,8 +95,8 @@ class BaseClient:
             )
         except httpx2.TransportError as exc:
             raise HubUnavailable(
-                f"cannot reach the hub at {self.base_url} ({type(exc).__name__}); is "
-                "`caucus hub` running there?"
+                f"cannot reach the hub at {self.base_url} ({type(exc).__name__}): start it "
+                "with `caucus hub`, or point CAUCUS_HUB at one that runs"
             ) from exc
         if response.status_code >= 400:
             try:

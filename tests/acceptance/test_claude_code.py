@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -283,3 +284,26 @@ async def test_a_message_wakes_an_idle_claude_code_with_its_text_and_is_answered
     assert uses(woken)[-1] == "Monitor"  # nothing read since the watcher started
     said = next(r for r in fake.requests if uses(r)[-1:] == ["mcp__caucus__say"])
     assert uses(said) == [*uses(woken), "mcp__caucus__say"]  # answered from the event alone
+
+
+@pytest.mark.slow
+async def test_claude_code_s_health_check_reports_a_hub_that_is_not_running(
+    tmp_path: Path,
+) -> None:
+    """`claude mcp list` on a bridge whose hub nothing answers for: failed, not connected (the
+    bridge fails the handshake, saying how to start the hub)."""
+    claude = node_bin("claude")
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        nowhere = f"http://127.0.0.1:{s.getsockname()[1]}"
+    env = claude_env(home, "http://127.0.0.1:9", XDG_RUNTIME_DIR=str(tmp_path / "run"))
+    connect = [sys.executable, "-m", "caucus", "connect", "claude", "--hub", nowhere]
+    done = subprocess.run(connect, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    _, out, err = await run_host([str(claude), "mcp", "list"], env, work)
+    line = next(x for x in out.splitlines() if x.startswith("caucus:"))
+    assert "Connected" not in line, (line, err)
+    assert "Failed" in line, (line, err)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 
 from caucus.client import HubClient
-from caucus.testing import make_hub, serve
+from caucus.testing import FakeOpenAI, make_hub, serve, serve_fake
 from tests.waiting import within
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -164,13 +165,39 @@ async def test_the_front_answers_what_the_sdk_answers_with_the_hub_s_own_limits(
     assert schemas == {client not in ("claude-code", "codex-mcp-client")}
 
 
-async def test_a_hub_that_is_down_lists_the_default_limits_as_the_sdk_does(tmp_path: Path) -> None:
+async def test_an_address_that_is_no_hub_lists_the_default_limits_as_the_sdk_does(
+    tmp_path: Path,
+) -> None:
+    """Something answers there, but not with the hub's limits: not judged at the handshake."""
     asked = [rpc(1, "initialize", INIT), INITIALIZED, rpc(2, "tools/list")]
     env = bridge_env(tmp_path)
-    nowhere = "http://127.0.0.1:9"
-    assert await exchange(front(nowhere), env, tmp_path, *asked) == await exchange(
-        plain(nowhere), env, tmp_path, *asked
-    )
+    async with serve_fake(FakeOpenAI(lambda _: [])) as elsewhere:  # 404 for /limits
+        fast = await exchange(front(elsewhere), env, tmp_path, *asked)
+        slow = await exchange(plain(elsewhere), env, tmp_path, *asked)
+    assert fast == slow
+    assert "result" in fast[0]
+
+
+@pytest.mark.parametrize("opening", ["handshake", "sessionless"])
+async def test_a_hub_that_nothing_answers_for_fails_the_handshake_saying_how_to_start_it(
+    tmp_path: Path, opening: str
+) -> None:
+    """So a host's health check reports the server failed, not connected (issue 50)."""
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        nowhere = f"http://127.0.0.1:{s.getsockname()[1]}"
+    first = rpc(1, "initialize", INIT)
+    if opening == "sessionless":
+        first = rpc(1, "server/discover", envelope())
+    host = await Host.start(front(nowhere), bridge_env(tmp_path), tmp_path)
+    (answer,) = await host.send(first)
+    code = await within(host.proc.wait(), 30, "the bridge to end")
+    assert code == 1
+    error = answer["error"]
+    assert error["code"] == -32000
+    assert error["data"] == {"code": "hub_unavailable", "hub": nowhere}
+    assert nowhere in error["message"]
+    assert "`caucus hub`" in error["message"]
 
 
 async def test_everything_at_once_is_answered_once_and_in_order_across_the_handover(

@@ -11,13 +11,11 @@ import sys
 import pytest
 
 from caucus import __version__
-from caucus.cli.usage import SNAPSHOT, render
+from caucus.cli.usage import read, render
 
 
 def test_the_snapshot_is_what_the_command_line_renders() -> None:
-    assert SNAPSHOT.read_text(encoding="utf-8") == render(), (
-        "src/caucus/cli/usage.txt is stale: run `python -m caucus.cli.usage`"
-    )
+    assert read() == render(), "src/caucus/cli/usage.txt is stale: run `python -m caucus.cli.usage`"
 
 
 def test_every_command_is_listed() -> None:
@@ -25,7 +23,7 @@ def test_every_command_is_listed() -> None:
 
     from caucus.cli.main import app
 
-    listed = SNAPSHOT.read_text(encoding="utf-8")
+    listed = read()
     for name, command in typer.main.get_command(app).commands.items():  # type: ignore[attr-defined]
         assert command.hidden or f"\n  {name} " in listed, name
 
@@ -57,7 +55,7 @@ def test_the_answer_comes_without_loading_the_command_line(args: list[str], code
     if args == ["--version"]:
         assert done.stdout == f"{__version__}\n"
     else:
-        assert done.stdout == SNAPSHOT.read_text(encoding="utf-8")
+        assert done.stdout == read()
 
 
 def test_anything_else_still_goes_through_the_command_line() -> None:

@@ -40,6 +40,7 @@ NOT_RULES = {
     "ledger/records.py:to_dict": STAMP,
     "ledger/signing.py:sign": STAMP,
     "mcp/envelope.py:one_line": SHOWN,
+    "mcp/front.py:_run": WAIT + " (how long a refusing hub has to come up: no hub, no clock)",
     "mcp/envelope.py:wrap": SHOWN,
     "mcp/renderings.py:catch_up_text": SHOWN,
     "mcp/renderings.py:reservations_text": SHOWN,

@@ -13,6 +13,12 @@ same lists, each request's envelope read as the SDK reads it. A `subscriptions/l
 acknowledged (Claude Code waits for that before it lists anything) and held: the stream is the
 SDK's to serve, and its own acknowledgement is dropped.
 
+A hub that nothing answers for (its address refuses connections for `GRACE` seconds, and no
+installed service started one) is said at the handshake: `initialize`, or the sessionless era's
+first request, gets an error naming the hub and how to start it, and the bridge exits 1, so a
+host's health check (`claude mcp list`, `gemini mcp list`) reports the server failed rather
+than connected. A hub that is slow, or answers with something else, is not judged here.
+
 At the first request the front does not answer (a `join`, a `tools/call`) or anything
 unusual (a version it has no answer for, a cursor), it hands the stream over: the SDK is given
 the host's opening again (an `initialize`, or a `server/discover` in the host's envelope,
@@ -31,6 +37,7 @@ import signal
 import stat
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +50,12 @@ REPLAYED_ID = "caucus-front:initialize"
 # SDK-served bridge does (HubClient's timeout), so a busy hub gets the same listing from both;
 # a hub that is down refuses at once, and the defaults fill the listing.
 LIMITS_TIMEOUT = 10.0
+# Seconds a hub that refuses connections has to come up before the handshake says it is down
+# (a host started with its hub a moment apart still connects), and more when a service was
+# started for it; within Gemini CLI's 5 s.
+GRACE = 2.0
+SERVICE_GRACE = 2.5
+HUB_DOWN = -32000  # JSON-RPC's implementation-defined server error
 READ_SIZE = 65536
 # mcp/server.py's, which this must not import
 TEXT_ONLY_HOSTS = frozenset({"claude-code", "codex-mcp-client"})
@@ -123,6 +136,8 @@ def serve(hub_url: str, name: str | None) -> int:
         if not front.answer(line):
             unanswered.append(line)
             break
+        if front.refused:
+            return 1
     (warm or _Background(_warm_up)).result()
     from caucus.mcp.bridge import Bridge, run_bridge
 
@@ -148,6 +163,7 @@ class _Front:
         self.replay: list[bytes] = []
         self.pending: list[bytes] = []  # lines the SDK will get after the replay, in order
         self.acknowledged: list[Any] = []  # listen streams the host has heard opened
+        self.refused = False  # the handshake said the hub is down: the bridge ends
 
     def answer(self, line: bytes) -> bool:
         """Answer `line` (or keep it for the SDK); False hands the stream over with it."""
@@ -164,6 +180,8 @@ class _Front:
         if self._era is None:
             if not known:
                 return False
+            if self._probe.down():
+                return self._refuse(message)
             if method == "initialize":
                 return self._initialize(message)
             return self._open_sessionless(message, params) and self._answer(message, params)
@@ -223,6 +241,19 @@ class _Front:
         replayed = {**message, "id": REPLAYED_ID}
         self.replay.append(json.dumps(replayed).encode() + b"\n")
         self._era = "handshake"
+        return True
+
+    def _refuse(self, message: dict[str, Any]) -> bool:
+        hub = self._probe.url
+        said = (
+            f"the Caucus hub at {hub} is not running (nothing answers there): start it with "
+            "`caucus hub` (or `caucus service install` to keep one running), then reconnect "
+            "this server"
+        )
+        error = {"code": HUB_DOWN, "message": said, "data": {"code": "hub_unavailable", "hub": hub}}
+        self._write({"jsonrpc": "2.0", "id": message["id"], "error": error})
+        print(f"caucus bridge: {said}", file=sys.stderr, flush=True)
+        self.refused = True
         return True
 
     def _open_sessionless(self, message: dict[str, Any], params: dict[str, Any]) -> bool:
@@ -362,8 +393,10 @@ class _Probe:
     start does."""
 
     def __init__(self, hub_url: str) -> None:
-        self._url = hub_url.rstrip("/")
+        self.url = hub_url.rstrip("/")
         self._done = threading.Event()
+        self._settled = threading.Event()  # reached, or judged down, or failed otherwise
+        self._down = False
         self._limits: dict[str, Any] | None = None
         threading.Thread(target=self._run, daemon=True).start()
 
@@ -371,15 +404,36 @@ class _Probe:
         self._done.wait(wait)
         return self._limits
 
-    def _run(self) -> None:
-        try:
-            self._limits = self._get("/limits")
-        except (OSError, ValueError):
-            self._done.set()
-            from caucus.service import start_if_installed
+    def down(self) -> bool:
+        """Whether nothing answers at the hub's address: known at once when a connection is
+        made (or fails otherwise), after GRACE when the address keeps refusing."""
+        self._settled.wait(GRACE + SERVICE_GRACE + 1.0)
+        return self._down
 
-            start_if_installed()
+    def _run(self) -> None:
+        deadline = time.monotonic() + GRACE
+        service: bool | None = None
+        try:
+            while True:
+                try:
+                    self._limits = self._get("/limits")
+                    return
+                except TimeoutError:
+                    return  # slow, not down: the defaults fill the listing
+                except OSError:  # nothing listens there (refused, unreachable, no such host)
+                    if service is None:
+                        from caucus.service import start_if_installed
+
+                        service = start_if_installed()
+                        deadline += SERVICE_GRACE if service else 0.0
+                    if time.monotonic() >= deadline:
+                        self._down = True
+                        return
+                    time.sleep(0.1)
+                except ValueError:
+                    return  # something answered: not judged here
         finally:
+            self._settled.set()
             self._done.set()
 
     def _get(self, path: str) -> dict[str, Any] | None:
@@ -387,7 +441,7 @@ class _Probe:
         import, on the path to the host's first tools/list), through urllib for https."""
         from urllib.parse import urlsplit
 
-        url = urlsplit(self._url + path)
+        url = urlsplit(self.url + path)
         if url.scheme == "https":
             import urllib.request
 
@@ -396,13 +450,14 @@ class _Probe:
             ) as answer:
                 return _object(answer.read())
         if url.scheme != "http" or url.hostname is None:
-            raise ValueError(f"not a hub URL: {self._url}")
+            raise ValueError(f"not a hub URL: {self.url}")
         import socket
 
         address = (url.hostname, url.port or 80)
         request = f"GET {url.path} HTTP/1.0\r\nHost: {url.netloc}\r\n\r\n".encode()
         raw = b""
         with socket.create_connection(address, LIMITS_TIMEOUT) as conn:
+            self._settled.set()  # something listens: what it answers is the listing's
             conn.sendall(request)
             while chunk := conn.recv(READ_SIZE):
                 raw += chunk
