@@ -16,6 +16,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from caucus import __version__
+from caucus.testing import make_hub, serve
 from tests.acceptance.test_readme import block_with, code_blocks
 from tests.mcptools import call
 
@@ -187,15 +188,15 @@ async def test_uvx_from_the_wheel_serves_the_bridge(tmp_path: Path) -> None:
         UV_PYTHON=sys.executable,
         UV_PYTHON_DOWNLOADS="never",
         XDG_RUNTIME_DIR=str(tmp_path / "run"),
-        CAUCUS_HUB="http://127.0.0.1:9",
     )
-    params = StdioServerParameters(
-        command=str(Path(sys.executable).parent / "uvx"),
-        args=["--from", str(wheels[-1]), "caucus", "bridge"],
-        env=env,
-        cwd=str(tmp_path),
-    )
-    async with Client(params, mode="legacy") as client:
-        names = {t.name for t in (await client.list_tools()).tools}
-        assert {"join", "say", "listen", "watch_command"} <= names
-        assert (await call(client, "whoami"))["joined"] is False
+    async with make_hub(tmp_path / "hub") as hub, serve(hub) as url:
+        params = StdioServerParameters(
+            command=str(Path(sys.executable).parent / "uvx"),
+            args=["--from", str(wheels[-1]), "caucus", "bridge"],
+            env={**env, "CAUCUS_HUB": url},
+            cwd=str(tmp_path),
+        )
+        async with Client(params, mode="legacy") as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert {"join", "say", "listen", "watch_command"} <= names
+            assert (await call(client, "whoami"))["joined"] is False
