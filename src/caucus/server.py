@@ -10,7 +10,8 @@ From the outside in, every request meets:
 3. `FastLane`: `POST /send` and `GET /receive` without FastAPI (ADR 0002); and before all
    of these, served by uvicorn's protocol itself, the same two for a known agent, without
    an ASGI cycle at all (`lean_lane`: `api/lean_lane.py`, `web/lean_http.py`, ADR 0026);
-4. `McpFront`: `/mcp` to the MCP endpoint (`api/mcp/http.py`);
+4. `McpFront`: `/mcp` to the MCP endpoint (`api/mcp/http.py`), behind `McpDoor`
+   (`api/mcp/door.py`), which loads it once the hub serves;
 5. FastAPI, behind `JsonBodies` (the body limit and the one JSON reader): the API, the
    operator's routes and the console.
 
@@ -31,7 +32,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from caucus import __version__
 from caucus.api.hotpath import FastLane
 from caucus.api.lean_lane import HubLane
-from caucus.api.mcp.http import MCP_PATH, McpEndpoint
+from caucus.api.mcp.door import MCP_PATH, McpDoor
 from caucus.api.routes import (
     a2a,
     activity,
@@ -138,7 +139,7 @@ class CaucusApp:
     def __init__(self, hub: Hub) -> None:
         self.hub = hub
         self.served: Served | None = None
-        self.mcp = McpEndpoint(hub)
+        self.mcp = McpDoor(hub)
         self._api = self._fastapi()
         settings = hub.settings
         inner = FastLane(
@@ -174,7 +175,7 @@ class CaucusApp:
             self._party,
             lambda: self.served is not None,
             settings.max_body_bytes,
-            self.mcp.calls,
+            self.mcp,
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -29,7 +29,7 @@ async def served(tmp_path: Path) -> AsyncIterator[tuple[str, McpEndpoint]]:
     async with make_hub(tmp_path) as hub:
         app = build_app(hub)
         async with serve(hub, app) as url:
-            yield url, app.mcp
+            yield url, await app.mcp.loaded()
 
 
 async def _session(http: httpx2.AsyncClient, version: str, name: str) -> dict[str, str]:

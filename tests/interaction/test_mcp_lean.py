@@ -190,7 +190,8 @@ async def test_a_hang_up_cancels_a_lean_call_and_its_session_lives_on(
     app, url = served
     async with httpx2.AsyncClient(base_url=url, headers=JSON_RPC) as http:
         headers = await _session(http, "2025-11-25", "hangs-up")
-        transport = app.mcp._manager._server_instances[headers["mcp-session-id"]]
+        endpoint = await app.mcp.loaded()
+        transport = endpoint._manager._server_instances[headers["mcp-session-id"]]
         before = app.lean_lane.answered
         listen = rpc(6, "tools/call", {"name": "listen", "arguments": {"timeout": 30}})
         parked = asyncio.ensure_future(http.post("/mcp", json=listen, headers=headers))

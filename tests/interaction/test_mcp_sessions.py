@@ -24,7 +24,7 @@ async def served(tmp_path: Path) -> AsyncIterator[tuple[str, Sessions]]:
     async with make_hub(tmp_path, mcp_unjoined_max=30) as hub:  # the default idle: no race
         app = build_app(hub)
         async with serve(hub, app) as url:
-            yield url, app.mcp._manager
+            yield url, (await app.mcp.loaded())._manager
 
 
 async def _chunks(body: bytes) -> AsyncIterator[bytes]:
@@ -82,7 +82,7 @@ async def test_paper_sessions_count_against_the_cap_and_idle_out(
         serve(hub, app := build_app(hub)) as url,
         httpx2.AsyncClient(base_url=url, headers=JSON_RPC) as http,
     ):
-        sessions = app.mcp._manager
+        sessions = (await app.mcp.loaded())._manager
         ids = []
         for n in range(100):
             reply = await http.post("/mcp", json=rpc(n, "initialize", INIT))

@@ -82,3 +82,11 @@ def test_the_bridge_s_front_door_loads_only_the_standard_library() -> None:
 def test_the_hub_loads_no_model_client_until_a_chair_calls_a_model() -> None:
     # openai costs every `caucus hub` start a quarter second; only a model chair needs it.
     assert offenders(loaded_after("import caucus.server"), ("openai",)) == []
+
+
+def test_the_hub_serves_before_it_loads_the_mcp_sdk() -> None:
+    # The MCP SDK and the catalog are a third of a hub's start (issue 50): `/mcp` is loaded
+    # by the app's lifespan once the hub serves (api/mcp/door.py), not by the import.
+    loaded = loaded_after("import caucus.server, caucus.cli.hub_server")
+    later = ("mcp", "mcp_types", "caucus.api.mcp.http", "caucus.api.mcp.call_lane")
+    assert offenders(loaded, later) == []

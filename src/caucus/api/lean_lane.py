@@ -1,8 +1,8 @@
 """The hub's lean lane (`web/lean_http.py`): a known agent's `POST /send`, `GET /receive` and
 a task's round trip (`POST /tasks`, `POST /tasks/{id}/{reply|fail|input|cancel}`), answered by
 the very handlers the ASGI lane calls (`hotpath.py`, `hot_tasks.py`), and a joined MCP
-session's tool calls, answered by `CallLane` (`api/mcp/call_lane.py`) as the ASGI lane's `/mcp`
-would, all without an ASGI cycle.
+session's tool calls, answered by `CallLane` (`api/mcp/call_lane.py`, behind `McpDoor` once
+it has loaded) as the ASGI lane's `/mcp` would, all without an ASGI cycle.
 
 It takes a request only where the ASGI stack would have let it straight through to those
 handlers: the Host and Origin the `Guard` accepts, a credential the `Shield` counts as a known
@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable
 
 from caucus.api.hotpath import answer_hot, dumps, task_move
-from caucus.api.mcp.call_lane import CallLane
+from caucus.api.mcp.door import McpDoor
 from caucus.errors import CaucusError
 from caucus.services.hub import Hub
 from caucus.web.bearer import parse_bearer
@@ -41,7 +41,7 @@ class HubLane:
         party: Callable[[Headers], Party],
         serving: Callable[[], bool],
         max_body_bytes: int,
-        calls: CallLane,
+        calls: McpDoor,
     ) -> None:
         self.hub = hub
         self.calls = calls

@@ -51,7 +51,6 @@ from caucus.wire.room import Limits
 
 log = logging.getLogger(__name__)
 
-MCP_PATH = "/mcp"
 MAX_PORTS = 10_000  # identities remembered by token or handle; the least recently used go
 # The request headers a call reads (Starlette's `Headers` would decode every one per lookup).
 _READ = frozenset({b"authorization", b"mcp-session-id", AGENT_KEY_HEADER.lower().encode()})
