@@ -31,6 +31,7 @@ import contextlib
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -59,6 +60,8 @@ from llm import llama_server  # noqa: E402
 
 TOKEN = secrets.token_urlsafe(24)  # the operator's, for every hub of this run
 DEADLINE = 300.0  # seconds a run may take before it counts as a failure
+QUIET = 20.0  # seconds with no agent event and no run open: the scenario has played out
+ENDED = ("ThreadRunComplete", "ThreadRunFailed", "ThreadRunInterrupted")
 TEAM = "You are {name}, an agent in a team chat with bob-bot, cara-bot and carol.\n"
 
 
@@ -70,6 +73,14 @@ class Room:
     carol: HubClient
     events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     noted: dict[str, str] = field(default_factory=dict)  # what a setup sent, by name
+    last_event: float = 0.0
+
+    def settled(self, began: float) -> bool:
+        """No run open in any agent, and nothing said for QUIET seconds."""
+        kinds = [e.get("event") for events in self.events.values() for e in events]
+        opened = kinds.count("NewThreadRunCreated")
+        closed = sum(kinds.count(k) for k in ENDED)
+        return opened == closed and time.monotonic() - max(self.last_event, began) > QUIET
 
     async def messages(self) -> list[dict[str, Any]]:
         """The whole transcript, as the operator exports it."""
@@ -297,13 +308,14 @@ async def _agent(
     )
 
 
-async def _read_events(proc: asyncio.subprocess.Process, into: list[dict[str, Any]]) -> None:
+async def _read_events(proc: asyncio.subprocess.Process, room: Room, name: str) -> None:
     assert proc.stdout is not None
     while line := await proc.stdout.readline():
         try:
-            into.append(json.loads(line))
+            room.events[name].append(json.loads(line))
         except ValueError:
             continue
+        room.last_event = time.monotonic()
 
 
 async def one_run(scenario: Scenario, src: Path, model_url: str, folder: Path) -> bool:
@@ -317,14 +329,14 @@ async def one_run(scenario: Scenario, src: Path, model_url: str, folder: Path) -
         for name, on_start in scenario.agents.items():
             procs[name] = await _agent(src, name, on_start, url, model_url, folder)
             room.events[name] = []
-        readers = [asyncio.ensure_future(_read_events(p, room.events[n])) for n, p in procs.items()]
+        readers = [asyncio.ensure_future(_read_events(p, room, n)) for n, p in procs.items()]
         held = False
         began = time.monotonic()
         while time.monotonic() - began < DEADLINE:
             if await scenario.check(room):
                 held = True
                 break
-            if all(p.returncode is not None for p in procs.values()):
+            if all(p.returncode is not None for p in procs.values()) or room.settled(began):
                 held = await scenario.check(room)
                 break
             await asyncio.sleep(2)
@@ -409,10 +421,10 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as raw:
         tmp = Path(raw)
         (tmp / "before").mkdir()
-        sources = {
-            "this checkout": ROOT / "src",
-            args.before: checkout(args.before, tmp / "before"),
-        }
+        # A copy: an edit to the checkout while this runs must not change what it measures.
+        after = tmp / "after" / "src"
+        shutil.copytree(ROOT / "src", after, ignore=shutil.ignore_patterns("__pycache__"))
+        sources = {"this checkout": after, args.before: checkout(args.before, tmp / "before")}
         async with llama_server(tmp / "server.log") as llm_url:
             proxy = Proxy(llm_url)
 
