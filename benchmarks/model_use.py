@@ -12,7 +12,11 @@ hub of their own, each run N times, on this checkout and on an earlier revision 
 - search: ann-bot finds carol's note with `search` and tells carol;
 - three: ann-bot asks everyone; bob-bot and cara-bot both answer.
 
-Success is read from the hub (the transcript, the reservations) and from the agents' own event
+The first model request of the agent a scenario is about is forced to call the scenario's tool
+(`--start-with-tool`, as the llm tier's test does: a 0.5B model seldom calls a tool unasked), so
+what is measured is whether the model calls it right and the room carries it through; the
+earlier revision's native agents had no `reservation` or `search` to be forced to. Success is
+read from the hub (the transcript, the reservations) and from the agents' own event
 streams, never from the model's words. Every model request passes through a counting proxy;
 the prompt each carried (the tool catalog and the conversation) is counted with the model's own
 tokenizer (llama-cpp-python's `/extras/tokenize/count`; the chat template's few tokens aside).
@@ -123,7 +127,9 @@ Setup = Callable[[Room], Awaitable[None]]
 class Scenario:
     agents: dict[str, str]  # name -> what its On Start asks ("" for none)
     check: Check
-    setup: Setup | None = None
+    setup: Setup | None = None  # before the agents start
+    joined: Setup | None = None  # once every agent is in the room
+    forced: dict[str, str] = field(default_factory=dict)  # agent -> its first call's tool
 
 
 async def _message(room: Room) -> bool:
@@ -165,19 +171,23 @@ async def _three(room: Room) -> bool:
 
 SCENARIOS: dict[str, Scenario] = {
     "message": Scenario(
-        {"ann-bot": "Use the say tool to send bob-bot the word hello.", "bob-bot": ""}, _message
+        {"ann-bot": "Use the say tool to send bob-bot the word hello.", "bob-bot": ""},
+        _message,
+        forced={"ann-bot": "say"},
     ),
-    "reply": Scenario({"ann-bot": ""}, _reply, _ask_ann),
+    "reply": Scenario({"ann-bot": ""}, _reply, joined=_ask_ann),
     "task": Scenario(
         {
             "ann-bot": "Use the task tool to send bob-bot the task: add 2 and 3.",
             "bob-bot": "",
         },
         _task,
+        forced={"ann-bot": "task"},
     ),
     "reserve": Scenario(
         {"ann-bot": "You will edit src/app.py: reserve it first with the reservation tool."},
         _reserve,
+        forced={"ann-bot": "reservation"},
     ),
     "search": Scenario(
         {
@@ -185,7 +195,8 @@ SCENARIOS: dict[str, Scenario] = {
             "tell carol what you found with the say tool."
         },
         _search,
-        _note,
+        setup=_note,
+        forced={"ann-bot": "search"},
     ),
     "three": Scenario(
         {
@@ -194,6 +205,7 @@ SCENARIOS: dict[str, Scenario] = {
             "cara-bot": "",
         },
         _three,
+        forced={"ann-bot": "say"},
     ),
 }
 
@@ -288,8 +300,9 @@ def _env(src: Path) -> dict[str, str]:
 
 
 async def _agent(
-    src: Path, name: str, on_start: str, url: str, model_url: str, folder: Path
+    src: Path, name: str, on_start: str, forced: str | None, urls: tuple[str, str], folder: Path
 ) -> asyncio.subprocess.Process:
+    url, model_url = urls
     prompt = folder / f"{name}.md"
     text = TEAM.format(name=name) + "Answer messages in one short sentence.\n"
     if on_start:
@@ -298,7 +311,7 @@ async def _agent(
     return await asyncio.create_subprocess_exec(
         *(sys.executable, "-m", "caucus", "agent", "--model", "qwen", "--base-url", model_url),
         *("--hub", url, "--name", name, "--prompt", str(prompt), "--temperature", "0"),
-        *("--max-turns", "3"),
+        *("--max-turns", "3", *(("--start-with-tool", forced) if forced else ())),
         cwd=str(folder),
         env={**_env(src), "XDG_STATE_HOME": str(folder / f"state-{name}")},
         stdin=asyncio.subprocess.DEVNULL,
@@ -327,11 +340,15 @@ async def one_run(scenario: Scenario, src: Path, model_url: str, folder: Path) -
             await scenario.setup(room)
         procs = {}
         for name, on_start in scenario.agents.items():
-            procs[name] = await _agent(src, name, on_start, url, model_url, folder)
+            forced = scenario.forced.get(name)
+            procs[name] = await _agent(src, name, on_start, forced, (url, model_url), folder)
             room.events[name] = []
         readers = [asyncio.ensure_future(_read_events(p, room, n)) for n, p in procs.items()]
         held = False
         began = time.monotonic()
+        if scenario.joined is not None:
+            await _all_in(carol, set(procs), began)
+            await scenario.joined(room)
         while time.monotonic() - began < DEADLINE:
             if await scenario.check(room):
                 held = True
@@ -347,6 +364,13 @@ async def one_run(scenario: Scenario, src: Path, model_url: str, folder: Path) -
             await proc.wait()
         await asyncio.gather(*readers, return_exceptions=True)
         return held
+
+
+async def _all_in(carol: HubClient, names: set[str], began: float) -> None:
+    while not names <= {p.name for p in await carol.peers()}:
+        if time.monotonic() - began > DEADLINE:
+            raise SystemExit(f"{sorted(names)} did not all join within {DEADLINE:.0f} s")
+        await asyncio.sleep(0.5)
 
 
 # --- the benchmark -------------------------------------------------------------------------------
