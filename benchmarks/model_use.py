@@ -331,8 +331,23 @@ async def _read_events(proc: asyncio.subprocess.Process, room: Room, name: str) 
         room.last_event = time.monotonic()
 
 
-async def one_run(scenario: Scenario, src: Path, model_url: str, folder: Path) -> bool:
-    """One scenario on a fresh hub: whether its check held before the deadline."""
+def tool_answers(room: Room) -> list[str]:
+    """What each agent's tools answered, one line each (what a failed run is read by)."""
+    lines = []
+    for agent, events in room.events.items():
+        for event in events:
+            message = event.get("message") or {}
+            if event.get("event") == "NewThreadMessage" and message.get("role") == "tool":
+                said = " ".join(str(message.get("content", "")).split())[:140]
+                lines.append(f"{agent} {message.get('name')}: {said}")
+    return lines
+
+
+async def one_run(
+    scenario: Scenario, src: Path, model_url: str, folder: Path
+) -> tuple[bool, list[str]]:
+    """One scenario on a fresh hub: whether its check held before the deadline, and what the
+    agents' tools answered."""
     async with hub_process(src, folder) as url, HubClient(url) as carol:
         await carol.register("carol")
         room = Room(url, carol)
@@ -363,7 +378,7 @@ async def one_run(scenario: Scenario, src: Path, model_url: str, folder: Path) -
                     os.killpg(proc.pid, signal.SIGKILL)
             await proc.wait()
         await asyncio.gather(*readers, return_exceptions=True)
-        return held
+        return held, tool_answers(room)
 
 
 async def _all_in(carol: HubClient, names: set[str], began: float) -> None:
@@ -402,7 +417,7 @@ async def measure(
                 folder.mkdir()
                 first = len(proxy.bodies)
                 began = time.monotonic()
-                held = await one_run(SCENARIOS[name], src, model_url, folder)
+                held, answers = await one_run(SCENARIOS[name], src, model_url, folder)
                 tokens = await proxy.tokens(proxy.bodies[first:])
                 tally.runs += 1
                 tally.held += held
@@ -415,6 +430,8 @@ async def measure(
                     file=sys.stderr,
                     flush=True,
                 )
+                for line in answers if not held else ():
+                    print(f"    {line}", file=sys.stderr, flush=True)
     return tallies
 
 
