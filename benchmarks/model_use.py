@@ -359,26 +359,33 @@ async def one_run(
             procs[name] = await _agent(src, name, on_start, forced, (url, model_url), folder)
             room.events[name] = []
         readers = [asyncio.ensure_future(_read_events(p, room, n)) for n, p in procs.items()]
-        held = False
-        began = time.monotonic()
-        if scenario.joined is not None:
-            await _all_in(carol, set(procs), began)
-            await scenario.joined(room)
-        while time.monotonic() - began < DEADLINE:
-            if await scenario.check(room):
-                held = True
-                break
-            if all(p.returncode is not None for p in procs.values()) or room.settled(began):
-                held = await scenario.check(room)
-                break
-            await asyncio.sleep(2)
-        for proc in procs.values():
-            if proc.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-            await proc.wait()
+        try:
+            held = await _played(scenario, room, procs)
+        finally:  # the agents run in sessions of their own: nothing else would end them
+            for proc in procs.values():
+                if proc.returncode is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(proc.pid, signal.SIGKILL)
+                await proc.wait()
         await asyncio.gather(*readers, return_exceptions=True)
         return held, tool_answers(room)
+
+
+async def _played(
+    scenario: Scenario, room: Room, procs: dict[str, asyncio.subprocess.Process]
+) -> bool:
+    """Whether the scenario's check holds, once the agents have played it out or time is up."""
+    began = time.monotonic()
+    if scenario.joined is not None:
+        await _all_in(room.carol, set(procs), began)
+        await scenario.joined(room)
+    while time.monotonic() - began < DEADLINE:
+        if await scenario.check(room):
+            return True
+        if all(p.returncode is not None for p in procs.values()) or room.settled(began):
+            return await scenario.check(room)
+        await asyncio.sleep(2)
+    return False
 
 
 async def _all_in(carol: HubClient, names: set[str], began: float) -> None:
