@@ -6,10 +6,14 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.waiting import within
+
+if TYPE_CHECKING:
+    from caucus.client import HubClient
 
 BIN = Path(__file__).resolve().parent / "node" / "node_modules" / ".bin"
 
@@ -66,3 +70,13 @@ def host_env(home: Path, **extra: str) -> dict[str, str]:
     }
     env.update(HOME=str(home), NO_COLOR="1", CODEX_HOME=str(home / ".codex"), **extra)
     return env
+
+
+async def answer_once(peer: HubClient, host: str, greeting: str, reply: str) -> None:
+    """The peer a host's agent greets: it waits for the greeting, then answers it once."""
+    while True:
+        batch = await peer.receive(timeout=25)
+        for m in batch.messages:
+            if m.sender == host and m.content == greeting:
+                await peer.send(host, reply)
+                return

@@ -32,7 +32,7 @@ from caucus.testing import (
 )
 from caucus.testing import serve_fake as serve_model
 from tests.injection import read_envelope
-from tests.nodebin import claude_env, node_bin, run_host
+from tests.nodebin import answer_once, claude_env, node_bin, run_host
 from tests.waiting import eventually, within
 
 NAME = "claude-host"
@@ -125,15 +125,7 @@ async def test_claude_code_joins_says_and_hears_back(tmp_path: Path, transport: 
         line = next(x for x in out.splitlines() if x.startswith("caucus:"))
         assert "Connected" in line, out
 
-        async def answer() -> None:
-            while True:
-                batch = await alice.receive(timeout=25)
-                for m in batch.messages:
-                    if m.sender == NAME and m.content == GREETING:
-                        await alice.send(NAME, REPLY)
-                        return
-
-        answering = asyncio.ensure_future(answer())
+        answering = asyncio.ensure_future(answer_once(alice, NAME, GREETING, REPLY))
         prompt = "Join the caucus room, greet alice, and tell me what she says."
         argv = [str(claude), "-p", prompt, "--output-format", "json"]
         code, out, err = await run_host([*argv, "--allowedTools", "mcp__caucus"], env, work)

@@ -22,7 +22,7 @@ from caucus.testing import Custom, FakeResponses, Text, make_hub, serve
 from caucus.testing import serve_fake as serve_model
 from caucus.testing.fake_responses import Item, calls, offers, outputs
 from tests.injection import read_envelope
-from tests.nodebin import host_env, node_bin, run_host
+from tests.nodebin import answer_once, host_env, node_bin, run_host
 from tests.waiting import within
 
 NAME = "codex-host"
@@ -90,15 +90,7 @@ async def test_codex_joins_says_and_hears_back(tmp_path: Path, transport: str) -
         done = subprocess.run(connect, env=env, capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stderr
 
-        async def answer() -> None:
-            while True:
-                batch = await alice.receive(timeout=25)
-                for m in batch.messages:
-                    if m.sender == NAME and m.content == GREETING:
-                        await alice.send(NAME, REPLY)
-                        return
-
-        answering = asyncio.ensure_future(answer())
+        answering = asyncio.ensure_future(answer_once(alice, NAME, GREETING, REPLY))
         last = tmp_path / "last.txt"
         prompt = "Join the caucus room, greet alice, and tell me what she says."
         argv = [str(codex), "exec", "--skip-git-repo-check", *FakeResponses.codex_config(model_url)]

@@ -21,7 +21,7 @@ from caucus.testing import FakeGemini, Text, ToolUse, make_hub, serve
 from caucus.testing import serve_fake as serve_model
 from caucus.testing.fake_gemini import Part, called, declared, responses
 from tests.injection import read_envelope
-from tests.nodebin import host_env, node_bin, run_host
+from tests.nodebin import answer_once, host_env, node_bin, run_host
 from tests.waiting import within
 
 NAME = "gemini-host"
@@ -77,15 +77,7 @@ async def test_gemini_cli_joins_says_and_hears_back(tmp_path: Path, transport: s
         )
         assert done.returncode == 0, done.stderr
 
-        async def answer() -> None:
-            while True:
-                batch = await alice.receive(timeout=25)
-                for m in batch.messages:
-                    if m.sender == NAME and m.content == GREETING:
-                        await alice.send(NAME, REPLY)
-                        return
-
-        answering = asyncio.ensure_future(answer())
+        answering = asyncio.ensure_future(answer_once(alice, NAME, GREETING, REPLY))
         prompt = "Join the caucus room, greet alice, and tell me what she says."
         argv = [str(gemini), "-m", MODEL, "-p", prompt, "--output-format", "json"]
         code, out, err = await run_host(argv, env, work)

@@ -48,7 +48,8 @@ SNAPSHOT = Path(__file__).with_name("front.json")
 REPLAYED_ID = "caucus-front:initialize"
 # Seconds the hub has to answer for its limits; tools/list waits for them as long as the
 # SDK-served bridge does (HubClient's timeout), so a busy hub gets the same listing from both;
-# a hub that is down refuses at once, and the defaults fill the listing.
+# an address where something else answers gets the defaults (nothing answering fails the
+# handshake: GRACE below).
 LIMITS_TIMEOUT = 10.0
 # Seconds a hub that refuses connections has to come up before the handshake says it is down
 # (a host started with its hub a moment apart still connects), and more when a service was
