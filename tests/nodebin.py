@@ -1,9 +1,11 @@
-"""The Node tools and real hosts `./dev test` installs into tests/node, for the tiers that
-run them: found, or skipped where npm is missing (never under CI=true, where it fails)."""
+"""The Node tools and real hosts `./dev test` installs (pinned by tests/node/package-lock.json,
+into a cache outside the checkout), for the tiers that run them: found, or skipped where npm
+is missing (never under CI=true, where it fails)."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,7 +17,21 @@ from tests.waiting import within
 if TYPE_CHECKING:
     from caucus.client import HubClient
 
-BIN = Path(__file__).resolve().parent / "node" / "node_modules" / ".bin"
+
+def _bin() -> Path:
+    """Where `./dev test` put them: `CAUCUS_NODE_TOOLS`, else the cache folder of this lock
+    (as `./dev`'s `node_tools_dir` names it)."""
+    named = os.environ.get("CAUCUS_NODE_TOOLS")
+    if named:
+        return Path(named)
+    lock = Path(__file__).resolve().parent / "node" / "package-lock.json"
+    digest = hashlib.sha256(lock.read_bytes()).hexdigest()[:16]
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    root = os.environ.get("CAUCUS_NODE_CACHE") or str(Path(cache) / "caucus" / "node")
+    return Path(root) / digest / "node_modules" / ".bin"
+
+
+BIN = _bin()
 
 
 def node_bin(name: str) -> Path:

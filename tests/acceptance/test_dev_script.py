@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,3 +91,32 @@ def test_dev_caucus_acts_in_the_callers_folder(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["path"] == str(project / ".mcp.json")
+
+
+def test_the_node_tools_live_outside_the_checkout_where_the_tests_look(tmp_path: Path) -> None:
+    """`./dev` installs them into a cache folder per lock; tests/nodebin.py finds that folder
+    by the same rule (a fresh clone on the machine reuses them)."""
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("CAUCUS_NODE_TOOLS", "CAUCUS_NODE_CACHE")
+    }
+    env["XDG_CACHE_HOME"] = str(tmp_path)
+    found = subprocess.run(
+        ["bash", "-c", f"cd {ROOT} && source ./dev && node_tools_dir"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env=env,
+    ).stdout.strip()
+    assert found.startswith(f"{tmp_path}/caucus/node/")
+    looked = subprocess.run(
+        [sys.executable, "-c", "from tests.nodebin import BIN; print(BIN)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env=env,
+        cwd=ROOT,
+    ).stdout.strip()
+    assert looked == f"{found}/node_modules/.bin"
+    assert str(ROOT) not in found

@@ -22,7 +22,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcp.server.lowlevel import NotificationOptions
 from mcp.server.stdio import stdio_server
 
 from caucus.client import HubClient
@@ -191,8 +190,7 @@ class Bridge:
                     {CHANNEL_CAPABILITY: {}} if self.push is not None else None
                 )
                 options = server.create_initialization_options(
-                    NotificationOptions(resources_changed=True),  # join and leave change it
-                    experimental_capabilities=experimental,
+                    experimental_capabilities=experimental
                 )
                 await server.run(read, write, options)
         except asyncio.CancelledError:

@@ -26,8 +26,9 @@ from mcp.server.session import ServerSession
 from mcp.server.subscriptions import ListenHandler, ResourcesListChanged, ResourceUpdated
 
 from caucus.client import HubClient
-from caucus.errors import CaucusError, NotFound, Unauthorized
-from caucus.mcp.inbox_bus import MIME, SCHEME, CountingBus
+from caucus.errors import CaucusError, Unauthorized
+from caucus.mcp.inbox_bus import MIME, SCHEME, CountingBus, inbox_resource, list_templates
+from caucus.mcp.protocol_errors import unknown_resource
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +51,10 @@ class BridgeInbox:
         name = self._name_of()
         return f"{SCHEME}://inbox/{name}?tag={self._tag}" if name is not None else None
 
-    def _check(self, uri: str) -> str:
+    def _check(self, ctx: Any, uri: str) -> str:
         mine = self.uri()
         if mine is None or not secrets.compare_digest(mine.encode(), uri.encode()):
-            raise NotFound("no such resource: join, then read the inbox URI its result names")
+            raise unknown_resource(uri, ctx.protocol_version)
         return mine
 
     # --- handlers -----------------------------------------------------------------------------
@@ -63,19 +64,14 @@ class BridgeInbox:
         uri, name = self.uri(), self._name_of()
         if uri is None or name is None:
             return types.ListResourcesResult(resources=[])
-        resource = types.Resource(
-            uri=uri,
-            name=f"inbox of {name}",
-            description="how many messages wait for you and the latest (reading consumes "
-            "nothing; listen takes them); subscribe to be told when it changes",
-            mime_type=MIME,
-        )
-        return types.ListResourcesResult(resources=[resource])
+        return types.ListResourcesResult(resources=[inbox_resource(uri, name)])
+
+    list_templates = staticmethod(list_templates)
 
     async def read_resource(
-        self, _: Any, params: types.ReadResourceRequestParams
+        self, ctx: Any, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        uri = self._check(str(params.uri))
+        uri = self._check(ctx, str(params.uri))
         peek = await self._client.peek()
         body = {
             **peek.model_dump(mode="json"),
@@ -86,7 +82,7 @@ class BridgeInbox:
         )
 
     async def subscribe(self, ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
-        self._subscribers[ctx.session] = self._check(str(params.uri))
+        self._subscribers[ctx.session] = self._check(ctx, str(params.uri))
         self._following_changed()
         return types.EmptyResult()
 

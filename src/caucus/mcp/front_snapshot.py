@@ -22,7 +22,6 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp.server.lowlevel import NotificationOptions
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
@@ -43,7 +42,6 @@ async def _answers(bridge: Bridge, channel: bool, requests: list[dict[str, Any]]
     """The SDK's answer to each request, in order, as JSON values."""
     server = bridge.tools().server
     options = server.create_initialization_options(
-        NotificationOptions(resources_changed=True),
         experimental_capabilities={CHANNEL_CAPABILITY: {}} if channel else None,
     )
     to_server, server_in = create_context_streams[SessionMessage | Exception](16)

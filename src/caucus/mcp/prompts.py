@@ -8,7 +8,7 @@ from typing import Any
 
 import mcp_types as types
 
-from caucus.errors import NotFound
+from caucus.mcp.protocol_errors import unknown_prompt
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +49,7 @@ async def list_prompts(_: Any, __: types.PaginatedRequestParams | None) -> types
 async def get_prompt(_: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
     prompt = PROMPTS.get(params.name)
     if prompt is None:
-        raise NotFound(f"no prompt {params.name!r}; the prompts are: {', '.join(PROMPTS)}")
+        raise unknown_prompt(params.name, PROMPTS)
     message = types.PromptMessage(
         role="user", content=types.TextContent(type="text", text=prompt.text)
     )

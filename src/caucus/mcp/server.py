@@ -17,15 +17,17 @@ from typing import Any, Protocol
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from caucus import __version__
-from caucus.errors import CaucusError, NotFound, invalid_input
+from caucus.errors import CaucusError, invalid_input
 from caucus.mcp import prompts
 from caucus.mcp.hints import TOOL_HINTS
 from caucus.mcp.listing import fill_tools, listing_values
+from caucus.mcp.protocol_errors import answering_hub_errors, unknown_tool
 from caucus.mcp.schema import schema_of
 from caucus.mcp.tools import Answered, Call, Catalog, Tool
 from caucus.wire.room import Limits
@@ -66,6 +68,10 @@ class ResourceHandlers(Protocol):
     async def list_resources(
         self, ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult: ...
+
+    async def list_templates(
+        self, ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult: ...
 
     async def read_resource(
         self, ctx: Any, params: types.ReadResourceRequestParams
@@ -110,16 +116,17 @@ class ToolServer:
         inbox: dict[str, Any] = {}
         if resources is not None:  # the inbox as a resource a host can subscribe to
             inbox = {
-                "on_list_resources": resources.list_resources,
-                "on_read_resource": resources.read_resource,
-                "on_subscribe_resource": resources.subscribe,
-                "on_unsubscribe_resource": resources.unsubscribe,
+                "on_list_resources": answering_hub_errors(resources.list_resources),
+                "on_list_resource_templates": answering_hub_errors(resources.list_templates),
+                "on_read_resource": answering_hub_errors(resources.read_resource),
+                "on_subscribe_resource": answering_hub_errors(resources.subscribe),
+                "on_unsubscribe_resource": answering_hub_errors(resources.unsubscribe),
                 "on_subscriptions_listen": resources.listen,
             }
-        self.server: Server[Any] = Server(
+        self.server: Server[Any] = _Server(
             "caucus",
             on_list_prompts=prompts.list_prompts,
-            on_get_prompt=prompts.get_prompt,
+            on_get_prompt=answering_hub_errors(prompts.get_prompt),
             version=__version__,
             instructions=INSTRUCTIONS,
             on_list_tools=self._list,
@@ -199,8 +206,7 @@ class ToolServer:
         `CallToolResult` the client gets."""
         tool = self.catalog.tools.get(params.name)
         if tool is None:
-            names = ", ".join(self.catalog.tools)
-            return error_result(NotFound(f"no tool {params.name!r}; the tools are: {names}"))
+            raise unknown_tool(params.name, self.catalog.tools)
         started = time.perf_counter()
         arguments = dict(params.arguments or {})
         handle = (
@@ -243,6 +249,25 @@ class ToolServer:
         if text_only:
             return types.CallToolResult(content=[types.TextContent(type="text", text=line)])
         return result, line
+
+
+class _Server(Server[Any]):
+    """The SDK's server, declaring that its resource list changes (a join or a leave adds or
+    takes away the caller's inbox, and both `/mcp` and the bridge say so) wherever it is
+    served: the SDK's HTTP session manager asks for its options with no arguments."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        resources = "resources/list" in self._request_handlers
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(resources_changed=resources),
+            experimental_capabilities,
+            extensions,
+        )
 
 
 def _listed(tool: Tool) -> dict[str, Any]:

@@ -114,8 +114,8 @@ class CallLane:
         if body is None:
             return receive
         call = _tool_call(body)
-        if call is None:
-            return replaying(body, receive)
+        if call is None or call[1].name not in self._tools.catalog.tools:
+            return replaying(body, receive)  # an unknown tool is a protocol error: the SDK's
         if ready is not None:
             client: types.InitializeRequestParams | None = ready[1]
         else:
@@ -150,7 +150,7 @@ class CallLane:
             return None
         ready = self._sessions.ready(session_id)
         call = _tool_call(body) if ready is not None else None
-        if ready is None or call is None:
+        if ready is None or call is None or call[1].name not in self._tools.catalog.tools:
             return None
         return _Prepared(ready, call, session_id, version)
 

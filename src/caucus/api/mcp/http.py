@@ -248,6 +248,7 @@ class McpEndpoint:
         if isinstance(port, LocalPort) and port.session_id is not None:
             self._manager.promote(port.session_id)
             await self._hold_stream(port)
+            await self.inbox.list_changed(port.session_id)
         if isinstance(port, LocalPort) and port.handle is not None:
             key = b"h" + hash_token(port.handle)
             if key not in self._keyed:
@@ -268,6 +269,8 @@ class McpEndpoint:
     async def _left(self, port: HubPort) -> None:
         for key in [k for k, p in self._keyed.items() if p is port]:
             del self._keyed[key]
+        if isinstance(port, LocalPort):
+            await self.inbox.list_changed(port.session_id)
         if isinstance(port, LocalPort) and port.watch_file is not None:
             port.watch_file.unlink(missing_ok=True)
             port.watch_file = None
@@ -308,6 +311,7 @@ class McpEndpoint:
         return folder / "watchers" / f"{name}.session"
 
     async def _ended(self, session_id: str) -> None:
+        self.inbox.ended(session_id)
         port = self._sessions.pop(session_id, None)
         if port is None:
             return

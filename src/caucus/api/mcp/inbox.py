@@ -18,6 +18,7 @@ import hmac
 import json
 import logging
 import secrets
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,8 +35,10 @@ from mcp_types import INVALID_PARAMS, INVALID_REQUEST
 
 from caucus.domain.events import Event, MessageRouted
 from caucus.domain.peers import Peer
-from caucus.errors import CapStreams, NotFound
-from caucus.mcp.inbox_bus import MIME, SCHEME, CountingBus
+from caucus.errors import CapStreams, CaucusError
+from caucus.mcp.inbox_bus import MIME, SCHEME, CountingBus, inbox_resource, list_templates
+from caucus.mcp.protocol_errors import unknown_resource
+from caucus.mcp.server import is_modern
 from caucus.services.holds import HoldKind
 from caucus.services.hub import Hub
 from caucus.wire.messages import PeekResult
@@ -43,6 +46,7 @@ from caucus.wire.messages import PeekResult
 log = logging.getLogger(__name__)
 
 MAX_SUBSCRIBED = 4096  # handshake-era (session, inbox) subscriptions held at once
+MAX_LISTED = 4096  # handshake-era sessions told when their resource list changes
 
 PeerFor = Callable[[Any], Awaitable[Peer | None]]
 
@@ -57,6 +61,9 @@ class InboxResources:
         self.bus = CountingBus(self._following_changed)
         self._listen = ListenHandler(self.bus)
         self._sessions: dict[int, dict[ServerSession, str]] = {}
+        # Handshake-era sessions (by id) that listed resources: a join or leave on one changes
+        # its list (its identity's inbox comes or goes), and it is told so.
+        self._listed: OrderedDict[str, ServerSession] = OrderedDict()
         self._background: set[asyncio.Task[None]] = set()
         self._unsubscribe: Callable[[], None] | None = None
 
@@ -79,16 +86,22 @@ class InboxResources:
         digest = hmac.new(self._key, f"{peer.id}:{peer.name}".encode(), hashlib.sha256)
         return f"{SCHEME}://inbox/{peer.name}?tag={digest.hexdigest()[:24]}"
 
-    async def _peer_of(self, uri: str) -> Peer:
-        """The peer a URI stands for, if its tag is right (else not found, saying nothing)."""
+    async def _peer_of(self, uri: str) -> Peer | None:
+        """The peer a URI stands for, if its tag is right (else None, saying nothing)."""
         parts = urlsplit(uri)
         name = parts.path.lstrip("/")
         if parts.scheme == SCHEME and parts.netloc == "inbox" and name and len(uri) < 256:
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(CaucusError):
                 peer = await self.hub.history.holder(name)
                 if peer is not None and hmac.compare_digest(self.uri(peer), uri):
                     return peer
-        raise NotFound("no such resource: join, then read the inbox URI its result names")
+        return None
+
+    async def _peer_read(self, ctx: Any, uri: str) -> Peer:
+        peer = await self._peer_of(uri)
+        if peer is None:
+            raise unknown_resource(uri, ctx.protocol_version)
+        return peer
 
     # --- handlers -----------------------------------------------------------------------------
     async def listen(
@@ -129,8 +142,9 @@ class InboxResources:
         if peer is not None:
             return peer.id
         for uri in params.notifications.resource_subscriptions or ():
-            with contextlib.suppress(NotFound):
-                return (await self._peer_of(str(uri))).id
+            found = await self._peer_of(str(uri))
+            if found is not None:
+                return found.id
         return None
 
     async def list_resources(
@@ -138,21 +152,36 @@ class InboxResources:
     ) -> types.ListResourcesResult:
         peer = await self._peer_for(ctx)
         found = [] if peer is None else [self._resource(peer)]
+        session_id = _session_id(ctx)
+        if session_id is not None and not is_modern(ctx):
+            self._listed[session_id] = ctx.session
+            self._listed.move_to_end(session_id)
+            if len(self._listed) > MAX_LISTED:
+                self._listed.popitem(last=False)
         return types.ListResourcesResult(resources=found)
 
+    async def list_changed(self, session_id: str | None) -> None:
+        """A session joined or left: if it has listed resources, its list is not what it was."""
+        session = self._listed.get(session_id) if session_id is not None else None
+        if session is None:
+            return
+        try:
+            await session.send_resource_list_changed()
+        except Exception:  # the session ended: it hears nothing more
+            self._listed.pop(session_id or "", None)
+
+    def ended(self, session_id: str) -> None:
+        self._listed.pop(session_id, None)
+
     def _resource(self, peer: Peer) -> types.Resource:
-        return types.Resource(
-            uri=self.uri(peer),
-            name=f"inbox of {peer.name}",
-            description="how many messages wait for you and the latest (reading consumes "
-            "nothing; listen takes them); subscribe to be told when it changes",
-            mime_type=MIME,
-        )
+        return inbox_resource(self.uri(peer), peer.name)
+
+    list_templates = staticmethod(list_templates)
 
     async def read_resource(
-        self, _: Any, params: types.ReadResourceRequestParams
+        self, ctx: Any, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        peer = await self._peer_of(str(params.uri))
+        peer = await self._peer_read(ctx, str(params.uri))
         peek = PeekResult.of(await self.hub.delivery.peek(peer))
         body = {
             **peek.model_dump(mode="json"),
@@ -164,7 +193,7 @@ class InboxResources:
         )
 
     async def subscribe(self, ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
-        peer = await self._peer_of(str(params.uri))
+        peer = await self._peer_read(ctx, str(params.uri))
         held = sum(len(s) for s in self._sessions.values())
         if held >= MAX_SUBSCRIBED:
             self._forget_one()
@@ -219,3 +248,9 @@ class InboxResources:
         task = asyncio.ensure_future(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+
+def _session_id(ctx: Any) -> str | None:
+    headers = getattr(ctx.request, "headers", None)
+    found = headers.get("mcp-session-id") if headers is not None else None
+    return found if isinstance(found, str) else None

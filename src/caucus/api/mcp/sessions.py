@@ -34,6 +34,7 @@ from starlette.types import Message, Receive, Scope, Send
 log = logging.getLogger(__name__)
 
 OFFLINE_TIMEOUT = 5.0  # seconds to tell the hub a session ended, even while shutting down
+END_GRACE = 5.0  # seconds an ended session waits for its requests in flight to be answered
 SESSION_HEADER = b"mcp-session-id"
 # What the SDK's answer to an initialize depends on, besides the request's id.
 KIND_HEADERS = (b"accept", b"content-type", b"host", b"origin")
@@ -140,10 +141,17 @@ class Sessions(StreamableHTTPSessionManager):
                 transport._idle_timeout = self.session_idle_timeout
 
     async def end(self, session_id: str) -> None:
-        """End a session now (its agent was kicked or left): its streams close as they do
-        when the client deletes it."""
+        """End a session (its agent was kicked or left): its streams close as they do when the
+        client deletes it. A request of its own still in flight (the leave that ended it) is
+        answered first: the session then ends as it would idle out, the moment its last
+        request ends, and at the latest `END_GRACE` seconds from now."""
         transport = self._server_instances.get(session_id)
-        if transport is not None and not transport.is_terminated:
+        if transport is None or transport.is_terminated:
+            return
+        if transport.idle_scope is not None and transport._requests_in_flight:
+            transport._idle_timeout = 0.0
+            await anyio.sleep(END_GRACE)
+        if not transport.is_terminated:
             await transport.terminate()
 
     # --- requests -----------------------------------------------------------------------------
