@@ -376,6 +376,7 @@ CASES: list[Case] = [
     C("GET /console/{asset}", 200, "none", path={"asset": "app.js"}),
     C("GET /console/{asset}", 404, "none", path={"asset": "nowhere.js"}),
     C("GET /.well-known/agent-card.json", 200),
+    C("GET /a2a/.well-known/agent-card.json", 200),
     C("GET /a2a/{name}/.well-known/agent-card.json", 200, path={"name": "bob"}),
     C("GET /a2a/{name}/.well-known/agent-card.json", 404, path={"name": "nobody"}),
     C("POST /a2a", 200, body={"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}),

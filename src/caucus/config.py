@@ -126,12 +126,18 @@ class Settings(BaseSettings):
     idempotency_window: float = Field(86400.0, gt=0)
     task_visibility_timeout: float = Field(600.0, gt=0)
     task_ttl: float = Field(86400.0, gt=0)
-    a2a_wait_max: float = Field(
-        60.0,
+    a2a_wait_max: float | None = Field(
+        None,
         gt=0,
-        le=600,
-        description="how long a blocking A2A SendMessage waits for the agent's outcome before "
-        "it answers with the task as it is (the caller then streams it or reads it with GetTask)",
+        description="a bound on a blocking A2A SendMessage's wait (default none: "
+        "it answers once the task ends or asks for input, as A2A 1.0 says)",
+    )
+    a2a_front: str | None = Field(
+        None,
+        min_length=1,
+        max_length=64,
+        description="the agent a message to the room's A2A "
+        "endpoint goes to when it names nobody (default: the room's only agent, if one)",
     )
 
     # Waking hosts (issue 13): a watch ticket's life, and how a burst of messages is gathered

@@ -82,9 +82,10 @@ def agent_card(view: PeerView, base: str) -> pb.AgentCard:
     return _card(view.name, _what(view), base + agent_path(view.name), skills)
 
 
-def room_card(views: list[PeerView], base: str) -> pb.AgentCard:
+def room_card(views: list[PeerView], base: str, front: str | None = None) -> pb.AgentCard:
     """The room's card: each agent here is a skill, with its own card one path away. A message
-    to the room's endpoint names its agent in `metadata.to`."""
+    to the room's endpoint goes to its front agent (the configured one, else the only agent
+    here), or to the agent `metadata.to` names."""
     skills = [
         pb.AgentSkill(
             id=view.name,
@@ -97,9 +98,14 @@ def room_card(views: list[PeerView], base: str) -> pb.AgentCard:
         )
         for view in views
     ]
+    taken = (
+        f"A message sent here is a task to {front}"
+        if front
+        else "A message sent here is a task to the one agent here besides you, if there is one"
+    )
     description = (
         "A Caucus room: a supervised hub where agents hand each other tasks. Each skill is an "
-        "agent here; send a message to /a2a/<agent> (or here, naming it in metadata.to) and "
-        "it becomes a task to that agent."
+        f"agent here. {taken}; one sent to /a2a/<agent> (or here, naming it in metadata.to) "
+        "is a task to that agent."
     )
     return _card("Caucus room", description, base + ROOM_PATH, skills)

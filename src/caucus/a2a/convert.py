@@ -10,7 +10,7 @@ from a2a.utils.errors import ContentTypeNotSupportedError, InvalidParamsError
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from caucus.domain.tasks import Task, TaskState
+from caucus.domain.tasks import FOLLOW_UP, Task, TaskState
 
 STATES: dict[TaskState, int] = {
     TaskState.PENDING: pb.TASK_STATE_SUBMITTED,
@@ -78,8 +78,12 @@ def _say(task: Task, suffix: str, role: int, text: str) -> pb.Message:
 
 
 def history(task: Task) -> list[pb.Message]:
-    """The turns a task holds: the request, the question and its answer, the outcome."""
+    """The turns a task holds: the request, its sender's follow-ups, the question and its
+    answer, the outcome."""
     turns = [_say(task, "request", pb.ROLE_USER, task.payload)]
+    notes = [e.detail for e in task.history if e.detail and e.detail.startswith(FOLLOW_UP)]
+    for n, note in enumerate(notes, 1):
+        turns.append(_say(task, f"follow-up-{n}", pb.ROLE_USER, note[len(FOLLOW_UP) :]))
     if task.question:
         turns.append(_say(task, "question", pb.ROLE_AGENT, task.question))
     if task.answer:
@@ -135,6 +139,23 @@ def task_proto(task: Task, history_length: int | None = None) -> pb.Task:
         }
     )
     return found
+
+
+def passed_states(task: Task, told: int) -> list[pb.TaskStatusUpdateEvent]:
+    """The states `task` passed through after its first `told` history events and before the
+    one it is in now, each once, as status events with the time it entered them."""
+    passed: list[pb.TaskStatusUpdateEvent] = []
+    last = task.history[told - 1].state if 0 < told <= len(task.history) else None
+    for event in task.history[told:-1]:
+        if event.state == last:
+            continue
+        last = event.state
+        state = STATES[TaskState(event.state)]
+        stamped = pb.TaskStatus(state=state, timestamp=_stamp(event.ts))  # type: ignore[arg-type]
+        passed.append(
+            pb.TaskStatusUpdateEvent(task_id=task.id, context_id=task.thread, status=stamped)
+        )
+    return passed
 
 
 def status_event(task: Task) -> pb.TaskStatusUpdateEvent:

@@ -10,7 +10,10 @@ process sharing the database, never on a timer."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
+import json
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from typing import Any, NoReturn
 
@@ -20,7 +23,6 @@ from a2a.server.request_handlers.request_handler import RequestHandler
 from a2a.types import a2a_pb2 as pb
 from a2a.utils.errors import (
     A2AError,
-    ExtendedAgentCardNotConfiguredError,
     InvalidParamsError,
     InvalidRequestError,
     PushNotificationNotSupportedError,
@@ -76,15 +78,40 @@ def _ended(context: ServerCallContext) -> asyncio.Future[None] | None:
     return hold.ended if isinstance(hold, Hold) else None
 
 
+def _by_status_time(task: Task) -> tuple[float, str]:
+    return (task.updated_at, task.id)
+
+
+def _cursor(task: Task) -> str:
+    """An opaque page token: where the page ended, in the listing's order."""
+    raw = json.dumps([task.updated_at, task.id]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _cursor_of(token: str) -> tuple[float, str]:
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        updated_at, task_id = json.loads(raw)
+        if isinstance(updated_at, int | float) and isinstance(task_id, str):
+            return (float(updated_at), task_id)
+    except (ValueError, TypeError, binascii.Error):
+        pass
+    raise InvalidParamsError("pageToken is one a previous page's nextPageToken gave")
+
+
 def _history_length(config: Any) -> int | None:
-    return config.history_length if config.HasField("history_length") else None
+    if not config.HasField("history_length"):
+        return None
+    if config.history_length < 0:
+        raise InvalidParamsError("historyLength is 0 or more (0: no history)")
+    return int(config.history_length)
 
 
 class Door(RequestHandler):
-    """One per served app; `wait_max` bounds a blocking `SendMessage` (the task goes on: the
-    caller reads it with `GetTask`, or streams)."""
+    """One per served app; `wait_max`, if set, bounds a blocking `SendMessage` (the task goes
+    on: the caller reads it with `GetTask`, or streams)."""
 
-    def __init__(self, hub: Hub, wait_max: float) -> None:
+    def __init__(self, hub: Hub, wait_max: float | None) -> None:
         self._hub = hub
         self._wait_max = wait_max
 
@@ -97,24 +124,27 @@ class Door(RequestHandler):
         if message.task_id:
             with _in_a2a_terms(task_id=message.task_id):
                 task = await tasks.status(peer, message.task_id)
-                refusal = UnsupportedOperationError(
-                    f"task {task.id} is {task.state.a2a}: a message continues a task only "
-                    "while it asks you for input; send one without a task id for a new task"
-                )
-                if task.state is not TaskState.INPUT_REQUIRED:
-                    raise refusal
-                try:  # only its sender answers it (by identity: the task service's rule)
-                    return await tasks.reply(peer, task.id, text)
-                except Forbidden:
-                    raise refusal from None
+                if message.context_id and message.context_id != task.thread:
+                    raise InvalidParamsError(
+                        f"contextId {message.context_id!r} is not task {task.id}'s "
+                        f"({task.thread!r}): send the task's own, or none"
+                    )
+                if not task.state.open:
+                    raise UnsupportedOperationError(
+                        f"task {task.id} is {task.state.a2a}: it takes no more messages; send "
+                        "one without a task id for a new task"
+                    )
+                if task.state is TaskState.INPUT_REQUIRED:
+                    try:  # only its sender answers it (by identity: the task service's rule)
+                        return await tasks.reply(peer, task.id, text)
+                    except Forbidden:
+                        raise UnsupportedOperationError(
+                            f"task {task.id} asks its sender, not you"
+                        ) from None
+                # Under way: more for its worker, on the task's thread (its sender only).
+                return await tasks.follow_up(peer, task.id, text)
         meta = convert.metadata_of(message)
-        to = context.state.get("caucus_to") or meta.get("to")
-        if not isinstance(to, str) or not to:
-            names = ", ".join(v.name for v in await self._hub.registry.peers()) or "none yet"
-            raise InvalidParamsError(
-                "name the agent: send to /a2a/<agent>, or set metadata.to on the room's "
-                f"endpoint (agents here: {names})"
-            )
+        to = context.state.get("caucus_to") or meta.get("to") or await self._front(peer)
         subject = meta.get("subject")
         if message.context_id and len(message.context_id) > convert.MAX_CONTEXT:
             raise InvalidParamsError(f"contextId is at most {convert.MAX_CONTEXT} characters")
@@ -128,17 +158,36 @@ class Door(RequestHandler):
                 thread=message.context_id or None,
             )
 
+    async def _front(self, caller: Peer) -> str:
+        """Who a message to the room's own endpoint goes to when it names nobody: the room's
+        front agent (`a2a_front`), else the one agent here besides the caller (ADR 0038)."""
+        front = self._hub.settings.a2a_front
+        if front:
+            return front
+        others = [v.name for v in await self._hub.registry.peers() if v.name != caller.name]
+        if len(others) == 1:
+            return others[0]
+        raise InvalidParamsError(
+            "this room has no front agent to take a message that names nobody: send to "
+            "/a2a/<agent> (its card: /a2a/<agent>/.well-known/agent-card.json), or set "
+            "metadata.to; the operator names a front with `caucus hub --a2a-front <agent>` "
+            f"(agents here: {', '.join(others) or 'none yet'})"
+        )
+
     async def on_message_send(
         self, params: pb.SendMessageRequest, context: ServerCallContext
     ) -> pb.Task | pb.Message:
-        task = await self._submit(params, context)
+        """A blocking send (the default) answers once the task ends or asks for input, as
+        A2A 1.0 says, or at the operator's bound (`a2a_wait_max`) if one is set."""
         config = params.configuration
+        history = _history_length(config)  # refused before anything is sent
+        task = await self._submit(params, context)
         if not config.return_immediately and not convert.settled(task):
             loop = asyncio.get_running_loop()
-            deadline = loop.time() + self._wait_max
+            deadline = None if self._wait_max is None else loop.time() + self._wait_max
             async for changed in self._changes(_caller(context), task, deadline, _ended(context)):
                 task = changed
-        return convert.task_proto(task, _history_length(config))
+        return convert.task_proto(task, history)
 
     async def on_message_send_stream(
         self, params: pb.SendMessageRequest, context: ServerCallContext
@@ -166,7 +215,13 @@ class Door(RequestHandler):
         yield convert.task_proto(task)
         if convert.settled(task):
             return
+        told = len(task.history)
         async for changed in self._changes(peer, task, None, ended):
+            # Every state it passed through since the last read, each in its turn: a task
+            # claimed and done between two wake-ups still reports `working` first.
+            for passed in convert.passed_states(changed, told):
+                yield passed
+            told = len(changed.history)
             made = convert.artifact_event(changed)
             if made is not None:
                 yield made
@@ -207,8 +262,9 @@ class Door(RequestHandler):
             return await self._hub.tasks.status(_caller(context), task_id)
 
     async def on_get_task(self, params: pb.GetTaskRequest, context: ServerCallContext) -> pb.Task:
+        history = _history_length(params)
         task = await self._task(params.id, context)
-        return convert.task_proto(task, _history_length(params))
+        return convert.task_proto(task, history)
 
     async def on_list_tasks(
         self, params: pb.ListTasksRequest, context: ServerCallContext
@@ -231,15 +287,16 @@ class Door(RequestHandler):
             and (wanted is None or t.state in wanted)
             and (after is None or t.updated_at > after)
         ]
+        total = len(found)
         size = params.page_size if params.HasField("page_size") else PAGE_DEFAULT
         if not 1 <= size <= PAGE_MAX:
             raise InvalidParamsError(f"pageSize is 1-{PAGE_MAX}")
-        try:
-            start = int(params.page_token) if params.page_token else 0
-        except ValueError:
-            raise InvalidParamsError("pageToken is one a previous page gave") from None
-        page = found[start : start + size]
-        following = str(start + size) if start + size < len(found) else ""
+        found.sort(key=_by_status_time, reverse=True)  # the latest status change first
+        if params.page_token:
+            after = _cursor_of(params.page_token)
+            found = [t for t in found if _by_status_time(t) < after]
+        page = found[:size]
+        following = _cursor(page[-1]) if len(found) > size else ""
         history = _history_length(params)
         artifacts = params.include_artifacts if params.HasField("include_artifacts") else False
         made = [convert.task_proto(t, history) for t in page]
@@ -247,7 +304,7 @@ class Door(RequestHandler):
             for task in made:
                 del task.artifacts[:]
         return pb.ListTasksResponse(
-            tasks=made, next_page_token=following, page_size=size, total_size=len(found)
+            tasks=made, next_page_token=following, page_size=len(made), total_size=total
         )
 
     async def on_cancel_task(
@@ -291,6 +348,7 @@ class Door(RequestHandler):
     async def on_get_extended_agent_card(
         self, params: pb.GetExtendedAgentCardRequest, context: ServerCallContext
     ) -> pb.AgentCard:
-        raise ExtendedAgentCardNotConfiguredError(
-            "the public card is the whole card: every agent here is on it"
+        raise UnsupportedOperationError(
+            "this agent has no extended card (its card does not declare one): the public card "
+            "is the whole card"
         )

@@ -86,6 +86,10 @@ def hub(
     transcript: Annotated[
         str | None, typer.Option(help="append every routed message to this JSONL file")
     ] = None,
+    a2a_front: Annotated[
+        str | None,
+        typer.Option(help="the agent a message to the room's A2A card goes to (default: the one)"),
+    ] = None,
     access_log: Annotated[
         bool, typer.Option(help="log every request (credentials are redacted)")
     ] = False,
@@ -114,6 +118,7 @@ def hub(
             allowed_hosts=allowed_hosts,
             allowed_origins=allowed_origins,
             transcript=transcript,
+            a2a_front=a2a_front,
         )
     except ValueError as exc:  # BadSettings, or a flag's value a validator refused
         _fail(str(exc))

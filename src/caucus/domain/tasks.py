@@ -46,6 +46,9 @@ A2A_STATES = {
 }
 
 
+FOLLOW_UP = "follow-up: "  # a task event's detail that is the sender's further word on it
+
+
 @dataclass(slots=True)
 class TaskEvent:
     ts: float

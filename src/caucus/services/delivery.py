@@ -256,6 +256,8 @@ class DeliveryService:
                     )
                     acked += result.acked
                     pending_ack = None
+                    if result.claimed_for:
+                        self._db.wake(result.claimed_for)
                     if result.deliveries:
                         return ReceiveResult(result.deliveries, acked, False, displaced)
                     notifier.set_idle(peer.id, result.next_visible_at)
@@ -404,7 +406,7 @@ class Claim:
             priority_only=q.priority_only,
         )
         if result.deliveries:
-            r.tasks.claim_received(q.peer_id, result.deliveries, q.now)
+            result.claimed_for = r.tasks.claim_received(q.peer_id, result.deliveries, q.now)
         return result
 
     @staticmethod
@@ -422,7 +424,9 @@ class Claim:
             results: dict[int, ClaimResult] = dict(zip(first.values(), claimed, strict=True))
             for u, result in zip(together, claimed, strict=True):
                 if result.deliveries:
-                    r.tasks.claim_received(u.request.peer_id, result.deliveries, u.request.now)
+                    result.claimed_for = r.tasks.claim_received(
+                        u.request.peer_id, result.deliveries, u.request.now
+                    )
             for i, u in enumerate(units):
                 if i not in results:
                     results[i] = u(r)

@@ -20,6 +20,7 @@ from caucus.domain.messages import AppendOutcome, MessageKind, NewMessage, Syste
 from caucus.domain.names import BROADCAST, Target, TargetKind, parse_target
 from caucus.domain.peers import Peer
 from caucus.domain.tasks import (
+    FOLLOW_UP,
     MAX_SUBJECT,
     TRANSITIONS,
     MoveRefused,
@@ -277,6 +278,22 @@ class TaskService:
             return TaskMove.COMPLETE, {"result": text}, complete, None
 
         return await self._move(peer, task_id, choose)
+
+    async def follow_up(self, peer: Peer, task_id: str, text: str) -> Task:
+        """The sender's further word on its task under way: a message to its worker on the
+        task's thread (A2A's message with a task id). Only its sender, by identity."""
+        found = await self._db.read(lambda r: r.tasks.with_parties(task_id))
+        if found is None or found.sender_id != peer.id:
+            raise NotFound(f"no task {task_id!r} of yours", hint=Hint.LIST_TASKS, task_id=task_id)
+        task = found.task
+        await self._delivery.send(
+            peer, to=task.worker, content=text, thread=task.thread, meta=_meta(task)
+        )
+        now = self._clock.now()
+        await self._db.write(
+            lambda r: r.tasks.event(task_id, now, task.state, peer.name, FOLLOW_UP + text)
+        )
+        return await self.status(peer, task_id)
 
     # --- the worker -----------------------------------------------------------------------
     async def fail(self, peer: Peer, task_id: str, error: str) -> Task:

@@ -207,10 +207,17 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
+def _json_rpc(path: str) -> bool:
+    """The A2A JSON-RPC endpoints: a body that is not JSON is theirs to answer, in JSON-RPC's
+    terms (-32700, `a2a/screen.py`, with the same `parse_json`)."""
+    return path == "/a2a" or (path.startswith("/a2a/") and path.count("/") == 2)
+
+
 class JsonBodies:
     """Before FastAPI: reads every request body whole (413 past the limit, however it is sent),
     checks that a non-empty one is JSON the hub can keep (`parse_json`), then hands the same
-    bytes on. FastAPI's own parsing then only ever sees well-formed JSON."""
+    bytes on. FastAPI's own parsing then only ever sees well-formed JSON (the A2A JSON-RPC
+    endpoints parse theirs themselves)."""
 
     METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -226,7 +233,8 @@ class JsonBodies:
             body = await read_body(receive, self.max_bytes, scope["headers"])
             if body.strip():
                 check_content_type(scope["headers"])
-                parse_json(body)
+                if not _json_rpc(scope["path"]):
+                    parse_json(body)
         except CaucusError as exc:
             await caucus_error_response(exc)(scope, receive, send)
             return

@@ -4,16 +4,18 @@ SDK (and protobuf) load on the first A2A request, not when the hub starts."""
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse, Response
 
+from caucus.a2a.screen import VERSION_HEADER, screen, unparsable
 from caucus.domain.peers import Peer
+from caucus.errors import CaucusError
 from caucus.services.holds import HoldKind
 from caucus.services.roles import Access
 from caucus.web.access import PeerDep, RoomDep, access
+from caucus.web.body import parse_json
 from caucus.web.context import hub_of
 from caucus.web.held import Held
 from caucus.wire.errors import ErrorBody
@@ -77,6 +79,12 @@ def _endpoint(request: Request) -> Endpoint:
     return found
 
 
+def _version(request: Request) -> str | None:
+    """The A2A version a client says it speaks (the header, or the query parameter the spec
+    allows instead)."""
+    return request.headers.get(VERSION_HEADER) or request.query_params.get("A2A-Version")
+
+
 def _base(request: Request) -> str:
     """Where the cards say the hub is: its configured public URL, else the URL the request came
     in by (built from its one Host header: the Guard refuses a request with two)."""
@@ -92,8 +100,20 @@ def _base(request: Request) -> str:
     response_class=JSONResponse,
 )
 async def room_card(request: Request, _: RoomDep) -> Response:
-    card = await _endpoint(request).room_card(_base(request))
+    card = await _endpoint(request).room_card(_base(request), _version(request))
     return JSONResponse(card, headers=_CARD_HEADERS)
+
+
+@router.get(
+    "/a2a/.well-known/agent-card.json",
+    summary="The room's A2A agent card again, where a client looks for the card of the "
+    "room's endpoint (/a2a)",
+    responses=_CARD,
+    openapi_extra=access(Access.ROOM),
+    response_class=JSONResponse,
+)
+async def room_endpoint_card(request: Request, _: RoomDep) -> Response:
+    return await room_card(request, _)
 
 
 @router.get(
@@ -104,7 +124,7 @@ async def room_card(request: Request, _: RoomDep) -> Response:
     response_class=JSONResponse,
 )
 async def agent_card(name: Name, request: Request, _: RoomDep) -> Response:
-    card = await _endpoint(request).agent_card(name, _base(request))
+    card = await _endpoint(request).agent_card(name, _base(request), _version(request))
     return JSONResponse(card, headers=_CARD_HEADERS)
 
 
@@ -148,23 +168,20 @@ _WAITING = frozenset(
 
 
 async def _call(request: Request, peer: Peer, to: str | None) -> Response:
+    try:
+        verdict = screen(parse_json(await request.body()), request.headers.get(VERSION_HEADER))
+    except CaucusError as exc:  # not JSON the hub keeps: JSON-RPC's parse error
+        verdict = unparsable(exc.detail)
+    if verdict.silent:  # a notification: JSON-RPC answers none, and it does nothing
+        return Response(status_code=204)
+    if verdict.answer is not None:
+        return JSONResponse(verdict.answer)
     endpoint = _endpoint(request)
-    if _method(await request.body()) not in _WAITING:
-        return await endpoint.call(request, peer, to)
+    if verdict.method not in _WAITING:
+        return await endpoint.call(request, peer, to, verdict.method)
     hold = hub_of(request).holds.take(peer.id, HoldKind.A2A)
     try:
-        return Held(await endpoint.call(request, peer, to, hold), hold.release)
+        return Held(await endpoint.call(request, peer, to, verdict.method, hold), hold.release)
     except BaseException:
         hold.release()
         raise
-
-
-def _method(body: bytes) -> str | None:
-    """The JSON-RPC method a body names, if it is one request (the dispatcher judges the
-    rest)."""
-    try:
-        message = json.loads(body)
-    except ValueError:
-        return None
-    method = message.get("method") if isinstance(message, dict) else None
-    return method if isinstance(method, str) else None

@@ -200,18 +200,26 @@ class Tasks:
             {"task_id": task_id, "ts": ts, "state": state.value, "actor": actor, "detail": detail},
         )
 
-    def claim_received(self, worker_id: int, deliveries: Iterable[Delivery], now: float) -> None:
-        """Receiving a task's item claims the task (pending → in progress), in the same unit."""
+    def claim_received(
+        self, worker_id: int, deliveries: Iterable[Delivery], now: float
+    ) -> list[int]:
+        """Receiving a task's item claims the task (pending → in progress), in the same unit;
+        the claimed tasks' senders are woken with the commit (in every process)."""
+        senders: list[int] = []
         for d in deliveries:
             meta = d.message.meta
             if d.message.kind != "task" or not meta or not isinstance(meta.get("task_id"), str):
                 continue
             task_id = meta["task_id"]
-            worker = self._tx.value(
+            claimed = self._tx.one(
                 "task_claim", {"id": task_id, "worker_id": worker_id, "now": now}
             )
-            if worker is not None:
-                self.event(task_id, now, TaskState.IN_PROGRESS, worker, "received")
+            if claimed is not None:
+                self.event(task_id, now, TaskState.IN_PROGRESS, claimed["worker"], "received")
+                senders.append(int(claimed["sender_id"]))
+        if senders:
+            self._tx.woke(senders)
+        return senders
 
     def of_party(
         self, peer_id: int, role: str, state: TaskState | None, limit: int = 200

@@ -334,7 +334,7 @@ WHERE id = :id AND state = 'in_progress';
 -- Receiving a task's item claims the task, in the same transaction as the receive.
 UPDATE tasks SET state = 'in_progress', updated_at = :now
 WHERE id = :id AND worker_id = :worker_id AND state = 'pending'
-RETURNING worker;
+RETURNING worker, sender_id;
 
 -- name: task_event_insert
 INSERT INTO task_events (task_id, n, ts, state, actor, detail)
