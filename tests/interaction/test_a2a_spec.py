@@ -18,6 +18,7 @@ from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.types import a2a_pb2 as pb
 
 from caucus.client import HubClient
+from caucus.config import Settings
 from caucus.testing import make_hub, serve
 from tests.interaction.test_a2a import ask, settled, work
 from tests.waiting import within
@@ -164,6 +165,7 @@ async def test_a_blocking_send_waits_for_the_outcome_however_long_it_takes(
     tmp_path: Path,
 ) -> None:
     """No bound unless the operator sets one: the answer is the task done, never `working`."""
+    assert Settings().a2a_wait_max is None  # 60 s at 7bd1b70: then the task as it was
     async with room(tmp_path) as r:
         message = {"messageId": "m-b", "role": "ROLE_USER", "parts": [{"text": "think hard"}]}
         blocking = asyncio.ensure_future(r.rpc("SendMessage", {"message": message}))
