@@ -269,7 +269,8 @@ class Door(RequestHandler):
     async def on_list_tasks(
         self, params: pb.ListTasksRequest, context: ServerCallContext
     ) -> pb.ListTasksResponse:
-        """The caller's tasks (to the endpoint's agent, on an agent's endpoint), newest first."""
+        """The caller's tasks (to the endpoint's agent, on an agent's endpoint), the latest
+        status change first, a page at a time."""
         to = context.state.get("caucus_to")
         with _in_a2a_terms():
             sent = await self._hub.tasks.listing(_caller(context), "sent", None)
@@ -293,8 +294,8 @@ class Door(RequestHandler):
             raise InvalidParamsError(f"pageSize is 1-{PAGE_MAX}")
         found.sort(key=_by_status_time, reverse=True)  # the latest status change first
         if params.page_token:
-            after = _cursor_of(params.page_token)
-            found = [t for t in found if _by_status_time(t) < after]
+            cursor = _cursor_of(params.page_token)
+            found = [t for t in found if _by_status_time(t) < cursor]
         page = found[:size]
         following = _cursor(page[-1]) if len(found) > size else ""
         history = _history_length(params)
