@@ -19,15 +19,15 @@ if TYPE_CHECKING:
 
 
 def _bin() -> Path:
-    """Where `./dev test` put them: `CAUCUS_NODE_TOOLS`, else the cache folder of this lock
+    """Where `./dev test` put them: `CAUCUS_TEST_NODE_TOOLS`, else the cache folder of this lock
     (as `./dev`'s `node_tools_dir` names it)."""
-    named = os.environ.get("CAUCUS_NODE_TOOLS")
+    named = os.environ.get("CAUCUS_TEST_NODE_TOOLS")
     if named:
         return Path(named)
     lock = Path(__file__).resolve().parent / "node" / "package-lock.json"
     digest = hashlib.sha256(lock.read_bytes()).hexdigest()[:16]
     cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    root = os.environ.get("CAUCUS_NODE_CACHE") or str(Path(cache) / "caucus" / "node")
+    root = os.environ.get("CAUCUS_TEST_NODE_CACHE") or str(Path(cache) / "caucus" / "node")
     return Path(root) / digest / "node_modules" / ".bin"
 
 
