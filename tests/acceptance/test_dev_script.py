@@ -97,7 +97,9 @@ def test_the_node_tools_live_outside_the_checkout_where_the_tests_look(tmp_path:
     """`./dev` installs them into a cache folder per lock; tests/nodebin.py finds that folder
     by the same rule (a fresh clone on the machine reuses them)."""
     env = {
-        k: v for k, v in os.environ.items() if k not in ("CAUCUS_TEST_NODE_TOOLS", "CAUCUS_TEST_NODE_CACHE")
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("CAUCUS_TEST_NODE_TOOLS", "CAUCUS_TEST_NODE_CACHE")
     }
     env["XDG_CACHE_HOME"] = str(tmp_path)
     found = subprocess.run(

@@ -17,7 +17,7 @@ from caucus.domain.tasks import Task, TaskState
 from caucus.errors import Conflict, Forbidden, NotFound
 from caucus.services.delivery import Claim
 from caucus.services.hub import Hub
-from caucus.services.tasks import open_task
+from caucus.services.task_units import open_task
 from caucus.storage.engine import Engine
 from caucus.storage.repos import Repos
 from tests.contract.conftest import NOW

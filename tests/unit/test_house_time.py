@@ -28,8 +28,6 @@ WAIT = "a wait: how long a call parks or paces, never what it answers"
 SHOWN = "a measure or an age shown to a person or a model"
 STAMP = "a stamp written down with a record or a log line"
 NOT_RULES = {
-    "a2a/door.py:_changes": WAIT,
-    "a2a/door.py:on_message_send": WAIT,
     "api/mcp/call_lane.py:__exit__": WAIT + " (the MCP SDK's idle deadline, on its clock)",
     "cli/guard.py:_refuse": SHOWN,
     "client_base.py:wait_ready": WAIT,

@@ -51,7 +51,6 @@ def test_a_package_imports_only_what_its_layer_allows(package: str) -> None:
 # package -> what it must never import: the transports read and change the room through
 # services only.
 FORBIDDEN: dict[str, tuple[str, ...]] = {
-    "a2a": ("caucus.storage",),
     "api": ("caucus.storage",),
     "dashboard": ("caucus.storage",),
     "mcp": ("caucus.storage",),

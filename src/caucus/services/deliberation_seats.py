@@ -166,27 +166,27 @@ class Bench:
 
     async def answer(self, live: Live, who: str, request: Request) -> Position:
         """The answer to `request`: at once when it comes through `submit` here, else read
-        from its task whenever the convener's inbox changes; Absent past the deadline or when
+        from its task as it changes (`TaskService.follow`); Absent past the deadline or when
         the task ended otherwise."""
-        end = self._clock.monotonic() + live.deadline
-        alarm = self._clock.alarm(end)  # the hub's clock: a test moves it past the deadline
+        if self._notifier.closing:
+            raise DeliberationError("the hub is stopping")
+        until = self._clock.monotonic() + live.deadline  # the hub's clock: a test moves it
+        follow = self._tasks.follow(
+            live.convener, request.task_id, until=until, ended=(request.answer,)
+        )
         try:
-            while True:
-                with self._woken(live) as woken:
-                    task = await self._tasks.status(live.convener, request.task_id)
+            async with contextlib.aclosing(follow) as changes:
+                async for task in changes:
                     if task.state is TaskState.COMPLETED:
                         return answer_of(who, task.result)
                     if task.state in ENDED:
                         raise Absent(f"the request was {task.state.value}")
-                    if alarm.done():
-                        raise Absent(f"no answer within {live.deadline:g} s")
-                    await asyncio.wait(
-                        {request.answer, woken, alarm}, return_when=asyncio.FIRST_COMPLETED
-                    )
-                    if request.answer.done():
-                        return request.answer.result()
+            if request.answer.done():
+                return request.answer.result()
+            if self._notifier.closing:
+                raise DeliberationError("the hub is stopping")
+            raise Absent(f"no answer within {live.deadline:g} s")
         finally:
-            alarm.cancel()
             live.open.pop(who, None)
 
     async def ask_operator(self, live: Live, title: str, fields: list[dict[str, Any]]) -> Form:

@@ -119,7 +119,7 @@ class Hub:
             self.delivery,
             max_per_peer=settings.channels_per_peer_max,
         )
-        self.tasks = TaskService(self.db, self.delivery, self.clock, settings)
+        self.tasks = TaskService(self.db, self.delivery, self.notifier, self.clock, settings)
         self.announcements = Announcements(self.db, self.delivery, self.clock, settings)
         self.offers = OfferService(
             self.db, self.delivery, self.announcements, self.tasks, self.clock, settings

@@ -35,7 +35,8 @@ from caucus.ids import MessageIds
 from caucus.services.announcements import Announcements, announce
 from caucus.services.delivery import DeliveryService
 from caucus.services.dependencies import TaskGraph, check_terms
-from caucus.services.tasks import TaskService, open_task
+from caucus.services.task_units import open_task
+from caucus.services.tasks import TaskService
 from caucus.storage.engine import Engine
 from caucus.storage.repos import Repos
 

@@ -9,7 +9,8 @@ item it sends commit together, and a second ending gets 409 and changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import AsyncGenerator, Callable, Iterable
 from typing import Any
 
 from caucus.clock import Clock
@@ -17,7 +18,7 @@ from caucus.config import Settings
 from caucus.domain.dependencies import DEFAULT_PRIORITY, OnFailure
 from caucus.domain.events import TasksChanged
 from caucus.domain.messages import AppendOutcome, MessageKind, NewMessage, SystemSender
-from caucus.domain.names import BROADCAST, Target, TargetKind, parse_target
+from caucus.domain.names import BROADCAST, TargetKind, parse_target
 from caucus.domain.peers import Peer
 from caucus.domain.tasks import (
     FOLLOW_UP,
@@ -35,6 +36,10 @@ from caucus.errors import Conflict, Forbidden, Hint, InvalidRequest, NotFound, P
 from caucus.ids import MessageIds
 from caucus.services.delivery import DeliveryService
 from caucus.services.dependencies import TaskGraph, check_terms
+from caucus.services.notifier import Notifier
+from caucus.services.task_follow import follow_task
+from caucus.services.task_sweep import TaskSweep
+from caucus.services.task_units import open_task, wait_task
 from caucus.storage.engine import Engine
 from caucus.storage.repos import Repos
 from caucus.storage.repos.tasks import StoredTask
@@ -56,14 +61,17 @@ def _meta(task: Task, **extra: Any) -> dict[str, Any]:
     return meta
 
 
-AWAY = "the worker is away: the task waits for it until its grace ends"
-
-
 class TaskService:
     def __init__(
-        self, db: Engine, delivery: DeliveryService, clock: Clock, settings: Settings
+        self,
+        db: Engine,
+        delivery: DeliveryService,
+        notifier: Notifier,
+        clock: Clock,
+        settings: Settings,
     ) -> None:
         self._db = db
+        self._notifier = notifier
         self.on_moved: list[Reaction] = []  # called in every move's unit (the job board)
         self._delivery = delivery
         self._clock = clock
@@ -409,158 +417,24 @@ class TaskService:
 
     # --- the hub --------------------------------------------------------------------------
     async def sweep(self) -> None:
-        """Requeue tasks whose worker went silent but is still here; keep, marked, those whose
-        worker is away (reaped) within its grace; fail back to the sender those whose worker
-        left, was kicked or was forgotten; expire unclaimed and parked ones."""
-
-        def requeue(t: Task) -> NewMessage:
-            return self._item(
-                t, MessageKind.TASK, sender=None, to=t.worker, content=t.payload, requeued=True
-            )
-
-        def expire(t: Task) -> NewMessage:
-            return self._item(
-                t,
-                MessageKind.FAILURE,
-                sender=None,
-                to=t.sender,
-                content=f"task {t.id} expired before it was done",
-            )
-
+        """Fail back, requeue and expire what needs it (`services/task_sweep.py`)."""
         now = self._clock.now()
         silent_before = now - self._settings.task_visibility_timeout
-        react = self.on_moved
-
-        def gone(t: Task) -> NewMessage:
-            return self._item(
-                t, MessageKind.FAILURE, sender=None, to=t.sender, content=t.error or ""
-            )
-
-        def fail_back(r: Repos, task: Task) -> AppendOutcome | None:
-            error = f"failed: the worker {task.worker} is gone"
-            if not r.tasks.move(task.id, task.state, TaskState.FAILED, now, error=error):
-                return None
-            r.tasks.event(task.id, now, TaskState.FAILED, SystemSender.HUB, "the worker is gone")
-            for reaction in react:
-                later.extend(reaction(r, task, TaskState.FAILED, now) or [])
-            task.state, task.error = TaskState.FAILED, error
-            return r.inbox.to_peer(gone(task), task.sender)
-
-        later: list[AppendOutcome] = []  # what the reactions to a failing back send
-
-        def sweep(r: Repos) -> list[AppendOutcome]:
-            told: list[AppendOutcome | None] = []
-            # Nobody will work a task whose worker left, was kicked or was forgotten: it goes
-            # back to its sender, who can hand it to someone who is here.
-            for task in r.tasks.of_ended_workers():
-                told.append(fail_back(r, task))
-            for stored in r.tasks.silent(silent_before):
-                task = stored.task
-                if not r.peers.active(stored.worker_id):
-                    # Away (reaped): the claim stays theirs until they come back or their
-                    # grace ends (then the task fails back, above); noted once, so the sender
-                    # and the operator see why it waits.
-                    r.tasks.note_once(task.id, now, task.state, AWAY)
-                    continue
-                if r.tasks.requeue(task.id, now):
-                    r.tasks.event(
-                        task.id, now, TaskState.PENDING, SystemSender.HUB, "the worker went silent"
-                    )
-                    task.state = TaskState.PENDING
-                    told.append(r.inbox.to_peer(requeue(task), task.worker))
-            for task in r.tasks.stale(now):
-                if r.tasks.move(task.id, task.state, TaskState.EXPIRED, now):
-                    r.tasks.event(
-                        task.id,
-                        now,
-                        TaskState.EXPIRED,
-                        SystemSender.HUB,
-                        "its time to live ran out",
-                    )
-                    for reaction in react:
-                        told.extend(reaction(r, task, TaskState.EXPIRED, now) or [])
-                    task.state = TaskState.EXPIRED
-                    told.append(r.inbox.to_peer(expire(task), task.sender))
-            return [o for o in told + later if o is not None]
-
+        sweep = TaskSweep(self._item, self.on_moved, now, silent_before)
         for outcome in await self._db.write(sweep):
             self._delivery.after_append(outcome)
 
-
-def open_task(
-    r: Repos,
-    *,
-    task_id: str,
-    sender_id: int,
-    sender: str,
-    to: str,
-    subject: str | None,
-    payload: str,
-    thread: str,
-    now: float,
-    expires_at: float,
-    message: NewMessage,
-    offer_id: str | None = None,
-    priority: int = DEFAULT_PRIORITY,
-    on_failure: str = OnFailure.CANCEL,
-) -> tuple[Task, AppendOutcome]:
-    """Store a pending task and put its `task` item in the worker's inbox, in one unit (a task
-    for a peer that is not here is refused before anything is written)."""
-    outcome = r.inbox.append(message, Target(TargetKind.PEER, to))
-    worker = outcome.recipients[0]
-    task = r.tasks.insert(
-        task_id=task_id,
-        sender_id=sender_id,
-        sender=sender,
-        worker_id=worker.peer_id,
-        worker=worker.name,
-        subject=subject,
-        payload=payload,
-        thread=thread,
-        now=now,
-        expires_at=expires_at,
-        offer_id=offer_id,
-        priority=priority,
-        on_failure=on_failure,
-    )
-    return task, outcome
-
-
-def wait_task(
-    r: Repos,
-    *,
-    task_id: str,
-    sender_id: int,
-    sender: str,
-    to: str,
-    subject: str | None,
-    payload: str,
-    thread: str,
-    now: float,
-    expires_at: float,
-    priority: int,
-    on_failure: str,
-) -> Task:
-    """Store a task that waits on others, its item not sent yet (its worker must be here)."""
-    worker = r.peers.holder(to)
-    if worker is None:
-        raise NotFound(f"no peer named {to!r} is here", hint=Hint.LIST_PEERS, to=to)
-    if worker.id == sender_id:
-        raise InvalidRequest("a task goes to another peer, not to yourself", field="to")
-    task = r.tasks.insert(
-        task_id=task_id,
-        sender_id=sender_id,
-        sender=sender,
-        worker_id=worker.id,
-        worker=worker.name,
-        subject=subject,
-        payload=payload,
-        thread=thread,
-        now=now,
-        expires_at=expires_at,
-        priority=priority,
-        blocked=True,
-        on_failure=on_failure,
-    )
-    r.tasks.event(task_id, now, TaskState.PENDING, SystemSender.HUB, "blocked")
-    return task
+    # --- following ------------------------------------------------------------------------
+    def follow(
+        self,
+        peer: Peer,
+        task_id: str,
+        *,
+        since: Task | None = None,
+        until: float | None = None,
+        ended: Iterable[asyncio.Future[Any]] = (),
+    ) -> AsyncGenerator[Task, None]:
+        """Each new state of one of `peer`'s tasks, as its wake-ups reveal it (from any hub
+        process), until it ends, `until` (the hub's clock), any of `ended` is done, or the hub
+        stops: what every door that waits for a task reads (`services/task_follow.py`)."""
+        return follow_task(self, self._notifier, self._clock, peer, task_id, since, until, ended)

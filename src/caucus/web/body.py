@@ -209,7 +209,7 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 
 def _json_rpc(path: str) -> bool:
     """The A2A JSON-RPC endpoints: a body that is not JSON is theirs to answer, in JSON-RPC's
-    terms (-32700, `a2a/screen.py`, with the same `parse_json`)."""
+    terms (-32700, `api/a2a/screen.py`, with the same `parse_json`)."""
     return path == "/a2a" or (path.startswith("/a2a/") and path.count("/") == 2)
 
 

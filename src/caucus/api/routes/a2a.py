@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse, Response
 
-from caucus.a2a.screen import VERSION_HEADER, screen, unparsable
+from caucus.api.a2a.screen import VERSION_HEADER, screen, unparsable
 from caucus.domain.peers import Peer
 from caucus.errors import CaucusError
 from caucus.services.holds import HoldKind
@@ -21,7 +21,7 @@ from caucus.web.held import Held
 from caucus.wire.errors import ErrorBody
 
 if TYPE_CHECKING:
-    from caucus.a2a.endpoint import Endpoint
+    from caucus.api.a2a.endpoint import Endpoint
 
 router = APIRouter(tags=["a2a"])
 
@@ -73,7 +73,7 @@ def _endpoint(request: Request) -> Endpoint:
     state = request.app.state
     found: Endpoint | None = getattr(state, "caucus_a2a", None)
     if found is None:
-        from caucus.a2a.endpoint import Endpoint
+        from caucus.api.a2a.endpoint import Endpoint
 
         found = state.caucus_a2a = Endpoint(hub_of(request))
     return found

@@ -16,15 +16,15 @@ from google.protobuf.json_format import MessageToDict
 from starlette.requests import Request
 from starlette.responses import Response
 
-from caucus.a2a import quiet
-from caucus.a2a.cards import agent_card, room_card
-from caucus.a2a.door import Door
-from caucus.a2a.screen import LEGACY_METHODS
+from caucus.api.a2a import quiet
+from caucus.api.a2a.cards import agent_card, room_card
+from caucus.api.a2a.door import Door
+from caucus.api.a2a.screen import LEGACY_METHODS
 from caucus.domain.peers import Peer
 from caucus.services.holds import Hold
 from caucus.services.hub import Hub
 
-SCOPE_KEY = "caucus.a2a"  # (caller, agent named by the path, its hold) for the context builder
+SCOPE_KEY = "caucus.api.a2a"  # (caller, agent named by the path, its hold) for the context builder
 
 
 class _Context(DefaultServerCallContextBuilder):
@@ -66,7 +66,7 @@ class Endpoint:
         method: str | None,
         hold: Hold | None = None,
     ) -> Response:
-        """Answer the JSON-RPC request (`method`, as `a2a/screen.py` read it); `hold` is what
+        """Answer the JSON-RPC request (`method`, as `api/a2a/screen.py` read it); `hold` is what
         it holds open, if it waits or streams (given back by the caller once the answer is
         sent)."""
         request.scope[SCOPE_KEY] = (caller, to, hold, method)

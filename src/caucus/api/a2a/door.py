@@ -31,7 +31,7 @@ from a2a.utils.errors import (
     UnsupportedOperationError,
 )
 
-from caucus.a2a import convert
+from caucus.api.a2a import convert
 from caucus.domain.peers import Peer
 from caucus.domain.tasks import Task, TaskState
 from caucus.errors import (
@@ -183,9 +183,9 @@ class Door(RequestHandler):
         history = _history_length(config)  # refused before anything is sent
         task = await self._submit(params, context)
         if not config.return_immediately and not convert.settled(task):
-            loop = asyncio.get_running_loop()
-            deadline = None if self._wait_max is None else loop.time() + self._wait_max
-            async for changed in self._changes(_caller(context), task, deadline, _ended(context)):
+            clock = self._hub.clock
+            until = None if self._wait_max is None else clock.monotonic() + self._wait_max
+            async for changed in self._changes(_caller(context), task, until, _ended(context)):
                 task = changed
         return convert.task_proto(task, history)
 
@@ -228,33 +228,20 @@ class Door(RequestHandler):
             yield convert.status_event(changed)
 
     async def _changes(
-        self,
-        peer: Peer,
-        task: Task,
-        deadline: float | None,
-        ended: asyncio.Future[None] | None,
+        self, peer: Peer, task: Task, until: float | None, ended: asyncio.Future[None] | None
     ) -> AsyncIterator[Task]:
-        """Each new state of `task` its sender's wake-ups reveal, until it settles, the
-        deadline passes, the caller is gone (`ended`: it left, was kicked or went offline) or
-        the hub closes. A wake-up is only a cue: the task is read again."""
-        notifier = self._hub.notifier
-        loop = asyncio.get_running_loop()
-        seen = (task.state, task.updated_at)
-        while not notifier.closing and not (ended is not None and ended.done()):
-            # Read after listening: an outcome committed between the two still wakes us.
-            with notifier.woken(peer.id) as woken:
-                with _in_a2a_terms(task_id=task.id):
-                    task = await self._hub.tasks.status(peer, task.id)
-                if (task.state, task.updated_at) != seen:
-                    seen = (task.state, task.updated_at)
-                    yield task
-                if convert.settled(task):
-                    return
-                left = None if deadline is None else deadline - loop.time()
-                if left is not None and left <= 0:
-                    return
-                waits = {woken} if ended is None else {woken, ended}
-                await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+        """Each new state of `task` (`TaskService.follow`) until it settles (ends, or asks
+        the caller for input), `until` passes, the caller is gone (`ended`: it left, was
+        kicked or went offline) or the hub stops."""
+        follow = self._hub.tasks.follow(
+            peer, task.id, since=task, until=until, ended=() if ended is None else (ended,)
+        )
+        async with contextlib.aclosing(follow) as changes:
+            with _in_a2a_terms(task_id=task.id):
+                async for changed in changes:
+                    yield changed
+                    if convert.settled(changed):
+                        return
 
     # --- reading and canceling ------------------------------------------------------------
     async def _task(self, task_id: str, context: ServerCallContext) -> Task:
