@@ -34,16 +34,16 @@ import relay
 from caucus.client import HubClient
 from caucus.errors import CaucusError
 from caucus.mcp.identity import IdentityStore
+from caucus.models.chat import ChatMessage, Role, assistant
+from caucus.models.mcp_tools import McpTools
+from caucus.models.seam import MessageSink, RunOutcome
+from caucus.models.tools import ToolExecutor, ToolObserver
 from caucus.operator_client import OperatorClient
 from caucus.runtime.agent import AgentRuntime
-from caucus.runtime.backends.base import MessageSink, RunOutcome
-from caucus.runtime.chat import ChatMessage, Role, assistant
 from caucus.runtime.connectors.hub import HIDDEN_TOOLS, HubConnector
 from caucus.runtime.ids import CountingIds, MemoryKV
 from caucus.runtime.onstart import Prompt
 from caucus.runtime.orchestrator import Orchestrator
-from caucus.runtime.tools.executor import ToolExecutor, ToolObserver
-from caucus.runtime.tools.mcp_servers import McpTools
 
 ENV = {
     **dict.fromkeys(("CAUCUS_SEND_RATE_CAPACITY", "CAUCUS_SEND_RATE_REFILL"), "1000000"),

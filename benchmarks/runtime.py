@@ -27,12 +27,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "src"))
 
+from caucus.models.chat import ChatMessage, Role, user
+from caucus.models.tools import NoTools
 from caucus.runtime.agent import AgentRuntime
-from caucus.runtime.chat import ChatMessage, Role, user
 from caucus.runtime.ids import CountingIds, MemoryKV
 from caucus.runtime.onstart import Prompt
 from caucus.runtime.orchestrator import Orchestrator
-from caucus.runtime.tools.executor import NoTools
 from caucus.testing import MockBackend
 
 

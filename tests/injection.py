@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from caucus.mcp.envelope import BEGIN, END, clean
+from caucus.models.envelope import BEGIN, END, clean
 
 CORPUS = [
     "plain and harmless",

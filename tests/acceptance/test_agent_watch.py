@@ -11,8 +11,8 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from caucus.models.mcp_tools import McpTools
 from caucus.runtime.orchestrator import Notice
-from caucus.runtime.tools.mcp_servers import McpTools
 from caucus.runtime.tools.resources import WatchManager
 from caucus.testing import Call, FakeOpenAI, Say, last_user, serve_fake, tool_messages
 from tests.acceptance.test_agent_cli import start

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from caucus.mcp.envelope import clean, wrap
+from caucus.models.envelope import clean, wrap
 from tests.injection import CORPUS, holds, read_envelope
 
 

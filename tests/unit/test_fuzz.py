@@ -19,7 +19,7 @@ from caucus.errors import CaucusError
 from caucus.ledger.verify import parse_line
 from caucus.mcp import args as mcp_args
 from caucus.mcp.bridge import _Lines
-from caucus.mcp.envelope import BEGIN, END, wrap
+from caucus.models.envelope import BEGIN, END, wrap
 from caucus.web.body import parse_json
 
 

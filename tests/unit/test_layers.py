@@ -56,6 +56,11 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "mcp": ("caucus.storage",),
     "web": ("caucus.storage",),
     "runtime": ("caucus.storage", "caucus.services"),
+    # The hub does not stand on the agent: the rules of the room and the hub's deliberations
+    # stand on `models`, never on the native runtime, an MCP door or the HTTP client.
+    "services": ("caucus.runtime", "caucus.mcp", "caucus.client", "caucus.api", "caucus.cli"),
+    "deliberation": ("caucus.runtime", "caucus.mcp", "caucus.client", "caucus.services"),
+    "models": ("caucus.runtime", "caucus.mcp", "caucus.services", "caucus.storage"),
 }
 
 

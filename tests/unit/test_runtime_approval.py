@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from caucus.domain.approvals import ToolCallSubject, approve_option
+from caucus.models.tools import ROOM, RUNTIME, ToolSpec
 from caucus.runtime.connectors.hub import HubConnector
 from caucus.runtime.orchestrator import Notice
 from caucus.runtime.tools.approval import (
@@ -22,7 +23,6 @@ from caucus.runtime.tools.approval import (
     Verdict,
 )
 from caucus.runtime.tools.binding import bind, changes
-from caucus.runtime.tools.executor import ROOM, RUNTIME, ToolSpec
 from caucus.runtime.tools.functions import FunctionTools
 from caucus.wire.messages import InboundMessage
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from caucus.models.tools import ToolSpec
 from caucus.runtime.tools.codemode import CodeModeTools, py_name, stub
-from caucus.runtime.tools.executor import ToolSpec
 from caucus.runtime.tools.functions import FunctionTools
 
 PEOPLE = [

@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from caucus.runtime.backends.base import BackendError
-from caucus.runtime.backends.openai_compat import BUDGET_NOTE, MAX_TOOL_ROUNDS, OpenAIBackend
-from caucus.runtime.backends.toolcalls import calls_in_text
-from caucus.runtime.chat import ChatMessage, Role, assistant, user
-from caucus.runtime.tools.executor import NoTools
+from caucus.models.chat import ChatMessage, Role, assistant, user
+from caucus.models.loop import BUDGET_NOTE, MAX_TOOL_ROUNDS
+from caucus.models.openai_compat import OpenAIBackend
+from caucus.models.seam import BackendError
+from caucus.models.toolcalls import calls_in_text
+from caucus.models.tools import NoTools
 from caucus.runtime.tools.functions import FunctionTools
 from caucus.testing import (
     Call,

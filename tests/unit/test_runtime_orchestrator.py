@@ -7,9 +7,10 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any, Generic, TypeVar
 
+from caucus.models.chat import Role, user
+from caucus.models.tools import NoTools
 from caucus.runtime.actions import AddMessage, CheckThread, GetOrCreateAgent, NewThread, RunThread
 from caucus.runtime.agent import AgentRuntime
-from caucus.runtime.chat import Role, user
 from caucus.runtime.events import (
     Event,
     NewThreadMessage,
@@ -21,7 +22,6 @@ from caucus.runtime.events import (
 from caucus.runtime.ids import CountingIds, MemoryKV
 from caucus.runtime.onstart import Prompt
 from caucus.runtime.orchestrator import Control, Notice, Orchestrator
-from caucus.runtime.tools.executor import NoTools
 from caucus.testing import CallTool, Delay, Fail, MockBackend, Reply
 
 T = TypeVar("T")
@@ -185,7 +185,7 @@ async def test_messages_added_during_a_run_stay_after_its_answer() -> None:
     assert [(m.role.value, m.content) for m in history[:5]] == [
         ("user", "question"),
         ("assistant", ""),  # the tool call
-        ("tool", "there is no tool named 'look'"),
+        ("tool", "Error: there is no tool named 'look'"),
         ("assistant", "done"),
         ("user", "meanwhile"),  # the newest user message stays last before the follow-up
     ]

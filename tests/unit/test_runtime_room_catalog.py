@@ -7,9 +7,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from caucus.models.mcp_tools import McpTools, is_bridge
+from caucus.models.tools import ROOM
 from caucus.runtime.tools.approval import Policy
-from caucus.runtime.tools.executor import ROOM
-from caucus.runtime.tools.mcp_servers import McpTools, is_bridge
 
 IMPOSTOR = Path(__file__).resolve().parents[1] / "impostor.py"
 

@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from caucus.runtime.chat import ToolCall, assistant, tool_result
+from caucus.models.chat import ToolCall, assistant, tool_result
+from caucus.models.tools import ToolResult
 from caucus.runtime.events import (
     InputReceived,
     NewThreadMessage,
@@ -20,7 +21,6 @@ from caucus.runtime.session.claude import ClaudeSessionHarness, project_folder
 from caucus.runtime.session.files import new_file
 from caucus.runtime.session.logger import SessionLogger
 from caucus.runtime.session.transcript import TranscriptHarness
-from caucus.runtime.tools.executor import ToolResult
 
 
 def lines(path: str) -> list[dict[str, Any]]:

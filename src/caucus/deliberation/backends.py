@@ -17,9 +17,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from caucus.runtime.backends.base import BackendError
-from caucus.runtime.chat import ChatMessage, user
-from caucus.runtime.tools.executor import NoTools, ToolExecutor
+from caucus.models.chat import ChatMessage, user
+from caucus.models.seam import BackendError
+from caucus.models.tools import NoTools, ToolExecutor
 
 STDERR_TAIL = 800
 
@@ -91,7 +91,7 @@ class OpenAICompleter:
         json_schema: bool = False,
     ) -> None:
         # `openai` costs a hub a quarter second to import: only a chair that calls a model pays.
-        from caucus.runtime.backends.openai_compat import OpenAIBackend
+        from caucus.models.openai_compat import OpenAIBackend
 
         self._backend = OpenAIBackend(
             model=model, base_url=base_url, api_key=api_key, timeout=timeout, json_mode=json_mode

@@ -38,7 +38,7 @@ def briefing(
     from caucus.deliberation.run import room_evidence, run_one
     from caucus.deliberation.setup import backend_for
     from caucus.errors import CaucusError
-    from caucus.runtime.backends.base import BackendError
+    from caucus.models.seam import BackendError
 
     cfg = settings(config)
     if not cfg.agenda:
@@ -165,7 +165,7 @@ def init(
     """Write a commented config.yaml and check that its backend answers."""
     from caucus.deliberation.config import CONFIG_NAME, ConfigError, parse
     from caucus.deliberation.setup import backend_for
-    from caucus.runtime.backends.base import BackendError
+    from caucus.models.seam import BackendError
 
     path = directory / CONFIG_NAME
     if path.exists() and not force:

@@ -91,7 +91,7 @@ def deliberate(
     from caucus.deliberation.run import room_evidence, run_one
     from caucus.deliberation.setup import backend_for, resolve
     from caucus.errors import CaucusError
-    from caucus.runtime.backends.base import BackendError
+    from caucus.models.seam import BackendError
 
     flags = {"backend": backend, "model": model, "base_url": base_url, "rounds": rounds, "log": log}
     try:

@@ -21,7 +21,7 @@ from caucus.deliberation.config import (
     parse,
 )
 from caucus.deliberation.tools import EvidenceToolsError, ReadOnlyTools
-from caucus.runtime.tools.mcp_servers import ToolServerError
+from caucus.models.mcp_tools import ToolServerError
 
 MODEL_ENV = "CAUCUS_AGENT_MODEL"
 

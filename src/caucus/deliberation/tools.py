@@ -16,8 +16,8 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from caucus.runtime.tools.executor import ToolResult, ToolSpec
-from caucus.runtime.tools.mcp_servers import McpTools
+from caucus.models.mcp_tools import McpTools
+from caucus.models.tools import ToolResult, ToolSpec
 
 
 class EvidenceToolsError(Exception):

@@ -35,9 +35,9 @@ from websockets.exceptions import WebSocketException
 from caucus.client import HubClient
 from caucus.config import Settings
 from caucus.errors import HubUnavailable
-from caucus.mcp.envelope import wrap
 from caucus.mcp.push import More, is_urgent, settle
 from caucus.mcp.watch import UNREACHABLE_AFTER, Session, next_batch, print_batch
+from caucus.models.envelope import wrap
 from caucus.wire.messages import InboundMessage
 
 log = logging.getLogger(__name__)

@@ -31,7 +31,7 @@ from pydantic import Field
 from caucus.client import HubClient
 from caucus.domain.messages import MessageKind, SystemSender
 from caucus.errors import CaucusError, InvalidRequest, Unauthorized
-from caucus.mcp.envelope import wrap
+from caucus.models.envelope import wrap
 from caucus.wire.fields import Wire, closed
 from caucus.wire.messages import InboundMessage
 

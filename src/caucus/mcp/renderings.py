@@ -4,7 +4,7 @@ The structured content carries the full typed object; this is the text beside it
 host that reads text only (Claude Code) gets, so it carries what a model needs to act. What
 another agent wrote (a task's work, an offer, a form's title, a decision's subject) is
 rendered as the envelope renders messages: a header line the hub writes, then the words
-between data markers (`mcp/envelope.py`), never loose in the text.
+between data markers (`models/envelope.py`), never loose in the text.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 
-from caucus.mcp.envelope import BEGIN, END, ago, clean
 from caucus.mcp.ports import HubPort
 from caucus.mcp.results import JoinResult
+from caucus.models.envelope import BEGIN, END, ago, clean
 from caucus.wire.forms import DecisionRecord, FormInfo
 from caucus.wire.messages import InboundMessage, Notice, SendResult
 from caucus.wire.peers import Outcome, PeerInfo

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import Field
 
-from caucus.mcp.envelope import visible
+from caucus.models.envelope import visible
 from caucus.wire.fields import Wire, closed
 from caucus.wire.messages import InboundMessage
 from caucus.wire.peers import Outcome

@@ -19,7 +19,6 @@ from caucus.errors import Hint, InChannelMode, InvalidRequest, NotJoined
 from caucus.mcp import args as a
 from caucus.mcp import descriptions as d
 from caucus.mcp import views as v
-from caucus.mcp.envelope import wrap
 from caucus.mcp.ports import Answer, Convening, HubPort
 from caucus.mcp.push import ChannelPush
 from caucus.mcp.renderings import (
@@ -44,6 +43,7 @@ from caucus.mcp.results import (
     WatchCommand,
     WhoAmI,
 )
+from caucus.models.envelope import wrap
 from caucus.protocol import PROTOCOL_VERSION, essentials_text
 from caucus.wire.deliberations import Convened
 from caucus.wire.fields import Wire

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeAlias
 
 from caucus.domain.messages import is_message_id
-from caucus.mcp.envelope import visible
+from caucus.models.envelope import visible
 
 STRING, INTEGER, NUMBER, BOOLEAN, OBJECT = "string", "integer", "number", "boolean", "object"
 STRINGS = "strings"  # a list of strings

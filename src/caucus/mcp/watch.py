@@ -29,8 +29,8 @@ from caucus.client import HubClient, InboundMessage
 from caucus.domain.messages import ControlAction, MessageKind
 from caucus.errors import HubUnavailable, TicketRejected, Unauthorized
 from caucus.files import private_dir, replace_atomically
-from caucus.mcp.envelope import one_line, wrap
 from caucus.mcp.results import WaitVia, WatchCommand
+from caucus.models.envelope import one_line, wrap
 
 UNREACHABLE_AFTER = 30.0  # seconds of a hub that does not answer before giving up
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from caucus.runtime.chat import ChatMessage
+from caucus.models.chat import ChatMessage
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,9 @@ import contextlib
 import logging
 from dataclasses import dataclass, field
 
+from caucus.models.chat import ChatMessage, Role, user
+from caucus.models.seam import AgentBackend, BackendError
+from caucus.models.tools import ToolExecutor, ToolObserver
 from caucus.runtime.actions import (
     Action,
     AddMessage,
@@ -27,8 +30,6 @@ from caucus.runtime.actions import (
     ResetThread,
     RunThread,
 )
-from caucus.runtime.backends.base import AgentBackend, BackendError
-from caucus.runtime.chat import ChatMessage, Role, user
 from caucus.runtime.events import (
     Event,
     ExistingAgentRetrieved,
@@ -44,7 +45,6 @@ from caucus.runtime.events import (
     ThreadRunInterrupted,
 )
 from caucus.runtime.ids import Ids, KVStore
-from caucus.runtime.tools.executor import ToolExecutor, ToolObserver
 
 log = logging.getLogger(__name__)
 

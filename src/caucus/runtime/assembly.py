@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from caucus.runtime.backends.base import AgentBackend
+    from caucus.models.seam import AgentBackend
     from caucus.runtime.onstart import Prompt
     from caucus.runtime.session.logger import SessionLogger
     from caucus.runtime.tools.approval import Policy
@@ -93,7 +93,7 @@ def make_backend(
         from caucus.runtime.backends.claude_cli import ClaudeCliBackend
 
         return ClaudeCliBackend(command=claude, model=model, mcp_servers=servers), []
-    from caucus.runtime.backends.openai_compat import OpenAIBackend
+    from caucus.models.openai_compat import OpenAIBackend
 
     if model is None:
         raise StartupError("an openai backend needs a model: the model's name on the server")
@@ -112,10 +112,12 @@ async def run_agent(backend: AgentBackend, options: Options) -> int:
     import contextlib
     import signal
 
+    from caucus.models.mcp_tools import McpTools, ToolServerError
+    from caucus.models.openai_compat import OpenAIBackend
+    from caucus.models.seam import BackendError
+    from caucus.models.tools import ToolExecutor
     from caucus.runtime.agent import AgentRuntime
-    from caucus.runtime.backends.base import BackendError
     from caucus.runtime.backends.claude_cli import ClaudeCliBackend
-    from caucus.runtime.backends.openai_compat import OpenAIBackend
     from caucus.runtime.connectors.hub import HIDDEN_TOOLS, ConnectorError, HubConnector
     from caucus.runtime.connectors.irc import IrcConnector, IrcError
     from caucus.runtime.events import Event, record
@@ -124,8 +126,6 @@ async def run_agent(backend: AgentBackend, options: Options) -> int:
     from caucus.runtime.stdio import EventWriter, stdin_lines
     from caucus.runtime.tools.approval import ApprovalTools, Approver, NobodyToAsk, Unattended
     from caucus.runtime.tools.codemode import CodeModeTools
-    from caucus.runtime.tools.executor import ToolExecutor
-    from caucus.runtime.tools.mcp_servers import McpTools, ToolServerError
     from caucus.runtime.tools.resources import ResourceTools, WatchManager
 
     tools = McpTools()

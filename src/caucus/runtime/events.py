@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from caucus.runtime.chat import ChatMessage
+from caucus.models.chat import ChatMessage
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
+from caucus.models.chat import ChatMessage, user
 from caucus.runtime.actions import (
     Action,
     AddMessage,
@@ -34,7 +35,6 @@ from caucus.runtime.actions import (
     RunThread,
 )
 from caucus.runtime.agent import AgentRuntime
-from caucus.runtime.chat import ChatMessage, user
 from caucus.runtime.events import (
     ControlReceived,
     Event,

@@ -28,9 +28,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from caucus.runtime.backends.base import BackendError, MessageSink, RunOutcome
-from caucus.runtime.chat import ChatMessage, Role, ToolCall, assistant, tool_result
-from caucus.runtime.tools.executor import ToolExecutor, ToolObserver, ToolResult
+from caucus.models.chat import ChatMessage, Role, ToolCall, assistant, tool_result
+from caucus.models.seam import BackendError, MessageSink, RunOutcome
+from caucus.models.tools import ToolExecutor, ToolObserver, ToolResult
 
 log = logging.getLogger(__name__)
 

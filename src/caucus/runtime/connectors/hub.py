@@ -43,13 +43,13 @@ from caucus.errors import (
     RateLimited,
     Unauthorized,
 )
-from caucus.mcp.envelope import wrap
 from caucus.mcp.identity import IdentityStore
 from caucus.mcp.remote import RemotePort
 from caucus.mcp.server import ToolServer
 from caucus.mcp.tools import Call, Catalog
+from caucus.models.chat import Role
+from caucus.models.envelope import wrap
 from caucus.protocol import PROTOCOL_VERSION
-from caucus.runtime.chat import Role
 from caucus.runtime.connectors.routing import Routes
 from caucus.runtime.events import (
     Event,

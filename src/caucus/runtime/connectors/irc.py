@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from caucus.mcp.envelope import wrap
+from caucus.models.envelope import wrap
 from caucus.runtime.connectors.hub import NO_REPLY
 from caucus.runtime.connectors.routing import Routes
 from caucus.runtime.events import Event, ThreadRunComplete

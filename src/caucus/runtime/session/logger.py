@@ -11,8 +11,8 @@ import logging
 import time
 from typing import Any, Protocol
 
-from caucus.runtime.chat import ToolCall
-from caucus.runtime.tools.executor import ToolResult
+from caucus.models.chat import ToolCall
+from caucus.models.tools import ToolResult
 
 log = logging.getLogger(__name__)
 

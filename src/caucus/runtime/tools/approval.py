@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Protocol
 
 from caucus.domain.approvals import ToolCallSubject, approve_option
+from caucus.models.tools import ROOM, RUNTIME, ToolExecutor, ToolResult, ToolSpec
 from caucus.runtime.tools.binding import bind, changes
-from caucus.runtime.tools.executor import ROOM, RUNTIME, ToolExecutor, ToolResult, ToolSpec
 
 log = logging.getLogger(__name__)
 

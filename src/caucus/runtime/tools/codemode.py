@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic_monty import AsyncMonty, AsyncMontySession, CollectString, MontyError, ResourceLimits
 
-from caucus.runtime.tools.executor import ToolExecutor, ToolResult, ToolSpec
+from caucus.models.tools import ToolExecutor, ToolResult, ToolSpec
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from caucus.runtime.tools.executor import ToolResult, ToolSpec
+from caucus.models.tools import ToolResult, ToolSpec
 
 ToolFunction = Callable[..., str | Awaitable[str]]
 

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from caucus.files import private_dir, replace_atomically
+from caucus.models.mcp_tools import McpTools
+from caucus.models.tools import RUNTIME, ToolResult, ToolSpec
 from caucus.runtime.orchestrator import Notice
-from caucus.runtime.tools.executor import RUNTIME, ToolResult, ToolSpec
-from caucus.runtime.tools.mcp_servers import McpTools
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from caucus.runtime.chat import ToolCall
+from caucus.models.chat import ToolCall
 
 ROOM = "caucus"  # the source of the room's own tools (the hub's catalog)
 RUNTIME = "runtime"  # the source of the runtime's own tools (resources, watches)

@@ -1,14 +1,9 @@
-"""A backend on any OpenAI-compatible `/v1/chat/completions` server (llama.cpp, vLLM, Ollama,
-LM Studio, OpenAI), through the `openai` SDK, streaming.
+"""A model on any OpenAI-compatible `/v1/chat/completions` server (llama.cpp, vLLM, Ollama,
+LM Studio, OpenAI), through the `openai` SDK, streaming: one completion per call
+(`OpenAIModel`), and the native agent's backend, the one tool loop over it (`OpenAIBackend`).
 
-A run is a bounded tool loop: the tools are listed at the start of the run; each answer that
-calls tools is followed by their results (`role: tool`; a tool's failure goes back to the
-model as error text, never ends the run); at most MAX_TOOL_ROUNDS rounds. The request after
-the last round withdraws the tools and says so in a *user* message (chat templates such as
-llama.cpp's refuse a system message after the first), and a tool call in that answer is a
-backend error. Weak local models are met halfway: calls written as Hermes `<tool_call>` tags or
-fenced JSON in the text are taken as calls (`toolcalls.py`), and consecutive user messages are
-sent as one.
+Weak local models are met halfway: calls written as Hermes `<tool_call>` tags or fenced JSON in
+the text are taken as calls (`toolcalls.py`), and consecutive user messages are sent as one.
 """
 
 from __future__ import annotations
@@ -16,24 +11,18 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import openai
 
-from caucus.runtime.backends.base import BackendError, MessageSink, RunOutcome
-from caucus.runtime.backends.toolcalls import calls_in_text
-from caucus.runtime.chat import ChatMessage, Role, ToolCall, assistant, tool_result
-from caucus.runtime.tools.executor import ToolExecutor, ToolObserver, ToolResult, ToolSpec
+from caucus.models.chat import ChatMessage, Role, ToolCall
+from caucus.models.loop import ToolLoop
+from caucus.models.seam import BackendError, Completion, Turn
+from caucus.models.toolcalls import calls_in_text
 
 log = logging.getLogger(__name__)
-
-MAX_TOOL_ROUNDS = 8
-BUDGET_NOTE = (
-    "Tool budget exhausted: you cannot call any more tools in this turn. Answer now with what "
-    "you have found so far."
-)
 
 
 @dataclass(slots=True)
@@ -54,7 +43,7 @@ def request_messages(history: Sequence[ChatMessage]) -> list[dict[str, Any]]:
     return out
 
 
-class OpenAIBackend:
+class OpenAIModel:
     def __init__(
         self,
         *,
@@ -63,7 +52,6 @@ class OpenAIBackend:
         api_key: str | None,
         timeout: float = 600.0,
         client: openai.AsyncOpenAI | None = None,
-        start_with_tool: str | None = None,
         temperature: float | None = None,
         json_mode: bool = False,
     ) -> None:
@@ -72,9 +60,6 @@ class OpenAIBackend:
         # mode: OpenAI, vLLM, llama.cpp, llama-cpp-python and Ollama take it).
         self._json_mode = json_mode
         self.base_url = base_url
-        # The agent's very first request must call this tool (forced tool choice): for an
-        # agent that has to act as it starts, on a model that might not otherwise.
-        self._start_tool = start_with_tool
         self._temperature = temperature
         self._client = client or openai.AsyncOpenAI(
             base_url=base_url,
@@ -105,75 +90,9 @@ class OpenAIBackend:
     async def close(self) -> None:
         await self._client.close()
 
-    async def run(
-        self,
-        history: Sequence[ChatMessage],
-        sink: MessageSink,
-        tools: ToolExecutor,
-        observer: ToolObserver | None = None,
-        *,
-        answer_schema: Mapping[str, Any] | None = None,
-    ) -> RunOutcome:
-        """`answer_schema`, in JSON mode: the schema the answer must meet, sent inside
-        response_format as llama.cpp's server takes it (it constrains the answer to it)."""
-        offered = await tools.list_tools()
-        messages = request_messages(history)
-        rounds = 0
-        while True:
-            spent = bool(offered) and rounds >= MAX_TOOL_ROUNDS
-            if spent:
-                messages.append({"role": "user", "content": BUDGET_NOTE})
-            usable = [] if spent else offered
-            forced, self._start_tool = self._start_tool, None
-            if forced is not None and forced not in {t.name for t in usable}:
-                log.warning("--start-with-tool %s: no such tool is offered", forced)
-                forced = None
-            content, calls = await self._complete(messages, usable, forced, answer_schema)
-            if not calls:
-                reply = assistant(content)
-                await sink.put(reply)
-                return RunOutcome(content)
-            if spent:
-                raise BackendError(
-                    f"the model called {calls[0].name!r} after its {MAX_TOOL_ROUNDS} tool rounds "
-                    "were spent"
-                )
-            asked = assistant(content, tuple(calls))
-            await sink.put(asked)
-            messages.append(asked.wire())
-            for call in calls:
-                result = await self._call(tools, call, observer)
-                answer = tool_result(call, result)
-                await sink.put(answer)
-                messages.append(answer.wire())
-            rounds += 1
-
-    async def _call(
-        self, tools: ToolExecutor, call: ToolCall, observer: ToolObserver | None
-    ) -> str:
-        if observer is not None:
-            observer.called(call)
-        if "__invalid_arguments__" in call.arguments:
-            result = ToolResult(
-                f"the arguments were not valid JSON: {call.arguments['__invalid_arguments__']}",
-                is_error=True,
-            )
-        else:
-            try:
-                result = await tools.call(call.name, call.arguments)
-            except Exception as exc:  # the executor broke: the model hears it as an error
-                result = ToolResult(f"{type(exc).__name__}: {exc}", is_error=True)
-        if observer is not None:
-            observer.answered(call, result)
-        return f"Error: {result.content}" if result.is_error else result.content
-
-    async def _complete(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[ToolSpec],
-        forced: str | None = None,
-        answer_schema: Mapping[str, Any] | None = None,
-    ) -> tuple[str, list[ToolCall]]:
+    async def complete(self, request: Completion) -> Turn:
+        tools, forced, answer_schema = request.tools, request.forced, request.answer_schema
+        messages = request_messages(request.history)
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True}
         if tools:
             kwargs["tools"] = [t.wire() for t in tools]
@@ -217,7 +136,7 @@ class OpenAIBackend:
         calls = [self._structured(slot) for _, slot in sorted(streamed.calls.items())]
         if not calls and tools:
             content, calls = calls_in_text(content, {t.name for t in tools}, self._new_id)
-        return content, calls
+        return Turn(content, tuple(calls))
 
     def _structured(self, slot: dict[str, Any]) -> ToolCall:
         text = "".join(slot["args"]).strip()
@@ -231,6 +150,20 @@ class OpenAIBackend:
 
     def _new_id(self) -> str:
         return f"call_{next(self._ids)}"
+
+
+class OpenAIBackend(ToolLoop):
+    """The native agent's backend on an OpenAI-compatible server: the tool loop over
+    `OpenAIModel` (the same arguments, and `start_with_tool`: ToolLoop's)."""
+
+    def __init__(self, *, start_with_tool: str | None = None, **model: Any) -> None:
+        super().__init__(OpenAIModel(**model), start_with_tool=start_with_tool)
+        self.base_url: str = self.model.base_url
+
+    model: OpenAIModel
+
+    async def check(self) -> None:
+        await self.model.check()
 
 
 def _detail(exc: openai.APIStatusError) -> str:

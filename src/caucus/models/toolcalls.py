@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from caucus.runtime.chat import ToolCall
+from caucus.models.chat import ToolCall
 
 _HERMES = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.DOTALL)
 _FENCED = re.compile(r"```(?:json|tool_call|tool)?[ \t]*\n(.*?)\n[ \t]*```", re.DOTALL)

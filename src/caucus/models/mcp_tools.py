@@ -36,7 +36,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from caucus.runtime.tools.executor import ROOM, ToolResult, ToolSpec
+from caucus.models.tools import ROOM, ToolResult, ToolSpec
 
 log = logging.getLogger(__name__)
 
