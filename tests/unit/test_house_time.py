@@ -32,7 +32,7 @@ NOT_RULES = {
     "cli/guard.py:_refuse": SHOWN,
     "client_base.py:wait_ready": WAIT,
     "dashboard/routes.py:stream": WAIT + " (the feed's health tick)",
-    "deliberation/cli_intents.py:outcome": STAMP,
+    "cli/intents.py:outcome": STAMP,
     "ledger/chain.py:_recover": STAMP,
     "ledger/chain.py:anchor": STAMP,
     "ledger/records.py:to_dict": STAMP,

@@ -84,7 +84,7 @@ def anchor_command(
         if path is not None or log is not None:
             Console(stderr=True).print("--config names the ledger; drop PATH/--log", style="red")
             raise typer.Exit(2)
-        from caucus.deliberation.cli_briefing import anchor_from_config
+        from caucus.cli.briefing import anchor_from_config
 
         anchor_from_config(config, json_output)
         return

@@ -15,18 +15,18 @@ import typer
 from caucus import __version__
 from caucus.cli.agent import agent
 from caucus.cli.bridge import bridge, watch_command
+from caucus.cli.briefing import briefing, init
 from caucus.cli.common import err
 from caucus.cli.connect import connect
 from caucus.cli.db import db_app
+from caucus.cli.deliberate import deliberate
 from caucus.cli.guard import guard_app
 from caucus.cli.hub import hub
+from caucus.cli.intents import intents_app, outcome
 from caucus.cli.ledger import anchor_command, verify_command
 from caucus.cli.service import service_app
 from caucus.cli.status import status
 from caucus.defaults import READ_ELSEWHERE
-from caucus.deliberation.cli_briefing import briefing, init
-from caucus.deliberation.cli_intents import intents_app, outcome
-from caucus.deliberation.commands import deliberate
 
 app = typer.Typer(
     name="caucus",

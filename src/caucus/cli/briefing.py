@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from caucus.deliberation.cli_intents import ConfigOption, JsonOption, settings
-from caucus.deliberation.commands import FAILED, USAGE, fail, progress, shown
+from caucus.cli.deliberate import FAILED, USAGE, fail, progress, shown
+from caucus.cli.intents import ConfigOption, JsonOption, settings
 from caucus.errors import CaucusError
 from caucus.files import private_dir
 

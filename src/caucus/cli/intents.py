@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from caucus.deliberation.commands import USAGE, fail
+from caucus.cli.deliberate import USAGE, fail
 
 if TYPE_CHECKING:  # the config's parser and the intents' store load when a command runs
     from caucus.deliberation.config import DeliberationConfig
