@@ -202,7 +202,7 @@ async def measure(hub: Hub, agent: Peer, n: int, reps: int) -> dict[str, dict[st
         for k, run in searches.items():
             seq = rnd.randint(1, n)
             t = time.perf_counter()
-            await hub.db.read(lambda r, s=seq: r.messages.by_seq(s))
+            await hub._db.read(lambda r, s=seq: r.messages.by_seq(s))
             lookup.append(time.perf_counter() - t)
             t = time.perf_counter()
             await run()
@@ -265,7 +265,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def _agent(hub: Hub) -> Peer:
-    found = await hub.db.read(lambda r: r.peers.holder("agent-000"))
+    found = await hub._db.read(lambda r: r.peers.holder("agent-000"))
     assert found is not None
     return found
 

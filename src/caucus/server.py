@@ -217,7 +217,7 @@ class CaucusApp:
     async def _lifespan(self, _: FastAPI) -> AsyncIterator[None]:
         feed = Feed(self.hub)
         # With a database other hub processes share, their events reach this feed too.
-        relay = FeedRelay(self.hub, feed) if self.hub.db.shared else None
+        relay = FeedRelay(self.hub, feed) if self.hub.notifier.shared else None
         try:
             async with self.mcp.running():
                 self.served = Served(self.hub, feed)

@@ -472,7 +472,7 @@ async def test_per_peer_controls_act_on_that_peer_whatever_its_name(
     for name in ODD_NAMES:
         await connect(name)
     now = live_hub.clock.now()
-    legacy = await live_hub.db.write(
+    legacy = await live_hub._db.write(
         lambda r: r.peers.create(
             name="..", token_hash=b"\x00" * 32, skills=[], description="", now=now
         )
@@ -495,7 +495,7 @@ async def test_per_peer_controls_act_on_that_peer_whatever_its_name(
         await expect(page.locator(".toast.error").last).to_contain_text('cannot address ".."')
     await expect(room).to_have_text("room open")
     assert live_hub.control.state().mode.value == "open"
-    assert not (await live_hub.db.read(lambda r: r.peers.holder("..")) or legacy).delivery_paused
+    assert not (await live_hub._db.read(lambda r: r.peers.holder("..")) or legacy).delivery_paused
     for name in ODD_NAMES:  # kicked from the console, each one alone
         await (await menu(page, name)).get_by_role("button", name="Kick").click()
         await peer_row(page, name).get_by_role("button", name="Confirm kick").click()

@@ -24,12 +24,12 @@ async def join(room: Hub, name: str) -> Peer:
 async def items(room: Hub, p: Peer) -> list[tuple[str, str | None]]:
     """The items `p` receives now: (kind, task id)."""
     now = room.clock.now()
-    result = await room.db.write(Claim(ClaimRequest(p.id, now, visibility=60, limit=100)))
+    result = await room._db.write(Claim(ClaimRequest(p.id, now, visibility=60, limit=100)))
     return [(d.message.kind, (d.message.meta or {}).get("task_id")) for d in result.deliveries]
 
 
 async def state(room: Hub, task: Task) -> tuple[TaskState, bool]:
-    found = await room.db.read(lambda r: r.tasks.get(task.id))
+    found = await room._db.read(lambda r: r.tasks.get(task.id))
     assert found is not None
     return found.state, found.blocked
 
@@ -180,14 +180,14 @@ async def test_an_offer_waits_on_tasks_before_it_is_announced_and_open_to_claims
     advance(room, 3600)  # past its time to live: a blocked offer does not expire
     await room.offers.sweep()
     await room.tasks.reply(alice, design.id, "design.md")
-    opened = await room.db.read(lambda r: r.offers.get(offer.id))
+    opened = await room._db.read(lambda r: r.offers.get(offer.id))
     assert opened is not None
     assert (opened.state, opened.blocked) == ("open", False)
     assert opened.expires_at == room.clock.now() + 600
     assert [k for k, _ in await items(room, bob)] == ["announce"]
     await room.offers.claim(bob, offer.id)
     await room.tasks.fail(alice, risky.id, "dead end")
-    withdrawn = await room.db.read(lambda r: r.offers.get(doomed.id))
+    withdrawn = await room._db.read(lambda r: r.offers.get(doomed.id))
     assert withdrawn is not None
     assert withdrawn.state == "withdrawn"
     assert ("offer_withdrawn", None) in await items(room, lead)
@@ -203,6 +203,6 @@ async def test_an_offer_waiting_on_a_task_canceled_down_the_graph_is_withdrawn(
     offer = await room.offers.post(lead, "after both", blocked_by=[then.id])
     await room.tasks.fail(alice, first.id, "no")
     assert await state(room, then) == (TaskState.CANCELED, True)
-    found = await room.db.read(lambda r: r.offers.get(offer.id))
+    found = await room._db.read(lambda r: r.offers.get(offer.id))
     assert found is not None
     assert found.state == "withdrawn"

@@ -63,9 +63,9 @@ async def test_a_reaped_holder_s_reservations_are_void_and_swept(rooms: RoomFact
     await room.registry.reap()
     assert [r.holder for r in await room.reservations.listing()] == ["bob"]  # void at once
     now = room.clock.now()
-    assert await room.db.read(lambda r: r.reservations.of_holder(alice.id, now)) != []
+    assert await room._db.read(lambda r: r.reservations.of_holder(alice.id, now)) != []
     await room.maintain()
-    assert await room.db.read(lambda r: r.reservations.of_holder(alice.id, now)) == []
+    assert await room._db.read(lambda r: r.reservations.of_holder(alice.id, now)) == []
     carol = await join(room, "carol")
     assert (await room.reservations.reserve(carol, ["src/app.py"])).conflicts == []
 

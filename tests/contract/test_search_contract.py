@@ -143,12 +143,12 @@ async def test_a_deleted_message_leaves_the_index_and_the_index_follows_the_log(
     gone = await room.delivery.send(alice, to="bob", content="ephemeral kumquat")
     await room.delivery.send(alice, to="bob", content="durable kumquat")
     await room.search.follow()
-    assert await room.db.read(lambda r: r.search.unindexed()) == 0
-    await room.db.write(lambda r: r.tx.run("message_delete", {"id": gone.seq}))
+    assert await room._db.read(lambda r: r.search.unindexed()) == 0
+    await room._db.write(lambda r: r.tx.run("message_delete", {"id": gone.seq}))
     assert await said(room, bob, "kumquat") == ["durable kumquat"]
     await room.delivery.send(alice, to="bob", content="another kumquat")
-    behind = await room.db.read(lambda r: r.search.unindexed())
-    assert behind == (1 if room.db.dialect == "sqlite" else 0)
+    behind = await room._db.read(lambda r: r.search.unindexed())
+    assert behind == (1 if room._db.dialect == "sqlite" else 0)
     assert await room.search.follow() == behind
     assert await said(room, bob, "kumquat") == ["another kumquat", "durable kumquat"]
 

@@ -75,23 +75,23 @@ async def test_spawns_read_back_end_once_and_count_while_they_run(rooms: RoomFac
     first, second = running(lead, "a", NOW), running(lead, "b", NOW + 1)
     third = running(bob, "c", NOW + 2)
     for spawn in (first, second, third):
-        await room.db.write(lambda r, s=spawn: r.spawns.insert(s))
-    await room.db.write(lambda r: r.spawns.launched(first.id, "agent-7", "ab" * 32))
+        await room._db.write(lambda r, s=spawn: r.spawns.insert(s))
+    await room._db.write(lambda r: r.spawns.launched(first.id, "agent-7", "ab" * 32))
 
-    stored = await room.db.read(lambda r: r.spawns.get(first.id))
+    stored = await room._db.read(lambda r: r.spawns.get(first.id))
     assert stored == dataclasses.replace(first, launch_id="agent-7", record="ab" * 32)
     standing = await room.spawns.standing(lead)
     assert (standing.running, standing.room_running) == (2, 3)
     assert [s.name for s in standing.teammates] == ["b", "a"]  # newest first, lead's only
     assert [s.name for s in (await room.spawns.standing(None)).teammates] == ["c", "b", "a"]
-    assert [s.name for s in await room.db.read(lambda r: r.spawns.running_of("lead"))] == [
+    assert [s.name for s in await room._db.read(lambda r: r.spawns.running_of("lead"))] == [
         "a",
         "b",
     ]
 
-    assert await room.db.write(lambda r: r.spawns.end(first.id, "spawner", 0, NOW + 5))
-    assert not await room.db.write(lambda r: r.spawns.end(first.id, "operator", 1, NOW + 6))
-    ended = await room.db.read(lambda r: r.spawns.get(first.id))
+    assert await room._db.write(lambda r: r.spawns.end(first.id, "spawner", 0, NOW + 5))
+    assert not await room._db.write(lambda r: r.spawns.end(first.id, "operator", 1, NOW + 6))
+    ended = await room._db.read(lambda r: r.spawns.get(first.id))
     assert ended is not None
     assert (ended.state, ended.ended_by, ended.exit_code, ended.ended_at) == (
         "ended",
@@ -112,10 +112,10 @@ async def test_the_bounds_refuse_a_spawn_before_anything_is_launched(rooms: Room
         await room.spawns.spawn(lead, ask, "http://127.0.0.1:9")
     await room.spawns.grant("lead", 1)
     await room.spawns.grant("bob", 5)
-    await room.db.write(lambda r: r.spawns.insert(running(lead, "a")))
+    await room._db.write(lambda r: r.spawns.insert(running(lead, "a")))
     with pytest.raises(CapTeammates, match="grant"):
         await room.spawns.spawn(lead, ask, "http://127.0.0.1:9")
-    await room.db.write(lambda r: r.spawns.insert(running(bob, "b")))
+    await room._db.write(lambda r: r.spawns.insert(running(bob, "b")))
     with pytest.raises(CapTeammates, match="room"):
         await room.spawns.spawn(bob, ask, "http://127.0.0.1:9")
     assert room.launcher.listing() == []  # nothing was started
@@ -127,8 +127,8 @@ async def test_ended_teammates_are_forgotten_after_the_retention_age(rooms: Room
     lead = await join(room, "lead")
     old, live = running(lead, "old"), running(lead, "live")
     for spawn in (old, live):
-        await room.db.write(lambda r, s=spawn: r.spawns.insert(s))
-    await room.db.write(lambda r: r.spawns.end(old.id, "exited", 0, NOW))
+        await room._db.write(lambda r, s=spawn: r.spawns.insert(s))
+    await room._db.write(lambda r: r.spawns.end(old.id, "exited", 0, NOW))
     room.clock.advance(3601)  # type: ignore[attr-defined]
     await room.spawns.sweep()
     left = (await room.spawns.standing(None)).teammates
@@ -139,8 +139,8 @@ async def test_ending_every_running_teammate_at_once(rooms: RoomFactory) -> None
     room = await rooms(spawn_profiles=PROFILES)
     lead = await join(room, "lead")
     for name in ("a", "b"):
-        await room.db.write(lambda r, n=name: r.spawns.insert(running(lead, n)))
-    assert await room.db.write(lambda r: r.spawns.end_running("hub-stopped", NOW + 9)) == 2
+        await room._db.write(lambda r, n=name: r.spawns.insert(running(lead, n)))
+    assert await room._db.write(lambda r: r.spawns.end_running("hub-stopped", NOW + 9)) == 2
     standing = await room.spawns.standing(lead)
     assert standing.running == 0
     assert {(s.ended_by, s.ended_at) for s in standing.teammates} == {("hub-stopped", NOW + 9)}
@@ -167,7 +167,7 @@ async def test_a_teammate_whose_process_is_gone_is_ended_where_the_stop_was_aske
     room = await rooms(spawn_profiles=PROFILES)
     lead = await join(room, "lead")
     orphan = running(lead, "orphan")  # its process died without closing
-    await room.db.write(lambda r: r.spawns.insert(orphan))
+    await room._db.write(lambda r: r.spawns.insert(orphan))
     stopped = await room.spawns.stop_teammate(orphan.id, None)
     assert (stopped.state, stopped.ended_by) == ("ended", "operator")
     assert (await room.spawns.standing(None)).room_running == 0

@@ -90,7 +90,7 @@ async def test_many_answers_are_chained_in_the_order_they_were_given(tmp_path: P
             [await hub.forms.get(f.id) for f in forms], key=lambda f: (f.updated_at, f.id)
         )
         hashes = {f.id: f.decision_hash for f in answered}
-        one_writer = not hub.db.shared
+        one_writer = not hub._db.shared
     records = list(reversed(list(newest_first(ledger))))
     chained = [r["caucus"]["form_id"] for r in records]
     if one_writer:

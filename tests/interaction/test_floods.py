@@ -116,7 +116,7 @@ async def test_caps_answer_with_their_codes_and_store_nothing(tmp_path: Path) ->
         await hub.channels.join(peers[0].peer, "#a")  # already in: not a new membership
         with pytest.raises(CapChannels):
             await hub.channels.join(peers[0].peer, "#c")
-        assert await hub.db.read(lambda r: r.channels.get("#c")) is None
+        assert await hub._db.read(lambda r: r.channels.get("#c")) is None
         await hub.floors.act(peers[0].peer, "take", "all")
         await hub.floors.act(peers[1].peer, "raise", "all")
         with pytest.raises(CapHands):

@@ -267,7 +267,7 @@ async def test_the_operator_cancels_and_the_asker_is_told(
     assert await alice.forms() == []
     # Declining to answer is a decision too: on the ledger, and in /decisions, as canceled.
     assert canceled.decision_hash is not None
-    assert await live_hub.db.read(lambda r: r.forms.unrecorded()) == []
+    assert await live_hub._db.read(lambda r: r.forms.unrecorded()) == []
     for reader in (operator, alice):
         (record,) = await reader.decisions()
         assert record.subject == "Which database?"

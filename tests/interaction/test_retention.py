@@ -67,12 +67,12 @@ async def test_a_week_of_traffic_shrinks_to_its_bound_and_keeps_what_is_unfinish
         db = hub.db_path
         assert db is not None
         records = len(list(newest_first(hub.decisions.path)))
-        before = await hub.db.size()
+        before = await hub._db.size()
         assert before.used_bytes > 2 * bound  # the week really is over the bound
         for _ in range(50):  # maintenance rounds, as the loop would run them
             if (await hub.retention.sweep()).total == 0:
                 break
-        after = await hub.db.size()
+        after = await hub._db.size()
         assert after.used_bytes <= bound
         assert after.file_bytes < before.file_bytes / 2  # given back, not only reusable
         # Nothing unacknowledged, unended or unrecorded went.

@@ -223,7 +223,7 @@ async def test_a_hub_alone_on_its_file_counts_no_teammate_of_a_run_that_crashed(
             started_at=hub.clock.now(),
             ended_at=None,
         )
-        await hub.db.write(lambda r: r.spawns.insert(left))
+        await hub._db.write(lambda r: r.spawns.insert(left))
         assert (await hub.spawns.standing(lead)).running == 1
     async with make_hub(tmp_path / "hub", spawn_profiles=PROFILES) as hub:
         standing = await hub.spawns.standing(None)

@@ -22,7 +22,9 @@ def imports_of(path: Path) -> list[tuple[int, str]]:
     """(line, module) of every `caucus` import in the file, at any depth (TYPE_CHECKING too)."""
     found: list[tuple[int, str]] = []
     for node in ast.walk(ast.parse(path.read_text("utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        if isinstance(node, ast.ImportFrom) and node.module == "caucus" and node.level == 0:
+            names = [f"caucus.{a.name}" for a in node.names]  # `from caucus import services`
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names = [node.module]
         elif isinstance(node, ast.Import):
             names = [a.name for a in node.names]
@@ -182,3 +184,47 @@ def test_no_package_or_root_module_imports_in_a_cycle() -> None:
 def test_the_cycle_check_finds_a_cycle() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(graph) == [["a", "b", "c"]]
+
+
+def loaded_with(path: Path) -> set[str]:
+    """The Caucus modules `path` imports as it loads (its top level, not under TYPE_CHECKING
+    and not inside a function): the imports that can make a cycle at import time."""
+    found: set[str] = set()
+    for node in ast.parse(path.read_text("utf-8")).body:
+        if isinstance(node, ast.ImportFrom) and node.module == "caucus":
+            found |= {f"caucus.{a.name}" for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+    return {m for m in found if m.startswith("caucus.")}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(SRC).with_suffix("").parts
+    return ".".join(("caucus", *parts)).removesuffix(".__init__")
+
+
+@pytest.mark.parametrize("package", packages())
+def test_no_two_modules_of_a_package_import_each_other_as_they_load(package: str) -> None:
+    modules = {module_name(p): p for p in (SRC / package).rglob("*.py")}
+    graph = {
+        name: {m for m in loaded_with(path) if m in modules and m != name}
+        for name, path in modules.items()
+    }
+    assert cycles(graph) == []
+
+
+def test_nothing_reaches_into_another_object_s_storage_engine() -> None:
+    """The hub's engine is its own (`Hub._db`): what crosses processes goes through its
+    notifier, and everything else through a service."""
+    reached = [
+        f"{path.relative_to(SRC)}:{node.lineno}"
+        for path in sorted(SRC.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text("utf-8")))
+        if isinstance(node, ast.Attribute)
+        and node.attr in ("_db", "db")
+        and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "settings", "s"))
+        and not (isinstance(node.value, ast.Attribute) and node.value.attr == "settings")
+    ]
+    assert reached == []

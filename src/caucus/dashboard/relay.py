@@ -47,8 +47,8 @@ class FeedRelay:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
         self._unsubscribe = hub.notifier.subscribe(self._local)
-        hub.db.on_signal(self._remote)
-        hub.db.on_wake(self._woken)
+        hub.notifier.on_signal(self._remote)
+        hub.notifier.on_remote_wake(self._woken)
         self._woken(())  # where the tail starts: what is stored now
 
     def close(self) -> None:
@@ -79,7 +79,7 @@ class FeedRelay:
             if len(payload.encode()) > PAYLOAD_MAX:
                 log.debug("a %s event is too large to relay; other feeds miss it", described[0])
                 return
-        self._spawn(self._hub.db.signal(f"{EVENT_SIGNAL} {payload}"))
+        self._spawn(self._hub.notifier.signal(f"{EVENT_SIGNAL} {payload}"))
 
     # --- the other processes' events, in ---------------------------------------------------
     def _remote(self, topic: str) -> None:

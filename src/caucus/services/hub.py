@@ -88,16 +88,17 @@ class Hub:
     ) -> None:
         self.settings = settings
         self.clock: Clock = clock or SystemClock()
-        self.db: Engine = db or open_engine(settings, self.clock)
+        self._db: Engine = db or open_engine(settings, self.clock)
         self.notifier = Notifier(self.clock)
-        self.db.on_wake(self.notifier.wake)  # deliveries committed by any process sharing it
-        self.db.on_signal(self._signalled)
+        self.notifier.cross(self._db)  # what crosses processes: the engine's, through the notifier
+        self._db.on_wake(self.notifier.wake)  # deliveries committed by any process sharing it
+        self._db.on_signal(self._signalled)
         self._signalled_tasks: set[asyncio.Task[None]] = set()
         # Called after each round of upkeep (the console feed samples the hub's health there).
         self.after_upkeep: list[Callable[[], Awaitable[None]]] = []
         self.operator = operator_token(settings)
         self.roles = Roles(self.operator.token, settings.observer_token or None)
-        self.registry = Registry(self.db, self.notifier, self.clock, settings)
+        self.registry = Registry(self._db, self.notifier, self.clock, settings)
         self.holds = Holds(
             per_identity=settings.streams_per_identity_max,
             room=settings.streams_room_cap,
@@ -105,27 +106,27 @@ class Hub:
         )
         self.registry.on_gone.append(self._release_holds)
         self.registry.present_ids = self.holds.holders
-        self.watchers = Watchers(self.db, self.clock, settings)
-        self.principals = Principals(self.db, self.registry, self.roles, settings, self.watchers)
+        self.watchers = Watchers(self._db, self.clock, settings)
+        self.principals = Principals(self._db, self.registry, self.roles, settings, self.watchers)
         room = Room(RoomMode.OPEN, Rate(settings.send_rate_capacity, settings.send_rate_refill))
         self.delivery = DeliveryService(
-            self.db, self.notifier, self.registry, self.clock, settings, room, self.holds
+            self._db, self.notifier, self.registry, self.clock, settings, room, self.holds
         )
         self.channels = Channels(
-            self.db,
+            self._db,
             self.notifier,
             self.clock,
             self.registry,
             self.delivery,
             max_per_peer=settings.channels_per_peer_max,
         )
-        self.tasks = TaskService(self.db, self.delivery, self.notifier, self.clock, settings)
-        self.announcements = Announcements(self.db, self.delivery, self.clock, settings)
+        self.tasks = TaskService(self._db, self.delivery, self.notifier, self.clock, settings)
+        self.announcements = Announcements(self._db, self.delivery, self.clock, settings)
         self.offers = OfferService(
-            self.db, self.delivery, self.announcements, self.tasks, self.clock, settings
+            self._db, self.delivery, self.announcements, self.tasks, self.clock, settings
         )
-        self.floors = Floors(self.db, self.notifier, self.delivery, self.clock, settings)
-        self.reservations = ReservationService(self.db, self.notifier, self.clock, settings)
+        self.floors = Floors(self._db, self.notifier, self.delivery, self.clock, settings)
+        self.reservations = ReservationService(self._db, self.notifier, self.clock, settings)
         # A room-keyed ledger (PostgreSQL, no path given) is found at start: the database
         # holds the room's identity. Until then, where it would be in the user data directory.
         ledger = (
@@ -133,12 +134,12 @@ class Hub:
             if settings.ledger_keyed_by_room
             else settings.ledger_path()
         )
-        self.decisions = DecisionLog(self.db, self.notifier, self.clock, ledger)
-        self.search = SearchService(self.db, self.decisions, self.clock, settings)
-        self.retention = Retention(self.db, self.clock, settings)
-        self.history = History(self.db, settings.query_budget)
+        self.decisions = DecisionLog(self._db, self.notifier, self.clock, ledger)
+        self.search = SearchService(self._db, self.decisions, self.clock, settings)
+        self.retention = Retention(self._db, self.clock, settings)
+        self.history = History(self._db, settings.query_budget)
         self.forms = Forms(
-            self.db,
+            self._db,
             self.delivery,
             self.notifier,
             self.clock,
@@ -147,7 +148,7 @@ class Hub:
         )
         self.delivery.floor_gate = self.floors.check_send
         self.control = Control(
-            self.db,
+            self._db,
             self.notifier,
             self.registry,
             self.delivery,
@@ -169,7 +170,7 @@ class Hub:
         )
         self.launcher = Launcher(settings, self.notifier, self.clock)
         self.spawns = SpawnService(
-            self.db,
+            self._db,
             self.launcher,
             self.decisions,
             self.registry,
@@ -200,13 +201,13 @@ class Hub:
 
     @property
     def db_path(self) -> Path | None:
-        path = getattr(self.db, "path", None)
+        path = getattr(self._db, "path", None)
         return path if isinstance(path, Path) else None
 
     async def start(self) -> None:
-        await self.db.open()
+        await self._db.open()
         if self.settings.ledger_keyed_by_room:
-            self.decisions.move_to(await room_ledger(self.settings, self.db))
+            self.decisions.move_to(await room_ledger(self.settings, self._db))
         await self.control.load()
         await self.decisions.start()
         await self.spawns.start()
@@ -235,7 +236,7 @@ class Hub:
             await self.registry.flush_last_seen()
         for part in reversed(self._parts):
             await part.stop()
-        await self.db.close()
+        await self._db.close()
 
     def _signalled(self, topic: str) -> None:
         """Another hub process sharing the database changed something this one caches."""
@@ -263,7 +264,7 @@ class Hub:
     async def maintain(self) -> None:
         """One round of upkeep: flush liveness, reap, forget, purge old idempotency keys, and
         what the database itself needs (`Engine.upkeep`)."""
-        await self.db.upkeep()
+        await self._db.upkeep()
         await self.registry.reap()
         await self.tasks.sweep()
         await self.offers.sweep()
@@ -271,7 +272,7 @@ class Hub:
         await self.spawns.sweep()
         await self.search.follow()
         before = self.clock.now() - self.settings.idempotency_window
-        await self.db.write(lambda r: r.idempotency.purge(before))
+        await self._db.write(lambda r: r.idempotency.purge(before))
         await self.retention.sweep()
         for then in list(self.after_upkeep):
             await then()

@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from caucus.clock import Clock, SystemClock
 from caucus.domain.events import Event
@@ -64,6 +65,34 @@ def _expire(fut: asyncio.Future[None]) -> None:
         fut.set_result(None)
 
 
+class Crossing(Protocol):
+    """What reaches the other hub processes sharing the database (the storage engine's)."""
+
+    @property
+    def shared(self) -> bool: ...
+
+    def on_wake(self, callback: Callable[[Sequence[int]], None]) -> None: ...
+
+    def on_signal(self, callback: Callable[[str], None]) -> None: ...
+
+    async def signal(self, topic: str) -> None: ...
+
+
+class _Alone:
+    """One process: nothing crosses."""
+
+    shared = False
+
+    def on_wake(self, callback: Callable[[Sequence[int]], None]) -> None:
+        return
+
+    def on_signal(self, callback: Callable[[str], None]) -> None:
+        return
+
+    async def signal(self, topic: str) -> None:
+        return
+
+
 class Notifier:
     def __init__(self, clock: Clock | None = None) -> None:
         self._clock = clock or SystemClock()  # how long ago a watcher polled
@@ -79,6 +108,28 @@ class Notifier:
         # peer id -> the futures of peeks waiting for its inbox to change (they claim nothing)
         self._peekers: dict[int, set[asyncio.Future[None]]] = {}
         self.closing = False
+        self._across: Crossing = _Alone()
+
+    # --- across processes ------------------------------------------------------------------
+    def cross(self, crossing: Crossing) -> None:
+        """Wake-ups and signals to and from the other processes go through `crossing`."""
+        self._across = crossing
+
+    @property
+    def shared(self) -> bool:
+        """Whether other hub processes may share the room (a server database)."""
+        return self._across.shared
+
+    def on_remote_wake(self, callback: Callable[[Sequence[int]], None]) -> None:
+        """Call `callback` with the peers that have new deliveries, from any process."""
+        self._across.on_wake(callback)
+
+    def on_signal(self, callback: Callable[[str], None]) -> None:
+        """Call `callback` with each topic another process signalled."""
+        self._across.on_signal(callback)
+
+    async def signal(self, topic: str) -> None:
+        await self._across.signal(topic)
 
     # --- events ----------------------------------------------------------------------------
     def subscribe(self, fn: Subscriber) -> Callable[[], None]:
