@@ -228,3 +228,23 @@ def test_nothing_reaches_into_another_object_s_storage_engine() -> None:
         and not (isinstance(node.value, ast.Attribute) and node.value.attr == "settings")
     ]
     assert reached == []
+
+
+_ROOT_ROW = re.compile(r"^\| `(\w+)\.py` \| .* \| (.*) \|$")
+
+
+def test_every_module_at_the_root_has_a_row_and_keeps_to_it() -> None:
+    rows: dict[str, set[str] | None] = {}
+    for line in ARCHITECTURE.read_text("utf-8").splitlines():
+        if row := _ROOT_ROW.match(line):
+            name, may = row.groups()
+            rows[name] = None if may.strip() == "everything" else set(re.findall(r"`(\w+)`", may))
+    assert sorted(rows) == sorted(p.stem for p in SRC.glob("*.py"))
+    broken = []
+    for path in sorted(SRC.glob("*.py")):
+        permitted = rows[path.stem]
+        for line, module in imports_of(path):
+            target = module.split(".")[1] if "." in module else "caucus"
+            if permitted is not None and target not in (permitted | {"__version__", "caucus"}):
+                broken.append(f"{path.name}:{line} imports {module}")
+    assert broken == []
