@@ -98,6 +98,20 @@ class Hub:
         self.after_upkeep: list[Callable[[], Awaitable[None]]] = []
         self.operator = operator_token(settings)
         self.roles = Roles(self.operator.token, settings.observer_token or None)
+        self._who_is_here(settings)
+        room = Room(RoomMode.OPEN, Rate(settings.send_rate_capacity, settings.send_rate_refill))
+        self._talk_and_work(settings, room)
+        self._records_and_rules(settings, room)
+        self._agents(settings)
+        self.activity = Activity(self.notifier, self.clock)
+        self._parts: list[Part] = []
+        self._run_maintenance = run_maintenance
+        self._task: asyncio.Task[None] | None = None
+        self.started_at: float | None = None
+
+    # --- the services, by what they hold ------------------------------------------------------
+    def _who_is_here(self, settings: Settings) -> None:
+        """Identities, presence, what each holds open, who a credential is."""
         self.registry = Registry(self._db, self.notifier, self.clock, settings)
         self.holds = Holds(
             per_identity=settings.streams_per_identity_max,
@@ -108,7 +122,9 @@ class Hub:
         self.registry.present_ids = self.holds.holders
         self.watchers = Watchers(self._db, self.clock, settings)
         self.principals = Principals(self._db, self.registry, self.roles, settings, self.watchers)
-        room = Room(RoomMode.OPEN, Rate(settings.send_rate_capacity, settings.send_rate_refill))
+
+    def _talk_and_work(self, settings: Settings, room: Room) -> None:
+        """Messages, channels, tasks, announcements, the job board, the floor, reservations."""
         self.delivery = DeliveryService(
             self._db, self.notifier, self.registry, self.clock, settings, room, self.holds
         )
@@ -127,6 +143,9 @@ class Hub:
         )
         self.floors = Floors(self._db, self.notifier, self.delivery, self.clock, settings)
         self.reservations = ReservationService(self._db, self.notifier, self.clock, settings)
+
+    def _records_and_rules(self, settings: Settings, room: Room) -> None:
+        """The ledger, search, retention, history, forms, and the room's control."""
         # A room-keyed ledger (PostgreSQL, no path given) is found at start: the database
         # holds the room's identity. Until then, where it would be in the user data directory.
         ledger = (
@@ -157,6 +176,9 @@ class Hub:
             room,
             self.announcements,
         )
+
+    def _agents(self, settings: Settings) -> None:
+        """Deliberations, the launcher and teammates on demand."""
         self.deliberations = Deliberations(
             registry=self.registry,
             channels=self.channels,
@@ -178,11 +200,6 @@ class Hub:
             self.clock,
             settings,
         )
-        self.activity = Activity(self.notifier, self.clock)
-        self._parts: list[Part] = []
-        self._run_maintenance = run_maintenance
-        self._task: asyncio.Task[None] | None = None
-        self.started_at: float | None = None
 
     def _release_holds(self, peer_id: int, for_good: bool) -> None:
         """A peer gone offline keeps its MCP sessions (each ends on its own, or with the peer

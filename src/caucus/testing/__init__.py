@@ -17,7 +17,10 @@
   `Status`, and the helpers `last_user`, `tool_messages`, `offered`), to drive `caucus agent`
   offline.
 - `MockBackend` and its steps `Reply`, `CallTool`, `Delay`, `Fail`: a scripted backend for the
-  agent runtime (`caucus agent --backend mock`).
+  agent runtime (`caucus agent --backend mock`): the one tool loop over a scripted model.
+- `stdio_relay.relay()` (and `python -m caucus.testing.stdio_relay -- caucus bridge`): a stdio
+  MCP server behind Streamable HTTP, one process per session, for tools that speak only HTTP
+  (the MCP conformance suite runs against `caucus bridge` through it).
 """
 
 from __future__ import annotations
