@@ -116,6 +116,17 @@ class TaskService:
         )
 
     # --- the sender ---------------------------------------------------------------------------
+    def _checked(self, peer: Peer, to: str, payload: str, subject: str | None) -> str:
+        """The worker a task to `to` goes to, once the task may be sent at all."""
+        target = parse_target(to)
+        if target.kind is not TargetKind.PEER or target.name == BROADCAST:
+            raise InvalidRequest("a task goes to one peer, by name", field="to")
+        self._check_text(payload, "payload")
+        if subject is not None and len(subject) > MAX_SUBJECT:
+            raise InvalidRequest(f"subject is at most {MAX_SUBJECT} characters", field="subject")
+        self._delivery.check_can_send(peer)
+        return target.name
+
     async def send(
         self,
         peer: Peer,
@@ -131,63 +142,35 @@ class TaskService:
         """Hand `to` a task. With `blocked_by`, it waits until those tasks are done (stored
         blocked, its item not sent); `on_failure` says what one of them failing does."""
         policy = check_terms(blocked_by, priority, on_failure)
-        target = parse_target(to)
-        if target.kind is not TargetKind.PEER or target.name == BROADCAST:
-            raise InvalidRequest("a task goes to one peer, by name", field="to")
-        self._check_text(payload, "payload")
-        if subject is not None and len(subject) > MAX_SUBJECT:
-            raise InvalidRequest(f"subject is at most {MAX_SUBJECT} characters", field="subject")
-        self._delivery.check_can_send(peer)
+        worker = self._checked(peer, to, payload, subject)
         now = self._clock.now()
         task_id = "t_" + self._ids.next().removeprefix("m_")
+        expires_at = now + self._settings.task_ttl
         draft = Task(
-            task_id,
-            peer.name,
-            to,
-            subject,
-            payload,
-            thread or task_id,
-            TaskState.PENDING,
-            now,
-            now,
-            now + self._settings.task_ttl,
-        )
-        item = self._item(draft, MessageKind.TASK, sender=peer, to=target.name, content=payload)
+            task_id, peer.name, worker, subject, payload, thread or task_id,
+            TaskState.PENDING, now, now, expires_at,
+        )  # fmt: skip
+        item = self._item(draft, MessageKind.TASK, sender=peer, to=worker, content=payload)
+        terms: dict[str, Any] = {
+            "task_id": task_id,
+            "sender_id": peer.id,
+            "sender": peer.name,
+            "to": worker,
+            "subject": subject,
+            "payload": payload,
+            "thread": draft.thread,
+            "now": now,
+            "expires_at": expires_at,
+            "priority": priority,
+            "on_failure": policy.value,
+        }
 
         def unit(r: Repos) -> tuple[Task, AppendOutcome | None]:
-            unmet = TaskGraph.unmet(r, peer, None, blocked_by or [], policy)
             outcome = None
-            if unmet:
-                task = wait_task(
-                    r,
-                    task_id=task_id,
-                    sender_id=peer.id,
-                    sender=peer.name,
-                    to=target.name,
-                    subject=subject,
-                    payload=payload,
-                    thread=draft.thread,
-                    now=now,
-                    expires_at=draft.expires_at,
-                    priority=priority,
-                    on_failure=policy.value,
-                )
+            if TaskGraph.unmet(r, peer, None, blocked_by or [], policy):
+                task = wait_task(r, **terms)  # its item waits with it
             else:
-                task, outcome = open_task(
-                    r,
-                    task_id=task_id,
-                    sender_id=peer.id,
-                    sender=peer.name,
-                    to=target.name,
-                    subject=subject,
-                    payload=payload,
-                    thread=draft.thread,
-                    now=now,
-                    expires_at=draft.expires_at,
-                    message=item,
-                    priority=priority,
-                    on_failure=policy.value,
-                )
+                task, outcome = open_task(r, message=item, **terms)
             if blocked_by:
                 r.dependencies.add(task_id, blocked_by)
                 task.blocked_by = list(dict.fromkeys(blocked_by))
