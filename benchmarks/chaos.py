@@ -324,7 +324,7 @@ async def run(cycles: int, workdir: Path, seed: int, progress: bool = True) -> d
             await asyncio.sleep(rng.uniform(1.0, 3.0))
             hub.kill()
             t0 = time.monotonic()
-            if not await asyncio.to_thread(_integrity, hub._db):
+            if not await asyncio.to_thread(_integrity, hub.db):
                 record.integrity_failures += 1
             t1 = time.monotonic()
             await asyncio.to_thread(hub.start)
@@ -349,7 +349,7 @@ async def run(cycles: int, workdir: Path, seed: int, progress: bool = True) -> d
     try:
         for name in RECEIVERS:
             await _drain(clients[name], name, record)
-        report = await _check(record, clients, op, hub._db, cycles, time.monotonic() - started)
+        report = await _check(record, clients, op, hub.db, cycles, time.monotonic() - started)
     finally:
         for client in clients.values():
             await client.aclose()
