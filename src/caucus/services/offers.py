@@ -103,11 +103,7 @@ class OfferService:
         self._delivery.check_can_send(peer)
         now = self._clock.now()
         offer_id = "o_" + self._ids.next().removeprefix("m_")
-        meta: dict[str, Any] = {"offer_id": offer_id, "expires_at": now + ttl}
-        if subject:
-            meta["subject"] = subject
-        if skills:
-            meta["required_skills"] = [s["id"] for s in skills]
+        meta = _offer_meta(offer_id, now + ttl, subject, skills)
         announcement = self._announcement(peer, offer_id, payload, meta)
         settings = self._settings
 
@@ -166,6 +162,36 @@ class OfferService:
             self._delivery.after_append(outcome)
         return offer
 
+    def _hand_out(
+        self, r: Repos, peer: Peer, offer: Offer, select: str, task_id: str, now: float
+    ) -> AppendOutcome:
+        """The offer's task to the claimant the poster selected, in the resolving unit."""
+        item = self._notice(
+            peer,
+            select,
+            MessageKind.TASK,
+            offer.payload,
+            offer,
+            task_id=task_id,
+            state="pending",
+            subject=offer.subject,
+        )
+        _, outcome = open_task(
+            r,
+            task_id=task_id,
+            sender_id=peer.id,
+            sender=offer.poster,
+            to=select,
+            subject=offer.subject,
+            payload=offer.payload,
+            thread=offer.id,
+            now=now,
+            expires_at=now + self._settings.task_ttl,
+            message=item,
+            offer_id=offer.id,
+        )
+        return outcome
+
     async def resolve(
         self, peer: Peer, offer_id: str, *, select: str | None = None, withdraw: bool = False
     ) -> Offer:
@@ -175,7 +201,6 @@ class OfferService:
             )
 
         now = self._clock.now()
-        task_ttl = self._settings.task_ttl
 
         def resolve(r: Repos) -> Resolution:
             offer, poster_id = self._open(r, offer_id, now)
@@ -185,31 +210,7 @@ class OfferService:
             if select is not None:
                 check_selectable(offer, select)
                 task_id = "t_" + self._ids.next().removeprefix("m_")
-                item = self._notice(
-                    peer,
-                    select,
-                    MessageKind.TASK,
-                    offer.payload,
-                    offer,
-                    task_id=task_id,
-                    state="pending",
-                    subject=offer.subject,
-                )
-                _, outcome = open_task(
-                    r,
-                    task_id=task_id,
-                    sender_id=peer.id,
-                    sender=offer.poster,
-                    to=select,
-                    subject=offer.subject,
-                    payload=offer.payload,
-                    thread=offer.id,
-                    now=now,
-                    expires_at=now + task_ttl,
-                    message=item,
-                    offer_id=offer.id,
-                )
-                outcomes.append(outcome)
+                outcomes.append(self._hand_out(r, peer, offer, select, task_id, now))
                 r.offers.assign(offer_id, select, task_id, now)
                 losers = [c for c in losers if c != select]
                 kind, text = MessageKind.OFFER_NOT_SELECTED, f"offer {offer_id} went to {select}"
@@ -313,3 +314,15 @@ class OfferService:
             raise NotFound(f"no offer {offer_id!r}", hint=Hint.LIST_OFFERS, offer_id=offer_id)
         check_open(found[0], now)
         return found
+
+
+def _offer_meta(
+    offer_id: str, expires_at: float, subject: str | None, skills: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """What an offer's announcement carries besides its text."""
+    meta: dict[str, Any] = {"offer_id": offer_id, "expires_at": expires_at}
+    if subject:
+        meta["subject"] = subject
+    if skills:
+        meta["required_skills"] = [s["id"] for s in skills]
+    return meta
