@@ -2,9 +2,10 @@
 
 Every failure a caller can cause or observe is a `CaucusError` subclass with a stable
 machine-readable `code` and an HTTP `status`. Transports map this tree to their wire format in
-exactly one place each (`web/errors.py` for HTTP, `mcp/server.py` for MCP); the client maps
-codes back to these classes, so a caller catches the same exception whether it talks
-in-process or over HTTP.
+exactly one place each (`web/errors.py` for HTTP; for MCP, `mcp/server.py` for a tool's failed
+result and `mcp/protocol_errors.py` for a protocol error; `api/a2a/door.py` for A2A); the
+client maps codes back to these classes, so a caller catches the same exception whether it
+talks in-process or over HTTP.
 """
 
 from __future__ import annotations

@@ -19,16 +19,20 @@ from a2a.types import a2a_pb2 as pb
 
 from caucus.client import HubClient
 from caucus.config import Settings
+from caucus.services.holds import HoldKind
+from caucus.services.hub import Hub
 from caucus.testing import make_hub, serve
 from tests.interaction.test_a2a import ask, settled, work
-from tests.waiting import within
+from tests.waiting import eventually, within
 
 
 class Room:
     """A hub with bob (a worker) and ext (the A2A caller), and ext's raw JSON-RPC."""
 
-    def __init__(self, url: str, http: httpx2.AsyncClient, bob: HubClient, ext: HubClient):
-        self.url, self.http, self.bob, self.ext = url, http, bob, ext
+    def __init__(
+        self, hub: Hub, url: str, http: httpx2.AsyncClient, bob: HubClient, ext: HubClient
+    ):
+        self.hub, self.url, self.http, self.bob, self.ext = hub, url, http, bob, ext
         self.token = ""
         self.calls = 0
 
@@ -64,7 +68,7 @@ async def room(tmp_path: Path, **settings: Any) -> AsyncIterator[Room]:
         httpx2.AsyncClient(base_url=url, timeout=30) as http,
     ):
         await bob.register("bob")
-        made = Room(url, http, bob, ext)
+        made = Room(hub, url, http, bob, ext)
         made.token = (await ext.register("ext")).token
         yield made
 
@@ -177,6 +181,21 @@ async def test_a_blocking_send_waits_for_the_outcome_however_long_it_takes(
         await r.bob.reply_task(task_id, "thought")
         answered = await within(blocking, 15, "the blocking send to answer")
         assert answered["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_a_caller_that_hangs_up_on_a_blocking_send_lets_go_of_what_it_held(
+    tmp_path: Path,
+) -> None:
+    async with room(tmp_path) as r:
+        caller = (await r.hub.registry.find("ext")).id
+        blocking = asyncio.ensure_future(r.rpc("SendMessage", {"message": _message("wait")}))
+        await eventually(
+            lambda: r.hub.holds.count(caller, HoldKind.A2A) == 1, what="the send to wait"
+        )
+        blocking.cancel()  # the client hangs up
+        await eventually(
+            lambda: r.hub.holds.count(caller, HoldKind.A2A) == 0, what="its hold to go"
+        )
 
 
 async def test_a_stream_reports_working_between_submitted_and_the_outcome(

@@ -4,6 +4,7 @@ SDK (and protobuf) load on the first A2A request, not when the hub starts."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Path, Request
@@ -12,7 +13,7 @@ from fastapi.responses import JSONResponse, Response
 from caucus.api.a2a.screen import VERSION_HEADER, screen, unparsable
 from caucus.domain.peers import Peer
 from caucus.errors import CaucusError
-from caucus.services.holds import HoldKind
+from caucus.services.holds import Hold, HoldKind
 from caucus.services.roles import Access
 from caucus.web.access import PeerDep, RoomDep, access
 from caucus.web.body import parse_json
@@ -180,8 +181,25 @@ async def _call(request: Request, peer: Peer, to: str | None) -> Response:
     if verdict.method not in _WAITING:
         return await endpoint.call(request, peer, to, verdict.method)
     hold = hub_of(request).holds.take(peer.id, HoldKind.A2A)
+    # A blocking send answers once: a caller that hangs up first ends its wait (a stream's
+    # hang-up is its response's to see).
+    watching = asyncio.ensure_future(_hung_up(request, hold)) if verdict.method in _ONCE else None
     try:
         return Held(await endpoint.call(request, peer, to, verdict.method, hold), hold.release)
     except BaseException:
         hold.release()
         raise
+    finally:
+        if watching is not None:
+            watching.cancel()
+
+
+_ONCE = frozenset({"SendMessage", "message/send"})
+
+
+async def _hung_up(request: Request, hold: Hold) -> None:
+    """End `hold` when the client disconnects (its body is read already: what comes next is
+    the disconnect)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+    hold.end()
