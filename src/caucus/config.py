@@ -6,7 +6,6 @@ import difflib
 import ipaddress
 import os
 import re
-import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -26,35 +25,10 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from caucus.defaults import READ_ELSEWHERE
+from caucus.defaults import READ_ELSEWHERE, default_db_path, user_data_dir
 from caucus.domain.launches import Backend
 
 DEFAULT_PORT = 8765
-
-
-def user_data_dir() -> Path:
-    """Where the hub keeps its database when `--db` is not given."""
-    override = os.environ.get("CAUCUS_HOME")
-    if override:
-        return Path(override).expanduser()
-    if sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local"))
-    elif sys.platform == "darwin":
-        base = Path.home() / "Library" / "Application Support"
-    else:
-        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return base / "caucus"
-
-
-def user_state_dir() -> Path:
-    """Where the bridge keeps what lets a restarted host resume its identity (its tokens)."""
-    override = os.environ.get("CAUCUS_HOME")
-    if override:
-        return Path(override).expanduser() / "state"
-    if sys.platform in ("win32", "darwin"):
-        return user_data_dir() / "state"
-    base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
-    return base / "caucus"
 
 
 def exposed(host: str) -> bool:
@@ -65,10 +39,6 @@ def exposed(host: str) -> bool:
         return not ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return True  # a name: it may resolve to anything
-
-
-def default_db_path() -> Path:
-    return user_data_dir() / "caucus.db"
 
 
 class SpawnProfile(BaseModel):
@@ -138,6 +108,19 @@ class Settings(BaseSettings):
         max_length=64,
         description="the agent a message to the room's A2A "
         "endpoint goes to when it names nobody (default: the room's only agent, if one)",
+    )
+
+    # The lanes past the frameworks (ADRs 0026, 0027, 0039): on unless a benchmark measures
+    # what each buys by turning it off.
+    lean_lane: bool = Field(
+        True,
+        description="answer a known agent's hot requests inside uvicorn's protocol, without an "
+        "ASGI cycle (off: the ASGI stack answers them, as it does everything else)",
+    )
+    mcp_call_lane: bool = Field(
+        True,
+        description="answer a joined MCP session's tool calls without the SDK's request "
+        "handling (off: the SDK answers them)",
     )
 
     # Waking hosts (issue 13): a watch ticket's life, and how a burst of messages is gathered

@@ -4,6 +4,10 @@ bridge start without loading the HTTP client."""
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+
 DEFAULT_HUB = "http://127.0.0.1:8765"
 
 # CAUCUS_* variables that are read elsewhere, not settings (never "did you mean …").
@@ -23,3 +27,32 @@ READ_ELSEWHERE = frozenset(
         "CAUCUS_GUARD",
     }
 )
+
+
+def user_data_dir() -> Path:
+    """Where the hub keeps its database when `--db` is not given."""
+    override = os.environ.get("CAUCUS_HOME")
+    if override:
+        return Path(override).expanduser()
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local"))
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support"
+    else:
+        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / "caucus"
+
+
+def user_state_dir() -> Path:
+    """Where the bridge keeps what lets a restarted host resume its identity (its tokens)."""
+    override = os.environ.get("CAUCUS_HOME")
+    if override:
+        return Path(override).expanduser() / "state"
+    if sys.platform in ("win32", "darwin"):
+        return user_data_dir() / "state"
+    base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    return base / "caucus"
+
+
+def default_db_path() -> Path:
+    return user_data_dir() / "caucus.db"

@@ -18,6 +18,7 @@ from caucus.files import private_dir
 
 if TYPE_CHECKING:
     from caucus.deliberation.briefing import Briefing
+    from caucus.deliberation.config import DeliberationConfig
 
 
 def briefing(
@@ -30,13 +31,10 @@ def briefing(
 ) -> None:
     """Deliberate every agenda subject, record each, propose intent updates, write and send
     the briefing."""
-    from caucus.deliberation.briefing import Briefing, NotifyError, notify, propose, write
+    from caucus.deliberation.briefing import NotifyError, notify, write
     from caucus.deliberation.config import ConfigError
     from caucus.deliberation.engine import DeliberationError
     from caucus.deliberation.evidence import EvidenceError
-    from caucus.deliberation.intents import IntentStore
-    from caucus.deliberation.run import room_evidence, run_one
-    from caucus.deliberation.setup import backend_for
     from caucus.errors import CaucusError
     from caucus.models.seam import BackendError
 
@@ -45,30 +43,10 @@ def briefing(
         raise fail("the agenda is empty: list subjects under `agenda:` in config.yaml", USAGE)
     today = date.today()
 
-    async def go() -> Briefing:
-        async with backend_for(cfg) as chosen:
-            decided = []
-            for number, subject in enumerate(cfg.agenda, 1):
-                sys.stderr.write(f"[{number}/{len(cfg.agenda)}] {subject}\n")
-                decided.append(
-                    await run_one(
-                        cfg,
-                        chosen,
-                        subject,
-                        extra_evidence=room_evidence(cfg, today),
-                        on_step=progress,
-                    )
-                )
-            intents = []
-            if cfg.intents.exists():
-                intents = [i for i in IntentStore(cfg.intents).list(today) if i.status != "done"]
-            proposals, dropped = await propose(chosen, decided, intents, today, progress)
-            return Briefing(today, decided, proposals, dropped)
-
     try:
         import asyncio  # lazily: `caucus --help` never loads it
 
-        done = asyncio.run(go())
+        done = asyncio.run(_deliberate_agenda(cfg, today))
     except ConfigError as exc:
         raise fail(str(exc), USAGE) from None
     except (DeliberationError, EvidenceError, BackendError, CaucusError) as exc:
@@ -82,20 +60,49 @@ def briefing(
         except NotifyError as exc:
             notify_error = str(exc)
     if json_output:
+        files = [str(md), str(js)]
         print(
-            json.dumps(
-                done.wire()
-                | {"files": [str(md), str(js)], "sent": sent, "notify_error": notify_error}
-            )
+            json.dumps(done.wire() | {"files": files, "sent": sent, "notify_error": notify_error})
         )
     else:
-        for d in done.decided:
-            v = d.outcome.verdict
-            print(f"{d.outcome.subject}: {v.decision} ({round(v.confidence * 100)}%)")
-        print(f"{len(done.proposals)} intent update(s) proposed; `caucus intents apply` asks")
-        print(f"wrote {shown(md)} and {shown(js)}" + (f"; {', '.join(sent)}" if sent else ""))
+        _say(done, md, js, sent)
     if notify_error:
         raise fail(notify_error, FAILED)
+
+
+async def _deliberate_agenda(cfg: DeliberationConfig, today: date) -> Briefing:
+    """Each subject of the agenda deliberated and recorded, then the intent updates."""
+    from caucus.deliberation.briefing import Briefing, propose
+    from caucus.deliberation.intents import IntentStore
+    from caucus.deliberation.run import room_evidence, run_one
+    from caucus.deliberation.setup import backend_for
+
+    async with backend_for(cfg) as chosen:
+        decided = []
+        for number, subject in enumerate(cfg.agenda, 1):
+            sys.stderr.write(f"[{number}/{len(cfg.agenda)}] {subject}\n")
+            decided.append(
+                await run_one(
+                    cfg,
+                    chosen,
+                    subject,
+                    extra_evidence=room_evidence(cfg, today),
+                    on_step=progress,
+                )
+            )
+        intents = []
+        if cfg.intents.exists():
+            intents = [i for i in IntentStore(cfg.intents).list(today) if i.status != "done"]
+        proposals, dropped = await propose(chosen, decided, intents, today, progress)
+        return Briefing(today, decided, proposals, dropped)
+
+
+def _say(done: Briefing, md: Path, js: Path, sent: list[str]) -> None:
+    for d in done.decided:
+        v = d.outcome.verdict
+        print(f"{d.outcome.subject}: {v.decision} ({round(v.confidence * 100)}%)")
+    print(f"{len(done.proposals)} intent update(s) proposed; `caucus intents apply` asks")
+    print(f"wrote {shown(md)} and {shown(js)}" + (f"; {', '.join(sent)}" if sent else ""))
 
 
 TEMPLATE = """\

@@ -13,6 +13,7 @@ import typer
 from caucus.connect import (
     ConfigError,
     Host,
+    Plan,
     Scope,
     caucus_command,
     gemini_trust_file,
@@ -75,19 +76,8 @@ def connect(
     trusting = trusted is False and bool(trust_folder)
     hub_version = _hub_version_now(hub)
     if not dry_run:
-        write(found)
-        if trusting:
-            try:
-                trust_in_gemini(Path.home(), Path.cwd())
-            except ConfigError as exc:
-                print(f"error: {exc}", file=sys.stderr)
-                raise typer.Exit(2) from None
-            trusted = True
-        assert plugin is not None or not plugin_files
-        for relative, text in plugin_files.items():
-            target = (plugin or Path()) / relative
-            private_dir(target.parent)
-            replace_atomically(target, text.encode("utf-8"), mode=0o644)
+        _write(found, trusting, plugin or Path(), plugin_files)
+        trusted = True if trusting else trusted
     report = {
         "host": host.value,
         "path": str(found.path),
@@ -104,13 +94,39 @@ def connect(
         print(json.dumps(report))
         return
     if dry_run:
-        print(found.diff(), end="")
-        if trusting:
-            print(f"# would trust {Path.cwd()} in {gemini_trust_file(Path.home())}")
-        for relative, text in plugin_files.items():
-            print(f"# would write {(plugin or Path()) / relative}")
-            print(text, end="" if text.endswith("\n") else "\n")
+        _say_planned(found, trusting, plugin or Path(), plugin_files)
         return
+    _say_done(found, plugin, trusting=trusting, trusted=trusted)
+    if hub_version is None:
+        print(_no_hub(hub), file=sys.stderr)
+    print(f"next: {_next_step(host, http)}")
+
+
+def _write(found: Plan, trusting: bool, plugin: Path, plugin_files: dict[str, str]) -> None:
+    """The host's config written, the folder trusted (gemini), the plugin's files written."""
+    write(found)
+    if trusting:
+        try:
+            trust_in_gemini(Path.home(), Path.cwd())
+        except ConfigError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            raise typer.Exit(2) from None
+    for relative, text in plugin_files.items():
+        target = plugin / relative
+        private_dir(target.parent)
+        replace_atomically(target, text.encode("utf-8"), mode=0o644)
+
+
+def _say_planned(found: Plan, trusting: bool, plugin: Path, plugin_files: dict[str, str]) -> None:
+    print(found.diff(), end="")
+    if trusting:
+        print(f"# would trust {Path.cwd()} in {gemini_trust_file(Path.home())}")
+    for relative, text in plugin_files.items():
+        print(f"# would write {plugin / relative}")
+        print(text, end="" if text.endswith("\n") else "\n")
+
+
+def _say_done(found: Plan, plugin: Path | None, *, trusting: bool, trusted: bool | None) -> None:
     how = "replaced the caucus entry in" if found.replaced else "added caucus to"
     print(f"{how} {found.path}" + (" (other servers kept)" if found.existed else ""))
     if plugin is not None:
@@ -123,9 +139,6 @@ def connect(
             "`caucus connect gemini --trust-folder` here, or choose 'Trust folder' when "
             "gemini asks (/permissions changes it later)"
         )
-    if hub_version is None:
-        print(_no_hub(hub), file=sys.stderr)
-    print(f"next: {_next_step(host, http)}")
 
 
 PROBE_SECONDS = 2.0

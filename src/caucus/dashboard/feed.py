@@ -137,6 +137,12 @@ def _describe(event: Event) -> tuple[str, dict[str, Any]] | None:
                 "change": "private" if event.private else "public",
                 "channel": event.channel,
             }
+    return _describe_room(event)
+
+
+def _describe_room(event: Event) -> tuple[str, dict[str, Any]] | None:
+    """(type, data) of the room's other events: its mode, forms, floors, the ledger, work."""
+    match event:
         case ModeChanged():
             return "mode", {"mode": event.mode, "reason": event.reason}
         case RateChanged():

@@ -17,7 +17,7 @@ import stat
 from pathlib import Path
 from typing import IO
 
-from caucus.config import user_state_dir
+from caucus.defaults import user_state_dir
 from caucus.files import private_dir, replace_atomically, try_lock
 
 

@@ -69,7 +69,7 @@ ENDINGS = "its first line says why it ended"  # MESSAGES, STOP, DISPLACED...: pr
 
 def session_dir() -> Path:
     """Where session files go: the user's runtime directory, else the data directory."""
-    from caucus.config import user_data_dir
+    from caucus.defaults import user_data_dir
 
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     return Path(runtime) / "caucus" if runtime else user_data_dir() / "sessions"

@@ -43,7 +43,7 @@ from caucus.domain.peers import Peer
 from caucus.errors import CaucusError, InvalidRequest, PayloadTooLarge, RoomStopped
 from caucus.ids import MessageIds
 from caucus.services.holds import Hold, HoldKind, Holds
-from caucus.services.notifier import Notifier
+from caucus.services.notifier import Notifier, Waiter
 from caucus.services.registry import Registry
 from caucus.storage.engine import Engine
 from caucus.storage.repos import Repos
@@ -61,6 +61,19 @@ class ReceiveResult:
     acked: int
     superseded: bool = False
     displaced_watcher: bool = False  # this receive took the place of the peer's watcher
+
+
+@dataclass(slots=True)
+class _Poll:
+    """One receive's state while it claims and parks (`DeliveryService._poll`)."""
+
+    peer: Peer
+    waiter: Waiter
+    batch: int
+    deadline: float  # on the event loop's clock
+    pending_ack: int | None  # acknowledged through this seq, not yet stored
+    on_park: Callable[[], object] | None
+    hold: Hold | None = None
 
 
 class DeliveryService:
@@ -221,76 +234,77 @@ class DeliveryService:
         if limit is not None and limit < 1:
             raise InvalidRequest("limit must be at least 1", field="limit")
         batch = min(limit or self._settings.receive_batch_max, self._settings.receive_batch_max)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + wait
-        notifier = self._notifier
-        waiter = notifier.listen(peer.id, watcher=watcher)
+        waiter = self._notifier.listen(peer.id, watcher=watcher)
         if waiter.superseded:  # a watcher that was displaced: it claims nothing
             self._registry.touch(peer)
             return ReceiveResult([], 0, superseded=True)
-        displaced = waiter.displaced_watcher
-        # While nothing is claimable the acknowledgement waits, to ride on the next claim: one
-        # storage operation per batch instead of two. It is applied before this call returns.
-        # Safe because it is applied long before the acknowledged batch could become visible.
-        pending_ack = ack_through
-        defer_ack = self._settings.visibility_timeout > self._settings.receive_timeout_max + 5
-        acked = 0
-        hold: Hold | None = None
+        deadline = asyncio.get_running_loop().time() + wait
+        poll = _Poll(peer, waiter, batch, deadline, ack_through, on_park)
         try:
-            while True:
-                idle = notifier.idle_until(peer.id)
-                now = self._clock.now()
-                if idle is None or idle <= now or waiter.signalled or not defer_ack:
-                    waiter.signalled = False
-                    result: ClaimResult = await self._db.write(
-                        Claim(
-                            ClaimRequest(
-                                peer.id,
-                                now,
-                                self._settings.visibility_timeout,
-                                batch,
-                                pending_ack,
-                                self._room.mode is RoomMode.PAUSED or peer.delivery_paused,
-                            )
-                        )
-                    )
-                    acked += result.acked
-                    pending_ack = None
-                    if result.claimed_for:
-                        self._db.wake(result.claimed_for)
-                    if result.deliveries:
-                        return ReceiveResult(result.deliveries, acked, False, displaced)
-                    notifier.set_idle(peer.id, result.next_visible_at)
-                    idle = result.next_visible_at
-                if waiter.superseded or peer.state.terminal or notifier.closing:
-                    break
-                remaining = deadline - loop.time()
-                if remaining <= 0:
-                    break
-                if idle is not None:
-                    until_visible = idle - self._clock.now()
-                    remaining = min(remaining, max(until_visible, 0.0) + 0.005)
-                if hold is None:  # parks: an open wait, counted against the caps
-                    hold = self._holds.take(peer.id, HoldKind.RECEIVE)
-                if on_park is not None:
-                    on_park()
-                    on_park = None
-                await waiter.wait(remaining)
-                if waiter.superseded or notifier.closing:
-                    break
-            if pending_ack is not None:
-                acked += await self._ack(peer.id, (), pending_ack)
-                pending_ack = None
-            return ReceiveResult([], acked, waiter.superseded, displaced)
+            return await self._poll(poll)
         finally:
-            if hold is not None:
-                hold.release()
-            notifier.unlisten(waiter)
+            if poll.hold is not None:
+                poll.hold.release()
+            self._notifier.unlisten(waiter)
             self._registry.touch(peer)
-            if pending_ack is not None:  # cancelled (the client hung up): still honour the ack
-                task = asyncio.ensure_future(self._ack(peer.id, (), pending_ack))
-                self._background.add(task)
-                task.add_done_callback(self._background.discard)
+            if poll.pending_ack is not None:  # cancelled (the client hung up): still honour it
+                self._ack_later(peer.id, poll.pending_ack)
+
+    async def _poll(self, poll: _Poll) -> ReceiveResult:
+        """Claim what is visible, else park until a wake-up, the next visibility or the
+        deadline. While nothing is claimable the acknowledgement waits, to ride on the next
+        claim: one storage operation per batch instead of two; it is applied before this
+        returns, long before the acknowledged batch could become visible again."""
+        peer, waiter, notifier = poll.peer, poll.waiter, self._notifier
+        loop = asyncio.get_running_loop()
+        defer_ack = self._settings.visibility_timeout > self._settings.receive_timeout_max + 5
+        displaced, acked = waiter.displaced_watcher, 0
+        while True:
+            idle = notifier.idle_until(peer.id)
+            now = self._clock.now()
+            if idle is None or idle <= now or waiter.signalled or not defer_ack:
+                waiter.signalled = False
+                result = await self._claim(peer, now, poll.batch, poll.pending_ack)
+                acked += result.acked
+                poll.pending_ack = None
+                if result.deliveries:
+                    return ReceiveResult(result.deliveries, acked, False, displaced)
+                notifier.set_idle(peer.id, result.next_visible_at)
+                idle = result.next_visible_at
+            if waiter.superseded or peer.state.terminal or notifier.closing:
+                break
+            remaining = poll.deadline - loop.time()
+            if remaining <= 0:
+                break
+            if idle is not None:
+                remaining = min(remaining, max(idle - self._clock.now(), 0.0) + 0.005)
+            if poll.hold is None:  # parks: an open wait, counted against the caps
+                poll.hold = self._holds.take(peer.id, HoldKind.RECEIVE)
+            if poll.on_park is not None:
+                poll.on_park()
+                poll.on_park = None
+            await waiter.wait(remaining)
+            if waiter.superseded or notifier.closing:
+                break
+        if poll.pending_ack is not None:
+            acked += await self._ack(peer.id, (), poll.pending_ack)
+            poll.pending_ack = None
+        return ReceiveResult([], acked, waiter.superseded, displaced)
+
+    async def _claim(self, peer: Peer, now: float, batch: int, ack: int | None) -> ClaimResult:
+        """One claim of up to `batch` visible deliveries, with the acknowledgement that waited
+        for it; the senders of tasks it claimed are woken once it is stored."""
+        paused = self._room.mode is RoomMode.PAUSED or peer.delivery_paused
+        request = ClaimRequest(peer.id, now, self._settings.visibility_timeout, batch, ack, paused)
+        result: ClaimResult = await self._db.write(Claim(request))
+        if result.claimed_for:
+            self._db.wake(result.claimed_for)
+        return result
+
+    def _ack_later(self, peer_id: int, through: int) -> None:
+        task = asyncio.ensure_future(self._ack(peer_id, (), through))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def ack(
         self, peer: Peer, *, seqs: list[int] | None = None, through: int | None = None

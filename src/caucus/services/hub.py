@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from caucus.clock import Clock, SystemClock
-from caucus.config import Settings, user_data_dir
+from caucus.config import Settings
 from caucus.credentials import operator_token
+from caucus.defaults import user_data_dir
 from caucus.domain.control import Rate, Room, RoomMode
 from caucus.services.activity import Activity
 from caucus.services.announcements import Announcements

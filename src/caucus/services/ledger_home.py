@@ -15,7 +15,8 @@ import secrets
 import shutil
 from pathlib import Path
 
-from caucus.config import Settings, user_data_dir
+from caucus.config import Settings
+from caucus.defaults import user_data_dir
 from caucus.files import private_dir
 from caucus.ledger.tail import newest_first
 from caucus.ledger.verify import head_path

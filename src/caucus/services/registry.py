@@ -10,7 +10,6 @@ leave, an operator kick, or the end of the grace period free it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
 from caucus.clock import Clock
@@ -27,7 +26,6 @@ from caucus.domain.events import (
 )
 from caucus.domain.names import check_peer_name
 from caucus.domain.peers import (
-    Liveness,
     Peer,
     PeerState,
     PeerView,
@@ -40,6 +38,7 @@ from caucus.domain.peers import (
 from caucus.errors import Hint, NameInUse, NotFound
 from caucus.ids import hash_token, new_token
 from caucus.protocol import PROTOCOL_VERSION, core_text
+from caucus.services.name_claims import name_in_use
 from caucus.services.notifier import Notifier
 from caucus.storage.engine import Engine
 from caucus.storage.repos import Repos
@@ -48,18 +47,6 @@ _HELD = (PeerState.ACTIVE, PeerState.REAPED)
 HANDLE_PREFIX = "h_"
 PEER_SIGNAL = "peer"  # `peer <id>`: a peer's row changed in a way caches must see
 HANDLES_KEPT = 8  # per peer: each join of a session-less client may mint one
-
-
-def when(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def age(seconds: float) -> str:
-    if seconds < 90:
-        return f"{max(seconds, 0):.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 class Registry:
@@ -334,39 +321,8 @@ class Registry:
         return await self._db.read(lambda r: r.peers.holder(name, any_case=True))
 
     def _in_use(self, holder: Peer, asked: str | None = None) -> NameInUse:
-        """The truth about who holds a name (or one that differs only by case: two names a
-        person cannot tell apart in a roster), and how it is resumed or freed."""
         view = self.view(holder)
-        now = self._clock.now()
-        last_active = now - view.last_seen_age
-        if view.state in (Liveness.OFFLINE, Liveness.REAPED):
-            since: float = holder.offline_at or holder.reaped_at or last_active
-            frees_at: float | None = since + self._settings.reaped_grace
-            how = "offline" if view.state is Liveness.OFFLINE else "away (reaped)"
-            what = f"a peer that is {how} since {when(since)}"
-            freed = (
-                f"it is held for that peer until {when(since + self._settings.reaped_grace)}, "
-                "when its grace period ends, unless the operator kicks it sooner"
-            )
-        else:
-            frees_at = None
-            listening = "listening now" if view.listening else f"{view.state.value}"
-            what = f"a peer that is {listening} (last active {age(view.last_seen_age)} ago)"
-            freed = "it is freed when that peer leaves or the operator kicks it"
-        twin = (
-            f"the name {asked!r} differs only by case from {holder.name!r}, which is taken: "
-            if asked is not None and asked != holder.name
-            else ""
-        )
-        return NameInUse(
-            f"{twin}the name {holder.name!r} belongs to {what}. Only that peer's credentials "
-            f"resume it; {freed}. Otherwise choose another name",
-            hint=Hint.RESUME,
-            name=holder.name,
-            holder_state=view.state.value,
-            last_active_at=round(last_active, 3),
-            frees_at=round(frees_at, 3) if frees_at is not None else None,
-        )
+        return name_in_use(holder, view, self._clock.now(), self._settings.reaped_grace, asked)
 
     async def offline(self, peer: Peer) -> bool:
         """The peer's session ended and said so: it shows offline at once and keeps its

@@ -24,6 +24,7 @@ from caucus.domain.reservations import (
     TTL_MAX,
     TTL_MIN,
     Reservation,
+    ReservationConflict,
     ReservationPolicy,
     Reserved,
     blocking,
@@ -103,25 +104,7 @@ class ReservationService:
             policy = self._policy(r)
             found = conflicts(patterns, exclusive, r.reservations.live(now), peer.name)
             if found and policy is ReservationPolicy.ENFORCE:
-                met = "; ".join(
-                    f"{c.pattern} meets {c.holder}'s {'exclusive' if c.exclusive else 'shared'} "
-                    f"{c.held} ({max(0, int((c.expires_at - now) // 60))} min left)"
-                    for c in found[:5]
-                )
-                more = f" and {len(found) - 5} more" if len(found) > 5 else ""
-                raise ReservationsHeld(
-                    f"nothing reserved: {met}{more}; ask the holder, or wait for the release",
-                    conflicts=[
-                        {
-                            "pattern": c.pattern,
-                            "holder": c.holder,
-                            "held": c.held,
-                            "exclusive": c.exclusive,
-                            "expires_at": c.expires_at,
-                        }
-                        for c in found
-                    ],
-                )
+                raise _held(found, now)
             mine = {m.pattern: m for m in r.reservations.of_holder(peer.id, now)}
             fresh = [p for p in patterns if p not in mine]
             if len(mine) + len(fresh) > cap:
@@ -230,3 +213,26 @@ class ReservationService:
 
     def _changed(self, change: str, holder: str | None) -> None:
         self._notifier.emit(ReservationsChanged(self._clock.now(), change, holder))
+
+
+def _held(found: list[ReservationConflict], now: float) -> ReservationsHeld:
+    """The refusal where the room enforces reservations: what met whose, for how long."""
+    met = "; ".join(
+        f"{c.pattern} meets {c.holder}'s {'exclusive' if c.exclusive else 'shared'} "
+        f"{c.held} ({max(0, int((c.expires_at - now) // 60))} min left)"
+        for c in found[:5]
+    )
+    more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+    return ReservationsHeld(
+        f"nothing reserved: {met}{more}; ask the holder, or wait for the release",
+        conflicts=[
+            {
+                "pattern": c.pattern,
+                "holder": c.holder,
+                "held": c.held,
+                "exclusive": c.exclusive,
+                "expires_at": c.expires_at,
+            }
+            for c in found
+        ],
+    )

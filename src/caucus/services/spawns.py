@@ -161,6 +161,31 @@ class SpawnService:
         return spawn
 
     # --- spawning ---------------------------------------------------------------------------
+    def _take_place(self, r: Repos, peer: Peer, spawn: Spawn) -> None:
+        """Within the turn every spawn takes: the grant still stands, the name is free, and
+        the caller's and the room's teammates are within their caps; then the spawn is kept."""
+        room_max = self._settings.spawn_room_max
+        r.room.locked(TURN_KEY, 0)
+        grant = r.spawns.grant_of(peer.id)
+        if grant is None:  # revoked since the check before the turn
+            raise self._not_granted(peer)
+        r.peers.check_name_free(spawn.name)
+        if (mine := r.spawns.running(peer.id)) >= grant.teammates:
+            raise CapTeammates(
+                f"{peer.name} has {mine} teammates running, as many as its grant allows: "
+                "stop one first",
+                running=mine,
+                limit=grant.teammates,
+            )
+        if (room := r.spawns.running()) >= room_max:
+            raise CapTeammates(
+                f"the room has {room} spawned teammates running, as many as it allows "
+                "(spawn_room_max): stop one first",
+                running=room,
+                limit=room_max,
+            )
+        r.spawns.insert(spawn)
+
     async def spawn(self, peer: Peer, ask: SpawnAsk, hub_url: str) -> Spawn:
         """Refusals in the order that sends the caller to the right fix (docs/api.md): the
         hub's launcher, the caller's grant, the operator's lists, the ask itself, then room."""
@@ -169,11 +194,7 @@ class SpawnService:
             raise self._not_granted(peer)
         profile = self._profile(ask.profile)
         commands = self._commands(ask.tools)
-        prompt = ask.prompt.strip()
-        if not prompt:
-            raise InvalidRequest("prompt is empty: say what the teammate is for", field="prompt")
-        if len(prompt) > PROMPT_MAX:
-            raise InvalidRequest(f"prompt is at most {PROMPT_MAX} characters", field="prompt")
+        prompt = _prompt(ask.prompt)
         name = check_peer_name(ask.name) if ask.name else f"{peer.name}-{secrets.token_hex(2)}"
         now = self._clock.now()
         spawn = Spawn(
@@ -193,31 +214,7 @@ class SpawnService:
             started_at=now,
             ended_at=None,
         )
-        room_max = self._settings.spawn_room_max
-
-        def take_place(r: Repos) -> None:
-            r.room.locked(TURN_KEY, 0)
-            grant = r.spawns.grant_of(peer.id)
-            if grant is None:  # revoked since the check above
-                raise self._not_granted(peer)
-            r.peers.check_name_free(name)
-            if (mine := r.spawns.running(peer.id)) >= grant.teammates:
-                raise CapTeammates(
-                    f"{peer.name} has {mine} teammates running, as many as its grant allows: "
-                    "stop one first",
-                    running=mine,
-                    limit=grant.teammates,
-                )
-            if (room := r.spawns.running()) >= room_max:
-                raise CapTeammates(
-                    f"the room has {room} spawned teammates running, as many as it allows "
-                    "(spawn_room_max): stop one first",
-                    running=room,
-                    limit=room_max,
-                )
-            r.spawns.insert(spawn)
-
-        await self._db.write(take_place)
+        await self._db.write(lambda r: self._take_place(r, peer, spawn))
         spec = LaunchSpec(
             name=name,
             backend=profile.backend,
@@ -371,3 +368,12 @@ class SpawnService:
         """Forget teammates that ended longer ago than the room keeps finished things."""
         before = self._clock.now() - self._settings.retention_age
         await self._db.write(lambda r: r.spawns.forget(before))
+
+
+def _prompt(given: str) -> str:
+    prompt = given.strip()
+    if not prompt:
+        raise InvalidRequest("prompt is empty: say what the teammate is for", field="prompt")
+    if len(prompt) > PROMPT_MAX:
+        raise InvalidRequest(f"prompt is at most {PROMPT_MAX} characters", field="prompt")
+    return prompt

@@ -81,16 +81,7 @@ def throwaway_cluster(*, durable: bool = False) -> Iterator[Server]:
         yield Server(configured)
         return
     initdb, pg_ctl = _bin("initdb"), _bin("pg_ctl")
-    owner: str | None = None
-    if os.geteuid() == 0:
-        try:
-            pwd.getpwnam("postgres")
-        except KeyError:
-            raise NoPostgres(
-                "running as root, and there is no 'postgres' user to own a cluster: install "
-                f"Debian's postgresql package, or set {ENV}"
-            ) from None
-        owner = "postgres"
+    owner = _owner()
     folder = Path(tempfile.mkdtemp(prefix="caucus-pg-"))
     data = folder / "data"
     if owner is not None:
@@ -103,27 +94,9 @@ def throwaway_cluster(*, durable: bool = False) -> Iterator[Server]:
         shutil.chown(pwfile, owner)
     log = folder / "server.log"
     try:
-        subprocess.run(  # noqa: S603 - our own tools, found on disk
-            _as_owner(
-                [
-                    initdb,
-                    "-D",
-                    str(data),
-                    "-U",
-                    "caucus",
-                    "--pwfile",
-                    str(pwfile),
-                    "-A",
-                    "scram-sha-256",
-                    "-E",
-                    "UTF8",
-                    "--no-instructions",
-                ],
-                owner,
-            ),
-            check=True,
-            capture_output=True,
-        )
+        init = [initdb, "-D", str(data), "-U", "caucus", "--pwfile", str(pwfile)]
+        init += ["-A", "scram-sha-256", "-E", "UTF8", "--no-instructions"]
+        subprocess.run(_as_owner(init, owner), check=True, capture_output=True)  # noqa: S603
         options = f"-c listen_addresses=127.0.0.1 -p {port} -k {folder} -c max_connections=200"
         if not durable:
             options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
@@ -142,17 +115,33 @@ def throwaway_cluster(*, durable: bool = False) -> Iterator[Server]:
     try:
         yield Server(f"postgresql://caucus:{password}@127.0.0.1:{port}/postgres", pid, log)
     finally:
-        # A server that died (a test killed it) is not waited for: pg_ctl would wait a minute
-        # for the pid file a dead postmaster never removes.
-        if _running(pid):
-            subprocess.run(  # noqa: S603 - our own tools, found on disk
-                _as_owner([pg_ctl, "-D", str(data), "-m", "immediate", "-t", "10", "stop"], owner),
-                capture_output=True,
-            )
-        if _running(pid):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        _stop(pg_ctl, data, pid, owner)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _owner() -> str | None:
+    """Who owns a cluster we start: as root, the `postgres` user (initdb refuses root)."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam("postgres")
+    except KeyError:
+        raise NoPostgres(
+            "running as root, and there is no 'postgres' user to own a cluster: install "
+            f"Debian's postgresql package, or set {ENV}"
+        ) from None
+    return "postgres"
+
+
+def _stop(pg_ctl: str, data: Path, pid: int, owner: str | None) -> None:
+    # A server that died (a test killed it) is not waited for: pg_ctl would wait a minute
+    # for the pid file a dead postmaster never removes.
+    if _running(pid):
+        stop = [pg_ctl, "-D", str(data), "-m", "immediate", "-t", "10", "stop"]
+        subprocess.run(_as_owner(stop, owner), capture_output=True)  # noqa: S603
+    if _running(pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _running(pid: int) -> bool:

@@ -180,61 +180,15 @@ class ClaudeCliBackend:
         assert proc.stdout is not None
         assert proc.stderr is not None
         errors = asyncio.ensure_future(proc.stderr.read())
-        produced: list[ChatMessage] = []
-        calls: dict[str, ToolCall] = {}
-        pending: tuple[str, list[str], list[ToolCall]] | None = None  # message id, texts, calls
-        result: dict[str, Any] | None = None
-
-        async def flush() -> None:
-            nonlocal pending
-            if pending is not None:
-                message = assistant("".join(pending[1]), tuple(pending[2]))
-                produced.append(message)
-                await sink.put(message)
-                pending = None
-
+        heard = _Transcript(sink, observer)
         try:
             while line := await proc.stdout.readline():
                 try:
                     event = json.loads(line)
                 except ValueError:
                     continue
-                kind = event.get("type")
-                if kind == "assistant":
-                    message = event.get("message", {})
-                    if pending is not None and pending[0] != message.get("id"):
-                        await flush()
-                    if pending is None:
-                        pending = (str(message.get("id")), [], [])
-                    for block in message.get("content", []):
-                        if block.get("type") == "text":
-                            pending[1].append(block.get("text", ""))
-                        elif block.get("type") == "tool_use":
-                            call = ToolCall(block["id"], block["name"], block.get("input") or {})
-                            calls[call.id] = call
-                            pending[2].append(call)
-                            if observer is not None:
-                                observer.called(call)
-                elif kind == "user":
-                    await flush()
-                    for block in event.get("message", {}).get("content", []):
-                        if not isinstance(block, dict) or block.get("type") != "tool_result":
-                            continue
-                        call = calls.get(str(block.get("tool_use_id"))) or ToolCall(
-                            str(block.get("tool_use_id")), "unknown"
-                        )
-                        text = _text(block.get("content"))
-                        if block.get("is_error"):
-                            text = f"Error: {text}"
-                        if observer is not None:
-                            observer.answered(call, ToolResult(text, bool(block.get("is_error"))))
-                        answer = tool_result(call, text)
-                        produced.append(answer)
-                        await sink.put(answer)
-                elif kind == "result":
-                    await flush()
-                    result = event
-            await flush()
+                await heard.read(event)
+            await heard.flush()
             code = await proc.wait()
         except BaseException:
             with contextlib.suppress(ProcessLookupError):
@@ -243,6 +197,7 @@ class ClaudeCliBackend:
             raise
         finally:
             stderr = (await errors).decode("utf-8", "replace")
+        produced, result = heard.produced, heard.result
         if result is None or code != 0 or result.get("is_error"):
             said = (result or {}).get("result") or stderr[-STDERR_TAIL:].strip()
             raise BackendError(f"Claude Code failed (exit {code}): {said or 'no output'}")
@@ -252,3 +207,65 @@ class ClaudeCliBackend:
             produced.append(final)
             await sink.put(final)
         return produced, reply
+
+
+class _Transcript:
+    """What Claude Code's stream-json output says, as the chat messages of the run: its
+    assistant turns (text and tool calls, one message per message id) and the tool results,
+    each put on the sink as it completes."""
+
+    def __init__(self, sink: MessageSink, observer: ToolObserver | None) -> None:
+        self.sink = sink
+        self.observer = observer
+        self.produced: list[ChatMessage] = []
+        self.result: dict[str, Any] | None = None
+        self._calls: dict[str, ToolCall] = {}
+        self._pending: tuple[str, list[str], list[ToolCall]] | None = None  # id, texts, calls
+
+    async def read(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "assistant":
+            await self._assistant(event.get("message", {}))
+        elif kind == "user":
+            await self.flush()
+            for block in event.get("message", {}).get("content", []):
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    await self._answered(block)
+        elif kind == "result":
+            await self.flush()
+            self.result = event
+
+    async def _assistant(self, message: dict[str, Any]) -> None:
+        if self._pending is not None and self._pending[0] != message.get("id"):
+            await self.flush()
+        if self._pending is None:
+            self._pending = (str(message.get("id")), [], [])
+        for block in message.get("content", []):
+            if block.get("type") == "text":
+                self._pending[1].append(block.get("text", ""))
+            elif block.get("type") == "tool_use":
+                call = ToolCall(block["id"], block["name"], block.get("input") or {})
+                self._calls[call.id] = call
+                self._pending[2].append(call)
+                if self.observer is not None:
+                    self.observer.called(call)
+
+    async def _answered(self, block: dict[str, Any]) -> None:
+        used = str(block.get("tool_use_id"))
+        call = self._calls.get(used) or ToolCall(used, "unknown")
+        text = _text(block.get("content"))
+        if block.get("is_error"):
+            text = f"Error: {text}"
+        if self.observer is not None:
+            self.observer.answered(call, ToolResult(text, bool(block.get("is_error"))))
+        await self._put(tool_result(call, text))
+
+    async def flush(self) -> None:
+        if self._pending is not None:
+            texts, calls = self._pending[1], self._pending[2]
+            self._pending = None
+            await self._put(assistant("".join(texts), tuple(calls)))
+
+    async def _put(self, message: ChatMessage) -> None:
+        self.produced.append(message)
+        await self.sink.put(message)
