@@ -1,40 +1,40 @@
 """`HubClient`: the async Python client of the hub's HTTP API.
 
-Results are the hub's own wire models (`caucus.wire`), parsed and validated as they arrive; every
-error the hub reports is raised as the matching `caucus.errors` class (the same tree the hub
-uses), so `except NameInUse:` works whether the code runs in-process or over HTTP. Receiving
-acknowledges the previous batch on the next call, the way the protocol recommends.
+Every method is one verb of the hub's verb table (`caucus.wire.verbs`): the row builds the
+path and splits the arguments into query and body by its models, so `call(name, **fields)`
+reaches a verb this class has no method for yet. Results are the hub's own wire models
+(`caucus.wire`), parsed and validated as they arrive; every error the hub reports is raised
+as the matching `caucus.errors` class (the same tree the hub uses), so `except NameInUse:`
+works whether the code runs in-process or over HTTP. Receiving acknowledges the previous
+batch on the next call, the way the protocol recommends.
 """
 
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote
 
 import httpx2
 
 from caucus.client_base import BaseClient
 from caucus.defaults import DEFAULT_HUB
-from caucus.wire.activity import Reported
-from caucus.wire.deliberations import DeliberationInfo, DeliberationList, PositionInfo
-from caucus.wire.forms import DecisionList, DecisionRecord, FormInfo, FormList
+from caucus.wire.deliberations import DeliberationInfo, PositionInfo
+from caucus.wire.forms import DecisionRecord, FormInfo
 from caucus.wire.headers import AGENT_KEY_HEADER
-from caucus.wire.messages import AckResult, Batch, InboundMessage, PeekResult, SendResult
-from caucus.wire.peers import Departure, PeerInfo, PeerList, Registered, StatusInfo
-from caucus.wire.reservations import Blocked, BlockedList, ReservationList
+from caucus.wire.messages import Batch, InboundMessage, PeekResult, SendResult
+from caucus.wire.peers import Departure, PeerInfo, Registered, StatusInfo
+from caucus.wire.reservations import Blocked, ReservationList
 from caucus.wire.room import (
     ChannelInfo,
     ChannelJoin,
     ChannelLeave,
-    ChannelList,
     FloorInfo,
-    FloorList,
     ProtocolText,
 )
 from caucus.wire.search import SearchResults, ThreadSummaryInfo
 from caucus.wire.spawns import TeammateInfo, Teammates
+from caucus.wire.verbs import files, identity, messages, meta, room, teams, work
 from caucus.wire.watch import WatchKey, WatchTicket
-from caucus.wire.work import OfferInfo, OfferList, TaskInfo, TaskList
+from caucus.wire.work import OfferInfo, TaskInfo
 
 __all__ = [
     "DEFAULT_HUB",
@@ -91,16 +91,15 @@ class HubClient(BaseClient):
         resume: bool = True,
     ) -> Registered:
         """Join as `name`. With `resume` and a token already held, resume that identity."""
-        body: dict[str, Any] = {"name": name}
-        if resume and self.token:
-            body["token"] = self.token
-        if skills is not None:
-            body["skills"] = skills
-        if description is not None:
-            body["description"] = description
-        if protocol_version is not None:
-            body["protocol_version"] = protocol_version
-        reg = await self._post(Registered, "/register", body, auth=False)
+        token = self.token if resume else None
+        reg: Registered = await self.verb(
+            identity.REGISTER,
+            name=name,
+            token=token,
+            skills=skills,
+            description=description,
+            protocol_version=protocol_version,
+        )
         self.token = reg.token
         self.name = reg.name
         self._cursor = None
@@ -108,22 +107,22 @@ class HubClient(BaseClient):
 
     async def offline(self) -> Departure:
         """Say goodbye for now: shown offline at once; `register` with the token resumes."""
-        return await self._post(Departure, "/offline")
+        return await self.verb(identity.OFFLINE)
 
     async def leave(self) -> Departure:
         """Leave for good: the token stops working and the name is freed."""
-        left = await self._post(Departure, "/leave")
+        left: Departure = await self.verb(identity.LEAVE)
         self.token = None
         return left
 
     async def set_status(self, status: str) -> StatusInfo:
-        return await self._post(StatusInfo, "/status", {"status": status})
+        return await self.verb(identity.SET_STATUS, status=status)
 
     async def peers(self) -> list[PeerInfo]:
-        return (await self._get(PeerList, "/peers")).peers
+        return (await self.verb(identity.PEERS)).peers
 
     async def ping(self, peer: str) -> PeerInfo:
-        return await self._get(PeerInfo, "/ping", params={"peer": peer})
+        return await self.verb(identity.PING, peer=peer)
 
     # --- messages --------------------------------------------------------------------------
     async def send(
@@ -136,26 +135,23 @@ class HubClient(BaseClient):
         meta: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
     ) -> SendResult:
-        body: dict[str, Any] = {"to": to, "content": content}
-        for key, value in (
-            ("thread", thread),
-            ("reply_to", reply_to),
-            ("meta", meta),
-            ("idempotency_key", idempotency_key),
-        ):
-            if value is not None:
-                body[key] = value
-        return await self._post(SendResult, "/send", body)
+        return await self.verb(
+            messages.SEND,
+            to=to,
+            content=content,
+            thread=thread,
+            reply_to=reply_to,
+            meta=meta,
+            idempotency_key=idempotency_key,
+        )
 
     async def receive(
         self, timeout: float = 25.0, *, limit: int | None = None, auto_ack: bool = True
     ) -> Batch:
         """Long-poll for messages. With `auto_ack`, this call acknowledges the previous batch."""
-        params: dict[str, Any] = {"timeout": timeout, "limit": limit}
-        if auto_ack and self._cursor is not None:
-            params["ack"] = self._cursor
-        batch = await self._get(
-            Batch, "/receive", params=params, read_timeout=timeout + self._timeout
+        ack = self._cursor if auto_ack else None
+        batch: Batch = await self.verb(
+            messages.RECEIVE, timeout=timeout, limit=limit, ack=ack, read_timeout=timeout
         )
         if auto_ack and self._cursor is not None:
             self._cursor = None
@@ -164,12 +160,7 @@ class HubClient(BaseClient):
         return batch
 
     async def ack(self, *, seqs: list[int] | None = None, through: int | None = None) -> int:
-        body: dict[str, Any] = {}
-        if seqs is not None:
-            body["seqs"] = seqs
-        if through is not None:
-            body["through"] = through
-        acked = (await self._post(AckResult, "/ack", body)).acked
+        acked: int = (await self.verb(messages.ACK, seqs=seqs, through=through)).acked
         if through is not None and through == self._cursor:
             self._cursor = None
         return acked
@@ -184,60 +175,47 @@ class HubClient(BaseClient):
         """How many messages wait and the newest, consuming nothing; with `after`, wait up to
         `wait` seconds for a pending message newer than that seq."""
         if after is None:
-            return await self._get(PeekResult, "/peek")
-        params = {"after": after, "wait": wait}
-        return await self._get(
-            PeekResult, "/peek", params=params, read_timeout=wait + self._timeout
-        )
+            return await self.verb(messages.PEEK)
+        return await self.verb(messages.PEEK, after=after, wait=wait, read_timeout=wait)
 
     # --- watchers --------------------------------------------------------------------------
     async def mint_watch_key(self) -> WatchKey:
         """A key that only waits for and acknowledges this agent's messages."""
-        return await self._post(WatchKey, "/watch/keys", {})
+        return await self.verb(identity.MINT_WATCH_KEY)
 
     async def mint_watch_ticket(self) -> WatchTicket:
         """A single-use ticket a watcher elsewhere redeems for a watch key."""
-        return await self._post(WatchTicket, "/watch/tickets", {})
+        return await self.verb(identity.MINT_WATCH_TICKET)
 
     async def redeem_watch_ticket(self, ticket: str) -> WatchKey:
-        return await self._post(WatchKey, "/watch/redeem", {"ticket": ticket}, auth=False)
+        return await self.verb(identity.REDEEM_WATCH_TICKET, ticket=ticket)
 
     async def watch(self, timeout: float = 25.0) -> Batch:
         """As a watcher (this client's token is a watch key): wait for the next batch;
         `superseded` means the agent's own receive displaced this watcher."""
-        return await self._get(
-            Batch, "/watch", params={"timeout": timeout}, read_timeout=timeout + self._timeout
-        )
+        return await self.verb(identity.WATCH, timeout=timeout, read_timeout=timeout)
 
     async def watch_ack(self, seqs: list[int]) -> int:
-        return (await self._post(AckResult, "/watch/ack", {"seqs": seqs})).acked
+        return (await self.verb(identity.WATCH_ACK, seqs=seqs)).acked
 
     # --- channels --------------------------------------------------------------------------
     async def join_channel(self, channel: str, *, private: bool = False) -> ChannelJoin:
         """Join (and create) a channel; `private` creates it private: only you, the operator
         and whom the operator invites read it."""
-        body: dict[str, Any] = {"channel": channel}
-        if private:
-            body["private"] = True
-        return await self._post(ChannelJoin, "/channels/join", body)
+        return await self.verb(room.JOIN_CHANNEL, channel=channel, private=private or None)
 
     async def leave_channel(self, channel: str) -> ChannelLeave:
-        return await self._post(ChannelLeave, "/channels/leave", {"channel": channel})
+        return await self.verb(room.LEAVE_CHANNEL, channel=channel)
 
     async def set_topic(self, channel: str, topic: str) -> ChannelInfo:
-        return await self._post(
-            ChannelInfo, "/channels/topic", {"channel": channel, "topic": topic}
-        )
+        return await self.verb(room.SET_TOPIC, channel=channel, topic=topic)
 
     async def channels(self) -> list[ChannelInfo]:
-        return (await self._get(ChannelList, "/channels")).channels
+        return (await self.verb(room.CHANNELS)).channels
 
     async def announce(self, content: str, *, subject: str | None = None) -> SendResult:
         """News for every peer (capped per sender; peers joining within 24 h catch up)."""
-        body: dict[str, Any] = {"content": content}
-        if subject is not None:
-            body["subject"] = subject
-        return await self._post(SendResult, "/announce", body)
+        return await self.verb(messages.ANNOUNCE, content=content, subject=subject)
 
     # --- tasks -------------------------------------------------------------------------------
     async def report_tool_call(
@@ -252,10 +230,15 @@ class HubClient(BaseClient):
     ) -> None:
         """Put a tool call this client's bridge ran on the operator's activity view (the hub
         redacts secret-looking keys of `arguments` and cuts them short)."""
-        body: dict[str, Any] = {"tool": tool, "ok": ok, "error": error, "detail": detail, "ms": ms}
-        if arguments:
-            body["arguments"] = arguments
-        await self._post(Reported, "/activity", body)
+        await self.verb(
+            identity.REPORT_TOOL_CALL,
+            tool=tool,
+            ok=ok,
+            error=error,
+            detail=detail,
+            ms=ms,
+            arguments=arguments or None,
+        )
 
     async def send_task(
         self,
@@ -270,51 +253,52 @@ class HubClient(BaseClient):
     ) -> TaskInfo:
         """Hand `to` a task. With `blocked_by` (task ids) it reaches its worker once those are
         done; `on_failure` (cancel | proceed) says what one failing does; `priority` 0-4."""
-        terms: dict[str, Any] = {"subject": subject, "thread": thread, "blocked_by": blocked_by}
-        terms |= {"priority": priority, "on_failure": on_failure}
-        body = {"to": to, "content": content, **{k: v for k, v in terms.items() if v is not None}}
-        return await self._post(TaskInfo, "/tasks", body)
+        return await self.verb(
+            work.SEND_TASK,
+            to=to,
+            content=content,
+            subject=subject,
+            thread=thread,
+            blocked_by=blocked_by,
+            priority=priority,
+            on_failure=on_failure,
+        )
 
     async def ready_tasks(self, limit: int = 50) -> list[TaskInfo]:
         """What you can start now: your pending tasks nothing holds back, most urgent first."""
-        return (await self._get(TaskList, "/tasks/ready", params={"limit": limit})).tasks
+        return (await self.verb(work.READY_TASKS, limit=limit)).tasks
 
     async def depend(self, task_id: str, blocked_by: list[str]) -> TaskInfo:
         """Make a task of yours that still waits wait on more tasks."""
-        return await self._post(
-            TaskInfo, f"/tasks/{task_id}/blocked_by", {"blocked_by": blocked_by}
-        )
+        return await self.verb(work.DEPEND, task_id=task_id, blocked_by=blocked_by)
 
     async def task_status(self, task_id: str) -> TaskInfo:
-        return await self._get(TaskInfo, f"/tasks/{task_id}")
+        return await self.verb(work.TASK_STATUS, task_id=task_id)
 
     async def list_tasks(self, role: str = "received", status: str | None = None) -> list[TaskInfo]:
-        params = {"role": role, "status": status}
-        return (await self._get(TaskList, "/tasks", params=params)).tasks
+        found = await self.verb(work.LIST_TASKS, role=role, status=status)
+        return found.tasks
 
     async def reply_task(self, task_id: str, result: str) -> TaskInfo:
         """As the worker: complete the task. As the sender: answer the worker's question."""
-        return await self._post(TaskInfo, f"/tasks/{task_id}/reply", {"result": result})
+        return await self.verb(work.REPLY_TASK, task_id=task_id, result=result)
 
     async def fail_task(self, task_id: str, error: str) -> TaskInfo:
-        return await self._post(TaskInfo, f"/tasks/{task_id}/fail", {"error": error})
+        return await self.verb(work.FAIL_TASK, task_id=task_id, error=error)
 
     async def request_input(self, task_id: str, question: str) -> TaskInfo:
-        return await self._post(TaskInfo, f"/tasks/{task_id}/input", {"question": question})
+        return await self.verb(work.REQUEST_INPUT, task_id=task_id, question=question)
 
     async def cancel_task(self, task_id: str) -> TaskInfo:
-        return await self._post(TaskInfo, f"/tasks/{task_id}/cancel")
+        return await self.verb(work.CANCEL_TASK, task_id=task_id)
 
     # --- the talking stick --------------------------------------------------------------------
     async def floor(self, action: str, scope: str, reason: str | None = None) -> FloorInfo:
         """take, pass, drop, raise, lower or status for `scope` ('all' or '#channel')."""
-        body: dict[str, Any] = {"action": action, "scope": scope}
-        if reason is not None:
-            body["reason"] = reason
-        return await self._post(FloorInfo, "/floor", body)
+        return await self.verb(room.FLOOR, action=action, scope=scope, reason=reason)
 
     async def floors(self) -> list[FloorInfo]:
-        return (await self._get(FloorList, "/floors")).floors
+        return (await self.verb(room.FLOORS)).floors
 
     # --- operator forms and decisions ---------------------------------------------------------
     async def ask_operator(
@@ -329,24 +313,19 @@ class HubClient(BaseClient):
         Each field is `{key, label?, type: radio|checkbox|text|textarea, options?, required?,
         allow_other?}`. `call` (`{tool, arguments, files, annotations}`) is a tool call the
         form asks to approve; it must then offer `approve sha256:<its digest>`."""
-        body: dict[str, Any] = {"title": title, "fields": fields, "to": to}
-        if call is not None:
-            body["call"] = call
-        return await self._post(FormInfo, "/forms", body)
+        return await self.verb(room.ASK_OPERATOR, title=title, fields=fields, to=to, call=call)
 
     async def withdraw_form(self, form_id: str, reason: str | None = None) -> FormInfo:
         """Take back a pending form of yours: canceled, with `reason`, on the ledger."""
-        body = {"reason": reason} if reason else {}
-        path = f"/forms/{quote(form_id, safe='')}/cancel"
-        return await self._post(FormInfo, path, body)
+        return await self.verb(room.WITHDRAW_FORM, form_id=form_id, reason=reason or None)
 
     async def forms(self) -> list[FormInfo]:
         """Pending forms of your audiences: look before you ask."""
-        return (await self._get(FormList, "/forms")).forms
+        return (await self.verb(room.FORMS)).forms
 
     async def decisions(self, limit: int = 20) -> list[DecisionRecord]:
         """Ledger records you may see (broadcast and your channels'), newest first."""
-        return (await self._get(DecisionList, "/decisions", params={"limit": limit})).decisions
+        return (await self.verb(room.DECISIONS, limit=limit)).decisions
 
     async def convene(
         self,
@@ -361,21 +340,21 @@ class HubClient(BaseClient):
         """Convene the peers in `panel` (names, or a #channel) on `subject`: each gets a
         position request as a task per round; `chair` ('operator', 'model' or a peer) decides;
         the decision goes on the ledger and is announced."""
-        body = {
-            "subject": subject,
-            "panel": panel,
-            "chair": chair,
-            "evidence": evidence or [],
-            "rounds": rounds,
-            "deadline": deadline,
-        }
-        return await self._post(DeliberationInfo, "/deliberations", body)
+        return await self.verb(
+            room.CONVENE,
+            subject=subject,
+            panel=panel,
+            chair=chair,
+            evidence=evidence or [],
+            rounds=rounds,
+            deadline=deadline,
+        )
 
     async def deliberation(self, deliberation_id: str) -> DeliberationInfo:
-        return await self._get(DeliberationInfo, f"/deliberations/{deliberation_id}")
+        return await self.verb(room.DELIBERATION, deliberation_id=deliberation_id)
 
     async def deliberations(self) -> list[DeliberationInfo]:
-        return (await self._get(DeliberationList, "/deliberations")).deliberations
+        return (await self.verb(room.DELIBERATIONS)).deliberations
 
     async def submit_position(
         self,
@@ -386,14 +365,14 @@ class HubClient(BaseClient):
         evidence: list[str] | None = None,
     ) -> PositionInfo:
         """Your position for the round under way (as the chair: your decision, in summary)."""
-        body = {
-            "stance": stance,
-            "summary": summary,
-            "confidence": confidence,
-            "evidence": evidence or [],
-        }
-        path = f"/deliberations/{deliberation_id}/position"
-        return await self._post(PositionInfo, path, body)
+        return await self.verb(
+            room.SUBMIT_POSITION,
+            deliberation_id=deliberation_id,
+            stance=stance,
+            summary=summary,
+            confidence=confidence,
+            evidence=evidence or [],
+        )
 
     # --- the job board -----------------------------------------------------------------------
     async def post_offer(
@@ -406,35 +385,30 @@ class HubClient(BaseClient):
         **terms: Any,
     ) -> OfferInfo:
         """Post work to the board. Terms as `send_task`'s: blocked_by, priority, on_failure."""
-        body: dict[str, Any] = {"content": content}
-        for key, value in (
-            ("subject", subject),
-            ("required_skills", required_skills),
-            ("ttl_seconds", ttl_seconds),
-            *terms.items(),
-        ):
-            if value is not None:
-                body[key] = value
-        return await self._post(OfferInfo, "/offers", body)
+        return await self.verb(
+            work.POST_OFFER,
+            content=content,
+            subject=subject,
+            required_skills=required_skills,
+            ttl_seconds=ttl_seconds,
+            **terms,
+        )
 
     async def claim_offer(self, offer_id: str, note: str | None = None) -> OfferInfo:
-        return await self._post(
-            OfferInfo, f"/offers/{offer_id}/claim", {"note": note} if note else {}
-        )
+        return await self.verb(work.CLAIM_OFFER, offer_id=offer_id, note=note or None)
 
     async def resolve_offer(
         self, offer_id: str, *, select: str | None = None, withdraw: bool = False
     ) -> OfferInfo:
-        body: dict[str, Any] = {"withdraw": withdraw}
-        if select is not None:
-            body["select"] = select
-        return await self._post(OfferInfo, f"/offers/{offer_id}/resolve", body)
+        return await self.verb(
+            work.RESOLVE_OFFER, offer_id=offer_id, select=select, withdraw=withdraw
+        )
 
     async def list_offers(
         self, status: str | None = None, *, matching: bool = False
     ) -> list[OfferInfo]:
-        params = {"status": status, "matching": "true" if matching else None}
-        return (await self._get(OfferList, "/offers", params=params)).offers
+        found = await self.verb(work.LIST_OFFERS, status=status, matching=matching or None)
+        return found.offers
 
     # --- file reservations -------------------------------------------------------------------
     async def reserve(
@@ -446,37 +420,30 @@ class HubClient(BaseClient):
         reason: str | None = None,
     ) -> ReservationList:
         """Reserve paths or globs; the result lists what was granted and any conflicts."""
-        body: dict[str, Any] = {"paths": paths, "exclusive": exclusive}
-        if ttl is not None:
-            body["ttl"] = ttl
-        if reason is not None:
-            body["reason"] = reason
-        return await self._post(ReservationList, "/reservations", body)
+        return await self.verb(
+            files.RESERVE, paths=paths, exclusive=exclusive, ttl=ttl, reason=reason
+        )
 
     async def release(
         self, *, ids: list[str] | None = None, paths: list[str] | None = None, all: bool = False
     ) -> ReservationList:
         """Release reservations by id or pattern, or all of yours; those released."""
-        body = {"ids": ids or [], "paths": paths or [], "all": all}
-        return await self._post(ReservationList, "/reservations/release", body)
+        return await self.verb(files.RELEASE, ids=ids or [], paths=paths or [], all=all)
 
     async def renew(
         self, *, ids: list[str] | None = None, ttl: float | None = None
     ) -> ReservationList:
         """Extend your reservations (those named, or all) from now; those renewed."""
-        body: dict[str, Any] = {"ids": ids or []}
-        if ttl is not None:
-            body["ttl"] = ttl
-        return await self._post(ReservationList, "/reservations/renew", body)
+        return await self.verb(files.RENEW, ids=ids or [], ttl=ttl)
 
     async def reservations(self, holder: str | None = None) -> ReservationList:
         """The reservations that stand (one agent's, if named), oldest first."""
-        return await self._get(ReservationList, "/reservations", params={"holder": holder})
+        return await self.verb(files.RESERVATIONS, holder=holder)
 
     async def blocked(self, paths: list[str], holder: str | None = None) -> list[Blocked]:
         """Which of these files another agent's exclusive reservation covers."""
-        body = {"paths": paths, "holder": holder}
-        return (await self._post(BlockedList, "/reservations/blocked", body)).blocked
+        found = await self.verb(files.BLOCKED, paths=paths, holder=holder)
+        return found.blocked
 
     async def export(
         self, format: str = "json", *, since: str | None = None, until: str | None = None
@@ -491,21 +458,18 @@ class HubClient(BaseClient):
         and "quoted phrases", all of which a hit holds. Filters: sender, channel, since and
         until (epoch seconds or ISO 8601), kind (message, announcement, task, decision),
         thread, order (relevance or recent), limit (1-50)."""
-        return await self._get(SearchResults, "/search", params={"q": q, **filters})
+        return await self.verb(messages.SEARCH, q=q, **filters)
 
     async def thread_summary(self, thread: str, *, model: bool = True) -> ThreadSummaryInfo:
         """A thread's summary from the messages of it you may read (the chair model's too,
         when the hub has one and `model`)."""
-        path = f"/threads/{quote(thread, safe='')}/summary"
-        return await self._get(
-            ThreadSummaryInfo, path, params={"model": "true" if model else "false"}
-        )
+        return await self.verb(messages.THREAD_SUMMARY, thread=thread, model=model)
 
     # --- teammates ---------------------------------------------------------------------------
     async def teammates(self) -> Teammates:
         """What you may spawn (your grant, the operator's profiles and tools) and your
         teammates, newest first."""
-        return await self._get(Teammates, "/teammates")
+        return await self.verb(teams.TEAMMATES)
 
     async def spawn(
         self,
@@ -517,12 +481,13 @@ class HubClient(BaseClient):
     ) -> TeammateInfo:
         """Start a teammate (needs the operator's spawn grant): a native agent on one of the
         operator's model profiles with tools from the operator's list. Recorded on the ledger."""
-        body = {"prompt": prompt, "profile": profile, "tools": tools or [], "name": name}
-        return await self._post(TeammateInfo, "/teammates", body)
+        return await self.verb(
+            teams.SPAWN, prompt=prompt, profile=profile, tools=tools or [], name=name
+        )
 
     async def stop_teammate(self, spawn_id: str) -> TeammateInfo:
-        return await self._post(TeammateInfo, f"/teammates/{quote(spawn_id, safe='')}/stop", {})
+        return await self.verb(teams.STOP_TEAMMATE, spawn_id=spawn_id)
 
     # --- protocol ----------------------------------------------------------------------------
     async def protocol(self, section: str | None = None) -> ProtocolText:
-        return await self._get(ProtocolText, "/protocol", params={"section": section}, auth=False)
+        return await self.verb(meta.PROTOCOL, section=section)

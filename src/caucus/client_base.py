@@ -15,8 +15,11 @@ from pydantic import BaseModel
 from caucus.defaults import DEFAULT_HUB
 from caucus.errors import HubUnavailable, error_from_body
 from caucus.wire.room import Health, Limits, VersionInfo
+from caucus.wire.verb import Verb
+from caucus.wire.verbs import VERBS, meta
 
 M = TypeVar("M", bound=BaseModel)
+R = TypeVar("R", bound=BaseModel)
 
 
 @functools.cache
@@ -113,16 +116,43 @@ class BaseClient:
         response = await self._call("POST", path, json=body, **kw)
         return model.model_validate_json(response.content)
 
+    async def verb(
+        self, verb: Verb[R], /, *, read_timeout: float | None = None, **fields: Any
+    ) -> R:
+        """Call one verb of the table: its row makes the path, the query and the body of
+        `fields` (a name its models lack is a `TypeError`), and parses the answer. A wait's
+        `read_timeout` is how long the hub may hold it, on top of the client's timeout."""
+        path, query, body = verb.split(fields)
+        response = await self._call(
+            verb.method,
+            verb.url(**path),
+            json=body,
+            params=query,
+            read_timeout=None if read_timeout is None else read_timeout + self._timeout,
+            auth=not verb.public,
+        )
+        return verb.response.model_validate_json(response.content)
+
+    async def call(self, name: str, /, **fields: Any) -> BaseModel:
+        """Any verb of the hub's table by name (`caucus.wire.verbs`), with its path
+        parameters, query and body fields by name: `await hub.call("depend", task_id=t,
+        blocked_by=[u])`. The answer is the verb's wire model."""
+        verb = VERBS.get(name)
+        if verb is None:
+            raise ValueError(f"no verb {name!r}; the hub's verbs are: {', '.join(VERBS)}")
+        answer: BaseModel = await self.verb(verb, **fields)
+        return answer
+
     async def health(self) -> Health:
-        return await self._get(Health, "/health", auth=False)
+        return await self.verb(meta.HEALTH)
 
     async def version(self) -> VersionInfo:
         """Which hub this is (no token needed)."""
-        return await self._get(VersionInfo, "/version", auth=False)
+        return await self.verb(meta.VERSION)
 
     async def limits(self) -> Limits:
         """The limits this hub applies (content, long-poll, caps, the send budget)."""
-        return await self._get(Limits, "/limits", auth=False)
+        return await self.verb(meta.LIMITS)
 
     async def wait_ready(self, timeout: float = 15.0) -> None:
         """Poll /health until the hub answers (used after starting a hub process)."""

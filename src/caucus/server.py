@@ -9,7 +9,7 @@ From the outside in, every request meets:
    request);
 3. `FastLane`: `POST /send` and `GET /receive` without FastAPI (ADR 0002); and before all
    of these, served by uvicorn's protocol itself, the same two for a known agent, without
-   an ASGI cycle at all (`lean_lane`: `api/lean_lane.py`, `web/lean_http.py`, ADR 0026);
+   an ASGI cycle at all (`lean_lane`: `api/lean_lane.py`, `web/uvicorn_http.py`, ADR 0026);
 4. `McpFront`: `/mcp` to the MCP endpoint (`api/mcp/http.py`), behind `McpDoor`
    (`api/mcp/door.py`), which loads it once the hub serves;
 5. FastAPI, behind `JsonBodies` (the body limit and the one JSON reader): the API, the
@@ -21,7 +21,7 @@ From the outside in, every request meets:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -32,26 +32,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from caucus import __version__
 from caucus.api.hotpath import FastLane
 from caucus.api.lean_lane import HubLane
-from caucus.api.mcp.door import MCP_PATH, McpDoor
-from caucus.api.routes import (
-    a2a,
-    activity,
-    agents,
-    channels,
-    deliberations,
-    floors,
-    forms,
-    messages,
-    meta,
-    offers,
-    operator,
-    peers,
-    reservations,
-    search,
-    tasks,
-    teammates,
-    watch,
-)
+from caucus.api.mcp.door import McpDoor
+from caucus.api.routes import ROUTERS
 from caucus.clock import Clock
 from caucus.config import Settings
 from caucus.dashboard import console, oversight
@@ -64,13 +46,14 @@ from caucus.errors import StorageError, Unauthorized
 from caucus.ids import hash_token
 from caucus.services.hub import Hub
 from caucus.web.access import ACCESS_KEY
+from caucus.web.admission import Admission, Party
 from caucus.web.bearer import parse_bearer
 from caucus.web.body import JsonBodies
 from caucus.web.context import SCOPE_KEY, Served
 from caucus.web.errors import caucus_error_response, install_error_handlers
 from caucus.web.guard import SECURITY_HEADERS, Guard
 from caucus.web.openapi import truthful
-from caucus.web.shield import Party, Shield
+from caucus.web.shield import Shield
 
 DESCRIPTION = """\
 Caucus hub HTTP API. Authenticate with `Authorization: Bearer <token>` from `POST /register`.
@@ -106,7 +89,7 @@ class McpFront:
         self.mcp = mcp
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"].rstrip("/") == MCP_PATH:
+        if scope["type"] == "http" and Admission.mcp(scope["path"]):
             await self.mcp(scope, receive, send)
             return
         await self.app(scope, receive, send)
@@ -142,41 +125,49 @@ class CaucusApp:
         self.mcp = McpDoor(hub)
         self._api = self._fastapi()
         settings = hub.settings
-        inner = FastLane(
-            McpFront(self._api, self.mcp),
-            max_body_bytes=settings.max_body_bytes,
-            headers=list(SECURITY_HEADERS),
-        )
-        shield = Shield(
-            _Served(inner, self),
-            budget=TokenBuckets(
-                hub.clock,
-                capacity=settings.shield_capacity,
-                refill=settings.shield_refill,
-                what="refusals from this address",
-            ),
-            party=lambda scope: self._party(scope["headers"]),
-            strangers=settings.stranger_concurrency,
-            stranger_rate=settings.stranger_rate,
-            stranger_burst=settings.stranger_burst,
-            max_body_bytes=settings.max_body_bytes,
-        )
-        guard = Guard(
-            shield,
+        # Who may come in and which way: one decision for the ASGI stack and the lean lane.
+        self.admission = Admission(
             allowed_hosts=settings.allowed_hosts,
             allowed_origins=settings.allowed_origins,
-            adds_own_headers=FastLane.serves,
+            max_body_bytes=settings.max_body_bytes,
+            party=self._party,
+            serving=lambda: self.served is not None,
         )
-        self._app = guard
-        # What uvicorn's protocol serves without an ASGI cycle (web/lean_http.py, ADR 0026).
-        self.lean_lane = HubLane(
-            hub,
-            guard,
-            self._party,
-            lambda: self.served is not None,
-            settings.max_body_bytes,
-            self.mcp,
+        self._app = self._stack()
+        # What uvicorn's protocol serves without an ASGI cycle (web/uvicorn_http.py, ADR 0026).
+        self.lean_lane = HubLane(hub, self.admission, self.mcp) if settings.lean_lane else None
+
+    def _stack(self) -> ASGIApp:
+        """The ASGI stack around FastAPI, built from its layers, outside in (the module
+        docstring says what each is for)."""
+        settings = self.hub.settings
+        refusals = TokenBuckets(
+            self.hub.clock,
+            capacity=settings.shield_capacity,
+            refill=settings.shield_refill,
+            what="refusals from this address",
         )
+        layers: list[Callable[[ASGIApp], ASGIApp]] = [
+            lambda app: Guard(app, self.admission, adds_own_headers=FastLane.serves),
+            lambda app: Shield(
+                app,
+                budget=refusals,
+                party=lambda scope: self.admission.party(scope["headers"]),
+                strangers=settings.stranger_concurrency,
+                stranger_rate=settings.stranger_rate,
+                stranger_burst=settings.stranger_burst,
+                max_body_bytes=self.admission.max_body,
+            ),
+            lambda app: _Served(app, self),
+            lambda app: FastLane(
+                app, max_body_bytes=self.admission.max_body, headers=list(SECURITY_HEADERS)
+            ),
+            lambda app: McpFront(app, self.mcp),
+        ]
+        app: ASGIApp = self._api
+        for layer in reversed(layers):
+            app = layer(app)
+        return app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._app(scope, receive, send)
@@ -241,29 +232,8 @@ class CaucusApp:
             redoc_url=None,
         )
         install_error_handlers(app)
-        for module in (
-            activity,
-            agents,
-            peers,
-            messages,
-            watch,
-            channels,
-            floors,
-            forms,
-            tasks,
-            offers,
-            reservations,
-            search,
-            teammates,
-            deliberations,
-            operator,
-            meta,
-            a2a,
-        ):
-            app.include_router(module.router)
-        app.include_router(reservations.operator_router)
-        app.include_router(channels.operator_router)
-        app.include_router(teammates.operator_router)
+        for router in ROUTERS:
+            app.include_router(router)
         app.include_router(dashboard_routes.router)
         app.include_router(oversight.router)
         app.include_router(console.router)

@@ -25,6 +25,7 @@ from caucus.mcp.ports import HubPort
 from caucus.mcp.remote import RemotePort
 from caucus.services.hub import Hub
 from caucus.testing import make_hub, serve
+from caucus.wire.verbs import identity, messages, room
 from tests.mcptools import Session, ToolFailed
 
 Seen = tuple[str, str, str, str]  # sender, to (as addressed), kind, content
@@ -67,25 +68,25 @@ class PortAgent:
         ]
 
     async def peek(self) -> int:
-        return (await self.port.peek()).pending
+        return (await self.port.verb(messages.PEEK)).pending
 
     async def join_channel(self, channel: str) -> list[str]:
-        return (await self.port.join_channel(channel)).members
+        return (await self.port.verb(room.JOIN_CHANNEL, channel=channel)).members
 
     async def peers(self) -> list[str]:
-        return sorted(p.name for p in await self.port.peers())
+        return sorted(p.name for p in (await self.port.verb(identity.PEERS)).peers)
 
     async def leave(self) -> None:
         await self.port.leave()
 
     async def ask(self, title: str, fields: list[dict[str, Any]], to: str) -> str:
-        return (await self.port.ask_operator(title, fields, to)).to
+        return (await self.port.verb(room.ASK_OPERATOR, title=title, fields=fields, to=to)).to
 
     async def forms(self) -> list[str]:
-        return [f.title for f in await self.port.forms()]
+        return [f.title for f in (await self.port.verb(room.FORMS)).forms]
 
     async def decisions(self) -> list[str]:
-        return [d.subject for d in await self.port.decisions(20)]
+        return [d.subject for d in (await self.port.verb(room.DECISIONS, limit=20)).decisions]
 
     async def error(self, action: Callable[[], Awaitable[Any]]) -> str:
         try:

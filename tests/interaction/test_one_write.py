@@ -14,7 +14,7 @@ import pytest
 from caucus.config import Settings
 from caucus.testing import serve_app
 from caucus.web.one_write import OneWrite
-from caucus.web.patience import uvicorn_config
+from caucus.web.serving import uvicorn_config
 from tests.waiting import within
 
 LARGE = b"y" * (300 * 1024)

@@ -33,6 +33,7 @@ from caucus.wire.forms import DecisionRecord, FormInfo, LedgerStatusInfo
 from caucus.wire.messages import InboundMessage, SendResult
 from caucus.wire.peers import PeerInfo
 from caucus.wire.room import ChannelInfo, FloorInfo, RoomState
+from caucus.wire.verbs import identity, room, work
 from caucus.wire.work import OfferInfo, TaskInfo
 from tests.mcptools import call
 
@@ -105,7 +106,7 @@ async def test_every_wire_noun_reads_the_same_on_every_surface(served: tuple[Hub
             PeerInfo,
             raw,
             await bob.ping("alice"),
-            await local.ping("alice"),
+            await local.verb(identity.PING, peer="alice"),
             mcp=(item(v.PEERS, "peers"), mcp),
         )
 
@@ -119,7 +120,7 @@ async def test_every_wire_noun_reads_the_same_on_every_surface(served: tuple[Hub
             ChannelInfo,
             raw,
             client_view,
-            (await local.channels())[0],
+            (await local.verb(room.CHANNELS)).channels[0],
             mcp=(item(v.CHANNELS, "channels"), mcp),
         )
 
@@ -160,7 +161,7 @@ async def test_every_wire_noun_reads_the_same_on_every_surface(served: tuple[Hub
             raw,
             task,
             await bob.task_status(task.task_id),
-            await local_bob.task_status(task.task_id),
+            await local_bob.verb(work.TASK_STATUS, task_id=task.task_id),
             mcp=(item(v.TASKS, "tasks"), status["tasks"][0]),
         )
         raw_list = (await get("/tasks", role="received"))["tasks"]
@@ -175,7 +176,7 @@ async def test_every_wire_noun_reads_the_same_on_every_surface(served: tuple[Hub
             OfferInfo,
             raw,
             (await bob.list_offers())[0],
-            (await local.list_offers(None, False))[0],
+            (await local.verb(work.LIST_OFFERS)).offers[0],
             mcp=(item(v.OFFERS, "offers"), mcp),
         )
 
@@ -188,7 +189,7 @@ async def test_every_wire_noun_reads_the_same_on_every_surface(served: tuple[Hub
             FloorInfo,
             raw,
             await bob.floor("status", "#ops"),
-            await local.floor("status", "#ops", None),
+            await local.verb(room.FLOOR, action="status", scope="#ops"),
             mcp=(v.FLOOR, mcp),
         )
 
@@ -203,7 +204,7 @@ async def test_every_wire_noun_reads_the_same_on_every_surface(served: tuple[Hub
             raw,
             form,
             (await bob.forms())[0],
-            (await local.forms())[0],
+            (await local.verb(room.FORMS)).forms[0],
             mcp=(item(v.FORMS, "forms"), mcp),
         )
 
@@ -213,7 +214,10 @@ async def test_every_wire_noun_reads_the_same_on_every_surface(served: tuple[Hub
         (raw,) = (await get("/decisions"))["decisions"]
         (mcp,) = (await call(carol_mcp, "decisions"))["decisions"]
         assert set(DecisionRecord.model_fields) < set(raw)  # the format's fields, and `caucus`
-        for view in ((await bob.decisions())[0], (await local.decisions(20))[0]):
+        for view in (
+            (await bob.decisions())[0],
+            (await local.verb(room.DECISIONS, limit=20)).decisions[0],
+        ):
             assert view.model_dump(mode="json") == raw
         assert mcp == item(v.DECISIONS, "decisions").of(raw, item=True)
 

@@ -20,9 +20,11 @@ from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from caucus.api.hot_tasks import MOVES, move_task, send_task
+from caucus.api import hot_tasks  # noqa: F401  (binds the task verbs' glue)
+from caucus.api.verbs import answer_raw
 from caucus.errors import CaucusError, InvalidRequest
 from caucus.services.hub import Hub
+from caucus.web.admission import Admission
 from caucus.web.bearer import bearer_from_scope
 from caucus.web.body import check_content_type, parse_model, read_body
 from caucus.web.context import served
@@ -33,6 +35,7 @@ from caucus.web.errors import (
 from caucus.wire.fields import MAX_INT
 from caucus.wire.messages import Batch, InboundMessage, SendResult
 from caucus.wire.requests import SendRequest
+from caucus.wire.verbs import hot_verb, messages
 
 log = logging.getLogger(__name__)
 
@@ -128,21 +131,17 @@ async def answer_hot(
     (the replay mark). Both lanes call it (this module's `FastLane`, `lean_lane.py`); it
     raises `CaucusError` as the documented routes do."""
     token = bearer_from_scope(headers)
-    if method == "GET":
-        return await receive_messages(hub, token, parse_query(query), on_park), []
-    if path == "/send":
+    found = hot_verb(method, path)
+    assert found is not None  # only a hot route comes here
+    verb, params = found
+    if verb.request is not None:
         check_content_type(headers)
+    if verb is messages.RECEIVE:
+        return await receive_messages(hub, token, parse_query(query), on_park), []
+    if verb is messages.SEND:
         sent, replayed = await send_message(hub, token, body)
         return sent, [_REPLAYED] if replayed else []
-    if path == "/tasks":
-        check_content_type(headers)
-        return await send_task(hub, token, body), []
-    found = task_move(path)
-    assert found is not None  # only a hot route comes here
-    task_id, verb = found
-    if MOVES[verb][1]:
-        check_content_type(headers)
-    return await move_task(hub, token, task_id, verb, body), []
+    return await answer_raw(hub, token, verb, params, body), []  # a task's verbs
 
 
 def parse_query(raw: bytes) -> dict[str, str]:
@@ -187,20 +186,14 @@ class FastLane:
     @staticmethod
     def serves(method: str, path: str) -> bool:
         """Whether the lane answers this route (its responses carry their own headers)."""
-        if method == "GET":
-            return path == "/receive"
-        if method != "POST":
-            return False
-        return path in ("/send", "/tasks") or task_move(path) is not None
+        return Admission.hot(method, path) is not None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            path, method = scope["path"], scope["method"]
-            if method == "POST" and (path in ("/send", "/tasks") or task_move(path) is not None):
-                await self._guarded(self._post, scope, receive, send)
-                return
-            if path == "/receive" and method == "GET":
-                await self._guarded(self._receive, scope, receive, send)
+            verb = Admission.hot(scope["method"], scope["path"])
+            if verb is not None:
+                handler = self._receive if verb is messages.RECEIVE else self._post
+                await self._guarded(handler, scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
@@ -258,14 +251,6 @@ class FastLane:
             if watcher is not None:
                 watcher.cancel()
         await _respond(send, 200, body, self.headers)
-
-
-def task_move(path: str) -> tuple[str, str] | None:
-    """(task id, verb) of a POST /tasks/{task_id}/{verb} path the lane serves."""
-    parts = path.split("/")
-    if len(parts) == 4 and parts[1] == "tasks" and parts[2] and parts[3] in MOVES:
-        return parts[2], parts[3]
-    return None
 
 
 async def _wait_disconnect(receive: Receive) -> None:

@@ -1,30 +1,29 @@
-"""The hub's lean lane (`web/lean_http.py`): a known agent's `POST /send`, `GET /receive` and
+"""The hub's lean lane (`web/uvicorn_http.py`): a known agent's `POST /send`, `GET /receive` and
 a task's round trip (`POST /tasks`, `POST /tasks/{id}/{reply|fail|input|cancel}`), answered by
 the very handlers the ASGI lane calls (`hotpath.py`, `hot_tasks.py`), and a joined MCP
 session's tool calls, answered by `CallLane` (`api/mcp/call_lane.py`, behind `McpDoor` once
 it has loaded) as the ASGI lane's `/mcp` would, all without an ASGI cycle.
 
 It takes a request only where the ASGI stack would have let it straight through to those
-handlers: the Host and Origin the `Guard` accepts, a credential the `Shield` counts as a known
-party's, a declared body within the limit, and a hub that is serving; on `/mcp`, once the body
-is in, one tool call `CallLane` takes. Everything else goes the ASGI way, where it is refused,
-queued or served as before (ADR 0026).
+handlers, as the hub's one `Admission` decides for both (`web/admission.py`: the Host and
+Origin, a known party, a declared body within the limit, a hot verb, a hub that serves); on
+`/mcp`, once the body is in, one tool call `CallLane` takes. Everything else goes the ASGI way,
+where it is refused, queued or served as before (ADR 0026).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
-from caucus.api.hotpath import answer_hot, dumps, task_move
+from caucus.api.hotpath import answer_hot, dumps
 from caucus.api.mcp.door import McpDoor
 from caucus.errors import CaucusError
 from caucus.services.hub import Hub
+from caucus.web.admission import Admission
 from caucus.web.bearer import parse_bearer
 from caucus.web.errors import error_parts, unexpected_error_body
-from caucus.web.guard import SECURITY_HEADERS, Guard
-from caucus.web.lean_http import Exchange, Headers
-from caucus.web.shield import Party
+from caucus.web.guard import SECURITY_HEADERS
+from caucus.web.uvicorn_http import Exchange, Headers
 
 log = logging.getLogger(__name__)
 
@@ -34,21 +33,10 @@ MCP = b"/mcp"
 class HubLane:
     """What `LeanHttp` asks of the hub's app."""
 
-    def __init__(
-        self,
-        hub: Hub,
-        guard: Guard,
-        party: Callable[[Headers], Party],
-        serving: Callable[[], bool],
-        max_body_bytes: int,
-        calls: McpDoor,
-    ) -> None:
+    def __init__(self, hub: Hub, admission: Admission, calls: McpDoor) -> None:
         self.hub = hub
         self.calls = calls
-        self.guard = guard
-        self.party = party
-        self.serving = serving
-        self.max_body = max_body_bytes
+        self.admission = admission
         self.answered = 0  # requests the lane took (a benchmark's and a test's figure)
         self.declined = 0  # requests it let go once their bodies were in (a test's)
 
@@ -66,36 +54,8 @@ class HubLane:
         return 0
 
     def admits(self, method: bytes, path: bytes, headers: Headers) -> bool:
-        if b"%" in path:
-            return False  # uvicorn decodes it for the routes: theirs to answer
-        if method == b"POST":
-            if path == MCP:
-                if not self.calls.may_take(headers):
-                    return False
-            elif path not in (b"/send", b"/tasks") and task_move(path.decode("latin-1")) is None:
-                return False
-        elif method != b"GET" or path != b"/receive":
-            return False
-        host = origin = None
-        declared = 0
-        for name, value in headers:
-            if name == b"host":
-                if host is not None:
-                    return False  # two: the ASGI path's Guard refuses it
-                host = value
-            elif name == b"origin":
-                if origin is not None:
-                    return False
-                origin = value
-            elif name == b"content-length":
-                if not value.isdigit():
-                    return False
-                declared = int(value)
-            elif name == b"transfer-encoding":
-                return False
-        if declared > self.max_body or self.guard.refusal(host, origin) is not None:
-            return False
-        return self.serving() and self.party(headers) is Party.KNOWN
+        mcp = method == b"POST" and path == MCP
+        return self.admission.lean(method, path, headers, mcp and self.calls.may_take(headers))
 
     def keeps(self, exchange: Exchange) -> bool:
         if exchange.path != MCP:

@@ -82,7 +82,7 @@ async def serve(
     settings: Settings, sock: socket.socket, *, access_log: bool, json_output: bool
 ) -> int:
     from caucus.server import build_app, open_hub
-    from caucus.web.patience import uvicorn_config
+    from caucus.web.serving import uvicorn_config
 
     hub = open_hub(settings)
     try:

@@ -13,8 +13,8 @@ from pathlib import Path
 from fastapi import APIRouter
 from starlette.responses import FileResponse, Response
 
+from caucus.domain.control import Access
 from caucus.errors import NotFound
-from caucus.services.roles import Access
 from caucus.web.access import access
 
 router = APIRouter(tags=["console"])

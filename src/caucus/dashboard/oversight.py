@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 
 from caucus import __version__
-from caucus.services.roles import Access
+from caucus.domain.control import Access
 from caucus.web.access import ViewerDep, access
 from caucus.web.context import hub_of
 from caucus.wire.errors import ErrorBody

@@ -14,11 +14,11 @@ from starlette.responses import Response, StreamingResponse
 
 from caucus.dashboard.export import EXPORT_TYPES, PAGE, Pages, export_chunks
 from caucus.dashboard.feed import FeedEvent, feed_of
+from caucus.domain.control import Access
 from caucus.domain.messages import Message
 from caucus.errors import InvalidRequest
 from caucus.services.holds import HoldKind
 from caucus.services.hub import Hub
-from caucus.services.roles import Access
 from caucus.web.access import PeerDep, ViewerDep, access
 from caucus.web.context import hub_of
 from caucus.web.held import Held

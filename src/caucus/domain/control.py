@@ -14,6 +14,18 @@ class RoomMode(StrEnum):
     STOPPED = "stopped"  # every peer was told to stop; new sends are refused
 
 
+class Access(StrEnum):
+    """What a route needs. Every route declares one (the authorization matrix test checks)."""
+
+    PUBLIC = "public"  # anyone
+    ROOM = "room"  # who is here: anyone who could register (no token needed unless an agent
+    # key is set), and every valid token; a bad token is refused
+    AGENT = "agent"  # a registered agent's token
+    WATCHER = "watcher"  # a watch key (`caucus watch`): waits for one agent's messages
+    VIEWER = "viewer"  # the operator or the observer
+    OPERATOR = "operator"  # the operator only
+
+
 class Role(StrEnum):
     OPERATOR = "operator"
     OBSERVER = "observer"  # reads everything, changes nothing

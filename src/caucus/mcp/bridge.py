@@ -36,7 +36,8 @@ from caucus.mcp.push import CHANNEL_CAPABILITY, ChannelMode, ChannelPush
 from caucus.mcp.remote import RemotePort
 from caucus.mcp.results import WaitVia, WatchCommand
 from caucus.mcp.server import Context, ToolServer, follows_lines, is_modern
-from caucus.mcp.tools import Call, Catalog
+from caucus.mcp.tool_call import Call
+from caucus.mcp.tools import Catalog
 from caucus.mcp.watch import Session, by_session_file, session_dir, write_session
 from caucus.service import start_if_installed
 from caucus.wire.room import Limits

@@ -24,6 +24,7 @@ from caucus.wire.reservations import ReservationList
 from caucus.wire.room import ProtocolText
 from caucus.wire.search import SearchResults, ThreadSummaryInfo
 from caucus.wire.spawns import Teammates
+from caucus.wire.verbs import identity, messages
 from caucus.wire.work import OfferInfo, TaskInfo
 
 UNTRUSTED = (
@@ -45,8 +46,11 @@ async def joined_text(port: HubPort, joined: JoinResult) -> str:
     """A join: who you are, the room in a line or two, what waits, how to wait, and the
     protocol in short (once). Its size does not grow with the room (issue 50)."""
     outcome = _OUTCOMES.get(Outcome(joined.outcome), joined.outcome)
-    lines = [f"You are {joined.name} ({outcome}).", _roster(await port.peers(), joined.name)]
-    peek = await port.peek()
+    lines = [
+        f"You are {joined.name} ({outcome}).",
+        _roster((await port.verb(identity.PEERS)).peers, joined.name),
+    ]
+    peek = await port.verb(messages.PEEK)
     if peek.pending:
         last = f" (the last from {peek.last.sender})" if peek.last is not None else ""
         lines.append(f"{peek.pending} message(s) wait for you{last}: call listen.")

@@ -29,7 +29,8 @@ from caucus.mcp.hints import TOOL_HINTS
 from caucus.mcp.listing import fill_tools, listing_values
 from caucus.mcp.protocol_errors import answering_hub_errors, unknown_tool
 from caucus.mcp.schema import schema_of
-from caucus.mcp.tools import Answered, Call, Catalog, Tool
+from caucus.mcp.tool_call import Answered, Call
+from caucus.mcp.tools import Catalog, Tool
 from caucus.wire.room import Limits
 
 log = logging.getLogger(__name__)

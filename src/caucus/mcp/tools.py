@@ -19,20 +19,17 @@ from caucus.errors import Hint, InChannelMode, InvalidRequest, NotJoined
 from caucus.mcp import args as a
 from caucus.mcp import descriptions as d
 from caucus.mcp import views as v
-from caucus.mcp.ports import Answer, Convening, HubPort
+from caucus.mcp import work_tools as w
+from caucus.mcp.ports import HubPort
 from caucus.mcp.push import ChannelPush
 from caucus.mcp.renderings import (
     catch_up_text,
     decisions_text,
     forms_text,
     joined_text,
-    offers_text,
     protocol_text,
-    reservations_text,
     search_text,
     sent_line,
-    tasks_text,
-    teammates_text,
     thread_text,
 )
 from caucus.mcp.results import (
@@ -43,32 +40,15 @@ from caucus.mcp.results import (
     WatchCommand,
     WhoAmI,
 )
+from caucus.mcp.tool_call import Answered, Call, Reply, joined, needs, present
 from caucus.models.envelope import wrap
 from caucus.protocol import PROTOCOL_VERSION, essentials_text
 from caucus.wire.deliberations import Convened
-from caucus.wire.fields import Wire
 from caucus.wire.forms import DecisionList, FormList
 from caucus.wire.peers import Outcome, PeerList
 from caucus.wire.room import ChannelInfo, ChannelList
 from caucus.wire.search import SearchFound
-from caucus.wire.work import OfferList, TaskList
-
-Reply = tuple[Wire, str]  # what a tool's body returns: the hub's noun, and the line of text
-Answered = tuple[dict[str, Any], str]  # what the caller gets: the noun's view, and the text
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """One tool call: the caller's port and what its transport knows about the caller."""
-
-    port: HubPort
-    default_name: str | None = None
-    agent_key: str | None = None
-    hub_url: str | None = None  # the hub as this caller reaches it
-    local: bool = True  # the caller is on the hub's machine (a loopback address)
-    # The host turns each line a background command prints into a turn (Claude Code's Monitor
-    # tool): the watcher it is given keeps running and prints one line per message.
-    follows: bool = False
+from caucus.wire.verbs import identity, messages, meta, room
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,13 +95,11 @@ class Catalog:
             _tool("channel", d.CHANNEL, a.ChannelArgs, v.CHANNELS, self.channel, idempotent=True),
             _tool("announce", d.ANNOUNCE, a.AnnounceArgs, v.SENT, self.announce),
             _tool("floor", d.FLOOR, a.FloorArgs, v.FLOOR, self.floor),
-            _tool("task", d.TASK, a.TaskArgs, v.TASKS, self.task),
-            _tool("offer", d.OFFER, a.OfferArgs, v.OFFERS, self.offer),
-            _tool(
-                "reservation", d.RESERVATION, a.ReservationArgs, v.RESERVATIONS, self.reservation
-            ),
+            _tool("task", d.TASK, a.TaskArgs, v.TASKS, w.task),
+            _tool("offer", d.OFFER, a.OfferArgs, v.OFFERS, w.offer),
+            _tool("reservation", d.RESERVATION, a.ReservationArgs, v.RESERVATIONS, w.reservation),
             _tool("search", d.SEARCH, a.SearchArgs, v.FOUND, self.search, **reads),
-            _tool("teammate", d.TEAMMATE, a.TeammateArgs, v.TEAMMATES, self.teammate),
+            _tool("teammate", d.TEAMMATE, a.TeammateArgs, v.TEAMMATES, w.teammate),
             _tool("ask_operator", d.ASK, a.AskArgs, v.FORMS, self.ask, idempotent=True),
             _tool("decisions", d.DECISIONS, a.DecisionsArgs, v.DECISIONS, self.decisions, **reads),
             _tool("convene", d.CONVENE, a.ConveneArgs, v.CONVENED, self.convene),
@@ -134,21 +112,6 @@ class Catalog:
             confirm = _tool("confirm_delivery", d.CONFIRM, a.ConfirmArgs, v.PUSH, self.confirm)
             specs.insert(8, confirm)
         self.tools = {s.name: s for s in specs}
-
-    # --- helpers ----------------------------------------------------------------------------
-    @staticmethod
-    async def _joined(call: Call) -> HubPort:
-        port = call.port
-        await port.identify()
-        if port.name is None:
-            raise NotJoined("join first (a name is optional)", hint=Hint.REGISTER)
-        return port
-
-    @staticmethod
-    async def _present(call: Call) -> HubPort:
-        """For the reads that work before join."""
-        await call.port.identify()
-        return call.port
 
     # --- identity ---------------------------------------------------------------------------
     async def join(self, call: Call, x: a.JoinArgs) -> Reply:
@@ -195,19 +158,19 @@ class Catalog:
         return result, await joined_text(port, result)
 
     async def leave(self, call: Call, _: a.NoArgs) -> Reply:
-        port = await self._joined(call)
+        port = await joined(call)
         left = await port.leave()
         if self.on_leave is not None:
             await self.on_leave(port)
         return left, f"{left.name} left the hub; the name is free."
 
     async def whoami(self, call: Call, _: a.NoArgs) -> Reply:
-        port = await self._present(call)
+        port = await present(call)
         if port.name is None:
             who = WhoAmI(joined=False, name=None, default_name=call.default_name, pending=0)
             hint = f" (join would use the name {call.default_name!r})" if call.default_name else ""
             return who, f"not joined yet{hint}."
-        peek = await port.peek()
+        peek = await port.verb(messages.PEEK)
         who = WhoAmI(
             joined=True, name=port.name, default_name=call.default_name, pending=peek.pending
         )
@@ -215,30 +178,31 @@ class Catalog:
         return who, f"you are {port.name}; {waiting} (call listen to read them)."
 
     async def peers(self, call: Call, x: a.PeersArgs) -> Reply:
-        port = await self._present(call)
+        port = await present(call)
         if x.name is not None:
-            found = [await port.ping(x.name)]
+            found = [await port.verb(identity.PING, peer=x.name)]
         else:
-            found = await port.peers()
+            found = (await port.verb(identity.PEERS)).peers
         if x.channel is not None:
             wanted = "#" + x.channel.lstrip("#")
-            members = {m for c in await port.channels() if c.name == wanted for m in c.members}
+            channels = (await port.verb(room.CHANNELS)).channels
+            members = {m for c in channels if c.name == wanted for m in c.members}
             found = [p for p in found if p.name in members]
         listing = ", ".join(f"{p.name} ({p.state})" for p in found) or "nobody"
         return PeerList(peers=found), f"{len(found)} peer(s): {listing}."
 
     async def status(self, call: Call, x: a.StatusArgs) -> Reply:
-        port = await self._joined(call)
-        return await port.set_status(x.status), "status set."
+        port = await joined(call)
+        return await port.verb(identity.SET_STATUS, status=x.status), "status set."
 
     # --- messages ---------------------------------------------------------------------------
     async def say(self, call: Call, x: a.SayArgs) -> Reply:
-        port = await self._joined(call)
+        port = await joined(call)
         sent = await port.say(x.to, x.content, x.thread, x.reply_to)
         return sent, sent_line(sent, x.to)
 
     async def listen(self, call: Call, x: a.ListenArgs) -> Reply:
-        port = await self._joined(call)
+        port = await joined(call)
         if self.push is not None and self.push.live:
             raise InChannelMode(
                 "this session is in channel mode: messages arrive in the conversation by "
@@ -251,7 +215,7 @@ class Catalog:
         return Heard.of(heard.messages, heard.displaced_watcher), text
 
     async def watch(self, call: Call, _: a.NoArgs) -> Reply:
-        port = await self._joined(call)
+        port = await joined(call)
         assert self.watch_for is not None
         waiting = await self.watch_for(call, port)
         if waiting is None:
@@ -259,143 +223,59 @@ class Catalog:
         return waiting, waiting.how
 
     async def confirm(self, call: Call, x: a.ConfirmArgs) -> Reply:
-        await self._joined(call)
+        await joined(call)
         assert self.push is not None
         state = self.push.confirm(x.nonce)
         return state, state.note
 
     async def protocol(self, call: Call, x: a.ProtocolArgs) -> Reply:
-        text = await call.port.protocol(x.section)
+        text = await call.port.verb(meta.PROTOCOL, section=x.section)
         return text, protocol_text(text)
 
     async def announce(self, call: Call, x: a.AnnounceArgs) -> Reply:
-        port = await self._joined(call)
-        sent = await port.announce(x.content, x.subject)
+        port = await joined(call)
+        sent = await port.verb(messages.ANNOUNCE, content=x.content, subject=x.subject)
         return sent, f"announced as #{sent.seq} to {len(sent.delivered_to)} peer(s)."
 
     # --- channels and the floor -------------------------------------------------------------
     async def channel(self, call: Call, x: a.ChannelArgs) -> Reply:
         action = x.action
         if action is a.ChannelAction.LIST:
-            found = await (await self._present(call)).channels()
+            found = (await (await present(call)).verb(room.CHANNELS)).channels
             names = ", ".join(c.name for c in found) or "none yet"
             return ChannelList(channels=found), f"{len(found)} channel(s): {names}."
-        port = await self._joined(call)
-        channel = _needs(x.channel, "channel", action)
+        port = await joined(call)
+        channel = needs(x.channel, "channel", action)
         if action is a.ChannelAction.JOIN:
-            joined = await port.join_channel(channel, bool(x.private))
-            how = "joined" if joined.joined else "already in"
-            line = f"{how} {joined.name} with {', '.join(joined.members)}."
-            return ChannelList(channels=[ChannelInfo.model_validate(dict(joined))]), line
+            done = await port.verb(room.JOIN_CHANNEL, channel=channel, private=bool(x.private))
+            how = "joined" if done.joined else "already in"
+            line = f"{how} {done.name} with {', '.join(done.members)}."
+            return ChannelList(channels=[ChannelInfo.model_validate(dict(done))]), line
         if action is a.ChannelAction.LEAVE:
-            await port.leave_channel(channel)
+            await port.verb(room.LEAVE_CHANNEL, channel=channel)
             name = "#" + channel.lstrip("#")
-            rest = [c for c in await port.channels() if c.name == name]
+            rest = [c for c in (await port.verb(room.CHANNELS)).channels if c.name == name]
             return ChannelList(channels=rest), f"left {name}."
-        info = await port.set_topic(channel, _needs(x.topic, "topic", action))
+        topic = needs(x.topic, "topic", action)
+        info = await port.verb(room.SET_TOPIC, channel=channel, topic=topic)
         return ChannelList(channels=[info]), f"topic of {info.name} set."
 
     async def floor(self, call: Call, x: a.FloorArgs) -> Reply:
         if x.action.value == "status":  # a look: works before join
-            port = await self._present(call)
+            port = await present(call)
             floor = await port.floor_now(x.scope)
         else:
-            port = await self._joined(call)
-            floor = await port.floor(x.action, x.scope, x.reason)
+            port = await joined(call)
+            floor = await port.verb(room.FLOOR, action=x.action, scope=x.scope, reason=x.reason)
         hands = ", ".join(floor.hands) or "none"
         return floor, f"floor of {floor.scope}: held by {floor.holder or 'nobody'}; hands: {hands}."
 
     # --- tasks and the job board ------------------------------------------------------------
-    async def task(self, call: Call, x: a.TaskArgs) -> Reply:
-        port = await self._joined(call)
-        act, t = a.TaskAction, x.action
-        if t is act.LIST:
-            found = await port.list_tasks(x.role.value, x.state.value if x.state else None)
-            return TaskList(tasks=found), tasks_text(found, me=port.name, role=x.role.value)
-        if t is act.READY:
-            found = await port.ready_tasks()
-            return TaskList(tasks=found), tasks_text(found, me=port.name, role="ready")
-        if t is act.SEND:
-            to, content = _needs(x.to, "to", t), _needs(x.content, "content", t)
-            terms = {"priority": x.priority, "on_failure": x.on_failure.value}
-            task = await port.send_task(to, content, x.subject, None, terms | _waits(x))
-        elif t is act.DEPEND:
-            task_id = _needs(x.task_id, "task_id", t)
-            task = await port.depend(task_id, x.blocked_by or [])
-        else:
-            task_id = _needs(x.task_id, "task_id", t)
-            if t is act.STATUS:
-                task = await port.task_status(task_id)
-            elif t is act.CANCEL:
-                task = await port.cancel_task(task_id)
-            elif t is act.REPLY:
-                task = await port.reply_task(task_id, _needs(x.result, "result", t))
-            elif t is act.FAIL:
-                task = await port.fail_task(task_id, _needs(x.error, "error", t))
-            else:
-                task = await port.request_input(task_id, _needs(x.question, "question", t))
-        return TaskList(tasks=[task]), tasks_text([task], me=port.name)
-
-    async def offer(self, call: Call, x: a.OfferArgs) -> Reply:
-        port = await self._joined(call)
-        act, o = a.OfferAction, x.action
-        if o is act.LIST:
-            found = await port.list_offers(x.state.value if x.state else None, x.matching)
-            return OfferList(offers=found), offers_text(found, me=port.name, listing=True)
-        if o is act.POST:
-            content = _needs(x.content, "content", o)
-            terms: dict[str, Any] = {"priority": x.priority}
-            if x.blocked_by:
-                terms["blocked_by"] = x.blocked_by
-            offer = await port.post_offer(content, x.subject, x.skills, None, terms)
-        else:
-            offer_id = _needs(x.offer_id, "offer_id", o)
-            if o is act.CLAIM:
-                offer = await port.claim_offer(offer_id, x.note)
-            elif o is act.SELECT:
-                offer = await port.resolve_offer(offer_id, _needs(x.claimant, "claimant", o), False)
-            else:
-                offer = await port.resolve_offer(offer_id, None, True)
-        return OfferList(offers=[offer]), offers_text([offer], me=port.name)
-
-    async def reservation(self, call: Call, x: a.ReservationArgs) -> Reply:
-        act, r = a.ReservationAction, x.action
-        if r is act.LIST:  # who holds what: works before join
-            port = await self._present(call)
-            found = await port.reservations(x.holder)
-        else:
-            port = await self._joined(call)
-            if r is act.RESERVE:
-                if not x.paths:
-                    raise InvalidRequest(f"paths is required for {r}", field="paths")
-                found = await port.reserve(x.paths, x.exclusive, x.ttl, x.reason)
-            elif r is act.RELEASE:
-                if not (x.ids or x.paths):
-                    found = await port.release([], [], True)  # everything the caller holds
-                else:
-                    found = await port.release(x.ids or [], x.paths or [], False)
-            else:
-                found = await port.renew(x.ids or [], x.ttl)
-        return found, reservations_text(found, me=port.name, action=r.value)
-
-    async def teammate(self, call: Call, x: a.TeammateArgs) -> Reply:
-        port = await self._joined(call)
-        done = None
-        if x.action is a.TeammateAction.SPAWN:
-            prompt = _needs(x.prompt, "prompt", x.action)
-            profile = _needs(x.profile, "profile", x.action)
-            mate = await port.spawn(prompt, profile, x.tools or [], x.name)
-            done = f"Spawned {mate.name} ({mate.spawn_id}): it joins in a moment."
-        elif x.action is a.TeammateAction.STOP:
-            mate = await port.stop_teammate(_needs(x.spawn_id, "spawn_id", x.action))
-            done = f"Stopped {mate.name}." if mate.state == "ended" else f"Stopping {mate.name}."
-        standing = await port.teammates()
-        return standing, teammates_text(standing, done=done)
-
     async def search(self, call: Call, x: a.SearchArgs) -> Reply:
-        port = await self._joined(call)
+        port = await joined(call)
         if x.action is a.SearchAction.SUMMARIZE:
-            summary = await port.thread_summary(_needs(x.thread, "thread", x.action))
+            thread = needs(x.thread, "thread", x.action)
+            summary = await port.verb(messages.THREAD_SUMMARY, thread=thread)
             return SearchFound(summary=summary), thread_text(summary)
         filters = {
             "sender": x.sender,
@@ -407,43 +287,43 @@ class Catalog:
             "order": x.order.value,
             "limit": x.limit,
         }
-        found = await port.search(_needs(x.q, "q", x.action), filters)
+        found = await port.verb(messages.SEARCH, q=needs(x.q, "q", x.action), **filters)
         return SearchFound(found=found), search_text(found, me=port.name)
 
     # --- the operator's forms and the ledger -------------------------------------------------
     async def ask(self, call: Call, x: a.AskArgs) -> Reply:
         if x.title is None and x.fields is None:  # the list: works before join
-            port = await self._present(call)
-            found = await port.forms()
+            port = await present(call)
+            found = (await port.verb(room.FORMS)).forms
             return FormList(forms=found), forms_text(found, me=port.name)
-        port = await self._joined(call)
-        title = _needs(x.title, "title", "asking")
+        port = await joined(call)
+        title = needs(x.title, "title", "asking")
         if not x.fields:
             raise InvalidRequest("fields are required for asking (1-20 of them)", field="fields")
         fields = [f.model_dump(exclude_none=True, mode="json") for f in x.fields]
-        form = await port.ask_operator(title, fields, x.to)
+        form = await port.verb(room.ASK_OPERATOR, title=title, fields=fields, to=x.to)
         line = f"form {form.form_id} waits for the operator; its answer comes by listen."
         return FormList(forms=[form]), line
 
     async def decisions(self, call: Call, x: a.DecisionsArgs) -> Reply:
-        port = await self._present(call)
-        found = await port.decisions(x.limit)
+        port = await present(call)
+        found = (await port.verb(room.DECISIONS, limit=x.limit)).decisions
         return DecisionList(decisions=found), decisions_text(found)
 
     # --- deliberation ----------------------------------------------------------------------
     async def convene(self, call: Call, x: a.ConveneArgs) -> Reply:
-        port = await self._joined(call)
+        port = await joined(call)
         channel = len(x.panel) == 1 and x.panel[0].startswith("#")
         evidence = [e.model_dump(exclude_none=True) for e in x.evidence or []]
-        convening = Convening(
-            x.subject,
-            x.panel[0] if channel else list(x.panel),
-            x.chair,
-            evidence,
-            x.rounds,
-            x.deadline,
+        d = await port.verb(
+            room.CONVENE,
+            subject=x.subject,
+            panel=x.panel[0] if channel else list(x.panel),
+            chair=x.chair,
+            evidence=evidence,
+            rounds=x.rounds,
+            deadline=x.deadline,
         )
-        d = await port.convene(convening)
         line = (
             f"deliberation {d.deliberation_id} convened: {len(d.panel)} panelist(s), chair "
             f"{d.chair}; the decision is announced when it is recorded."
@@ -451,9 +331,15 @@ class Catalog:
         return Convened.of(d), line
 
     async def position(self, call: Call, x: a.PositionArgs) -> Reply:
-        port = await self._joined(call)
-        answer = Answer(x.stance.value, x.summary, x.confidence, list(x.evidence or []))
-        p = await port.submit_position(x.deliberation, answer)
+        port = await joined(call)
+        p = await port.verb(
+            room.SUBMIT_POSITION,
+            deliberation_id=x.deliberation,
+            stance=x.stance.value,
+            summary=x.summary,
+            confidence=x.confidence,
+            evidence=list(x.evidence or []),
+        )
         return p, f"your {p.stance} position on {x.deliberation} is in."
 
 
@@ -470,13 +356,3 @@ def _tool(
     identity: bool = True,
 ) -> Tool:
     return Tool(name, description, args, view, read_only, destructive, idempotent, run, identity)
-
-
-def _waits(x: a.TaskArgs) -> dict[str, Any]:
-    return {"blocked_by": x.blocked_by} if x.blocked_by else {}
-
-
-def _needs(value: str | None, name: str, action: object) -> str:
-    if value is None or value == "":
-        raise InvalidRequest(f"{name} is required for {action}", field=name)
-    return value

@@ -12,13 +12,13 @@ from enum import StrEnum
 from typing import Any
 
 from caucus.config import Settings
-from caucus.domain.control import Role
+from caucus.domain.control import Access, Role
 from caucus.domain.names import check_peer_name
 from caucus.domain.peers import Peer, Registration, ended
 from caucus.errors import Forbidden, Hint, Unauthorized
 from caucus.ids import hash_token, tokens_equal
 from caucus.services.registry import Registry
-from caucus.services.roles import Access, Roles
+from caucus.services.roles import Roles
 from caucus.services.watchers import KEY_PREFIX, Watchers
 from caucus.storage.engine import Engine
 

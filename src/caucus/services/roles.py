@@ -2,22 +2,8 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
-
 from caucus.domain.control import Role
 from caucus.ids import hash_token, tokens_equal
-
-
-class Access(StrEnum):
-    """What a route needs. Every route declares one (the authorization matrix test checks)."""
-
-    PUBLIC = "public"  # anyone
-    ROOM = "room"  # who is here: anyone who could register (no token needed unless an agent
-    # key is set), and every valid token; a bad token is refused
-    AGENT = "agent"  # a registered agent's token
-    WATCHER = "watcher"  # a watch key (`caucus watch`): waits for one agent's messages
-    VIEWER = "viewer"  # the operator or the observer
-    OPERATOR = "operator"  # the operator only
 
 
 class Roles:

@@ -228,7 +228,7 @@ async def serve(hub: Hub, app: CaucusApp | None = None) -> AsyncIterator[str]:
     block answers parked long-polls, as a hub shutting down does.
     """
     from caucus.server import build_app
-    from caucus.web.patience import uvicorn_config
+    from caucus.web.serving import uvicorn_config
 
     def config(served: Any) -> uvicorn.Config:
         return uvicorn_config(

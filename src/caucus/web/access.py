@@ -11,10 +11,9 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
-from caucus.domain.control import Role
+from caucus.domain.control import Access, Role
 from caucus.domain.peers import Peer
 from caucus.services.principals import Principal
-from caucus.services.roles import Access
 from caucus.web.bearer import parse_bearer
 from caucus.web.context import hub_of
 from caucus.wire.headers import AGENT_KEY_HEADER
@@ -43,6 +42,11 @@ async def room_view(request: Request) -> Principal:
     )
 
 
+async def current_watcher(request: Request) -> Peer:
+    """The agent a watch key watches for (`caucus watch`)."""
+    return await hub_of(request).principals.watcher(bearer_token(request))
+
+
 async def operator_role(request: Request) -> Role:
     return await hub_of(request).principals.role(bearer_token(request), Access.OPERATOR)
 
@@ -53,5 +57,6 @@ async def viewer_role(request: Request) -> Role:
 
 PeerDep = Annotated[Peer, Depends(current_peer)]
 RoomDep = Annotated[Principal, Depends(room_view)]
+WatcherDep = Annotated[Peer, Depends(current_watcher)]
 OperatorDep = Annotated[Role, Depends(operator_role)]
 ViewerDep = Annotated[Role, Depends(viewer_role)]

@@ -5,7 +5,7 @@ uvicorn's ASGI cycle writes a response's status line and headers when the app se
 socket, so two system calls (and, without Nagle, two packets) for every response whose body
 was ready with its head, which is nearly all of them. On the hub's own `/mcp` tool calls that
 second system call was a fifth of what the door cost over plain HTTP (issue 33; the lean lane
-of `lean_http.py` already writes its answers whole).
+of `uvicorn_http.py` already writes its answers whole).
 
 `OneWrite` stands between a cycle and its transport: the cycle's first write (the head) is held
 until its next (the body, which an app sends in the same turn of the loop) and the two go out

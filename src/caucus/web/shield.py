@@ -31,23 +31,19 @@ import json
 import math
 import time
 from collections.abc import Callable
-from enum import Enum
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from caucus.domain.buckets import TokenBuckets
+from caucus.web.admission import Party
 from caucus.web.errors import body_too_large, error_body
+
+__all__ = ["REFUSALS", "REFUSAL_HOLD", "STRANGER_TURN", "Party", "Shield"]
 
 REFUSALS = frozenset({400, 401, 403, 404, 405, 408, 413, 415, 429, 431})
 STRANGER_TURN = 0.25  # seconds one stranger's request may hold its place in the turn
 REFUSAL_HOLD = 0.25  # seconds a refusal at the door is held at most
 CLOSE_PAST = 16  # a body declared this many times the limit is refused unread, and closed
-
-
-class Party(Enum):
-    KNOWN = "known"  # a credential the hub has seen: straight in
-    SESSION = "session"  # an MCP session that has not joined: in turn, but not budgeted
-    STRANGER = "stranger"
 
 
 class Shield:

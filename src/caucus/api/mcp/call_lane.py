@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import math
 from typing import Any, NamedTuple, cast
 
 import mcp_types as types
@@ -50,9 +49,10 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
+from caucus.api.mcp.sdk import InFlight, security_of
 from caucus.api.mcp.sessions import SESSION_HEADER, Sessions, replaying, whole_body
 from caucus.mcp.server import ToolServer
-from caucus.web.lean_http import Exchange
+from caucus.web.uvicorn_http import Exchange
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,10 @@ class _Client:
 
 
 class CallLane:
-    def __init__(self, sessions: Sessions, tools: ToolServer, *, max_body: int) -> None:
+    def __init__(
+        self, sessions: Sessions, tools: ToolServer, *, max_body: int, enabled: bool = True
+    ) -> None:
+        self.enabled = enabled  # off: every request is the SDK's (a benchmark's baseline)
         self._sessions = sessions
         self._tools = tools
         self._max_body = max_body
@@ -91,7 +94,7 @@ class CallLane:
     async def serve(self, scope: Scope, receive: Receive, send: Send) -> Receive | None:
         """Answer the request if it is a tool call this lane takes (None); otherwise the
         `receive` to hand the SDK (the body replayed if it was read)."""
-        if scope["method"] != "POST":
+        if scope["method"] != "POST" or not self.enabled:
             return receive
         headers: list[tuple[bytes, bytes]] = scope["headers"]
         session_id, version = _routing(headers)
@@ -102,7 +105,7 @@ class CallLane:
             ready = self._sessions.ready(session_id)
             if ready is None:
                 return receive
-            security = ready[0]._security
+            security = security_of(ready[0])
         elif session_id is None and version in MODERN_PROTOCOL_VERSIONS:
             security = self._security
         else:
@@ -124,7 +127,7 @@ class CallLane:
                 return replaying(body, receive)
         context = _context(client, version, call, request)
         self.answered += 1
-        with _InFlight(ready[0] if ready is not None else None):
+        with InFlight(ready[0] if ready is not None else None):
             await self._answer(context, call[1], call[0], session_id, receive, send)
         return None
 
@@ -134,12 +137,12 @@ class CallLane:
         call whose headers the SDK's transport has already admitted once (the first call with
         them goes the ASGI way, which judges them and remembers the verdict)."""
         session_id, version = _routing(headers)
-        if session_id is None or version not in HANDSHAKE_PROTOCOL_VERSIONS:
+        if session_id is None or version not in HANDSHAKE_PROTOCOL_VERSIONS or not self.enabled:
             return False
         ready = self._sessions.ready(session_id)
         if ready is None:
             return False
-        known = _admit_key(headers, ready[0]._security)
+        known = _admit_key(headers, security_of(ready[0]))
         return known is not None and known in self._admits
 
     def takes(self, headers: list[tuple[bytes, bytes]], body: bytes) -> _Prepared | None:
@@ -169,7 +172,7 @@ class CallLane:
         exchange.park()  # a client that hangs up cancels the call
         stream = _LeanStream(exchange, [*own, *_SSE, *session])
         later = asyncio.get_running_loop().call_later(STREAM_AFTER, stream.open)
-        with _InFlight(prepared.ready[0]):
+        with InFlight(prepared.ready[0]):
             try:
                 body = await self._body(context, params, request_id)
             finally:
@@ -476,32 +479,3 @@ async def _disconnected(receive: Receive) -> None:
     message: Message = await receive()
     while message["type"] != "http.disconnect":
         message = await receive()
-
-
-class _InFlight:
-    """The session stays open while a call runs, and idles from when its last one ends (the
-    accounting the SDK's `StreamableHTTPServerTransport.handle_request` does)."""
-
-    __slots__ = ("_transport",)
-
-    def __init__(self, transport: StreamableHTTPServerTransport | None) -> None:
-        self._transport = transport  # None: no session
-
-    def __enter__(self) -> None:
-        transport = self._transport
-        if transport is None or transport.idle_scope is None or transport._idle_timeout is None:
-            self._transport = None
-            return
-        transport._requests_in_flight += 1
-        transport.idle_scope.deadline = math.inf
-
-    def __exit__(self, *_: object) -> None:
-        transport = self._transport
-        if transport is None:
-            return
-        transport._requests_in_flight -= 1
-        idle, timeout = transport.idle_scope, transport._idle_timeout
-        if not transport._requests_in_flight and idle is not None and timeout is not None:
-            # A join in the call may have lengthened it (`Sessions.promote`). The clock is
-            # anyio's `current_time()` on asyncio (the hub's loop), read without its lookup.
-            idle.deadline = asyncio.get_running_loop().time() + timeout

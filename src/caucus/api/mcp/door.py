@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.types import Receive, Scope, Send
 
 from caucus.web.errors import error_response, unexpected_error_body
-from caucus.web.lean_http import Exchange, Headers
+from caucus.web.uvicorn_http import Exchange, Headers
 
 if TYPE_CHECKING:
     from caucus.api.mcp.call_lane import CallLane

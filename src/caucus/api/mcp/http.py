@@ -39,7 +39,8 @@ from caucus.ids import hash_token
 from caucus.mcp.ports import HubPort
 from caucus.mcp.results import WatchCommand
 from caucus.mcp.server import Context, ToolServer, follows_lines, is_modern
-from caucus.mcp.tools import Call, Catalog
+from caucus.mcp.tool_call import Call
+from caucus.mcp.tools import Catalog
 from caucus.mcp.watch import Session, by_session_file, by_ticket, write_session
 from caucus.services.holds import Hold, HoldKind
 from caucus.services.hub import Hub
@@ -48,6 +49,7 @@ from caucus.web.context import NotComposed, served, socket_url
 from caucus.web.errors import caucus_error_response, error_response, unexpected_error_body
 from caucus.wire.headers import AGENT_KEY_HEADER
 from caucus.wire.room import Limits
+from caucus.wire.verbs import identity
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +105,12 @@ class McpEndpoint:
             unjoined_idle=settings.mcp_unjoined_idle,
             monotonic=hub.clock.monotonic,
         )
-        self.calls = CallLane(self._manager, self.tools, max_body=settings.max_body_bytes)
+        self.calls = CallLane(
+            self._manager,
+            self.tools,
+            max_body=settings.max_body_bytes,
+            enabled=settings.mcp_call_lane,
+        )
 
     def session_state(self, session_id: str) -> str | None:
         """ "joined", "unjoined" or None (no such session open), without any I/O."""
@@ -300,7 +307,7 @@ class McpEndpoint:
             if isinstance(port, LocalPort):
                 port.watch_file = path
             return by_session_file(path, follow=call.follows)
-        ticket = await port.mint_watch_ticket()
+        ticket = await port.verb(identity.MINT_WATCH_TICKET)
         return by_ticket(ticket.command, self.hub.settings.watch_ticket_ttl, follow=call.follows)
 
     def _session_file(self, name: str) -> Path:

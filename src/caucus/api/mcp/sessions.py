@@ -31,6 +31,8 @@ from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import Message, Receive, Scope, Send
 
+from caucus.api.mcp.sdk import busy, set_idle_timeout
+
 log = logging.getLogger(__name__)
 
 OFFLINE_TIMEOUT = 5.0  # seconds to tell the hub a session ended, even while shutting down
@@ -138,7 +140,7 @@ class Sessions(StreamableHTTPSessionManager):
             del self._unjoined[session_id]
             transport = self._server_instances.get(session_id)
             if transport is not None:
-                transport._idle_timeout = self.session_idle_timeout
+                set_idle_timeout(transport, self.session_idle_timeout)
 
     async def end(self, session_id: str) -> None:
         """End a session (its agent was kicked or left): its streams close as they do when the
@@ -148,8 +150,8 @@ class Sessions(StreamableHTTPSessionManager):
         transport = self._server_instances.get(session_id)
         if transport is None or transport.is_terminated:
             return
-        if transport.idle_scope is not None and transport._requests_in_flight:
-            transport._idle_timeout = 0.0
+        if busy(transport):
+            set_idle_timeout(transport, 0.0)
             await anyio.sleep(END_GRACE)
         if not transport.is_terminated:
             await transport.terminate()
@@ -289,7 +291,7 @@ class Sessions(StreamableHTTPSessionManager):
             self._server_instances[building] = self._server_instances.pop(transport.mcp_session_id)
             transport.mcp_session_id = building
         # The SDK reads this after every request; a joined session gets the long one.
-        transport._idle_timeout = self._unjoined_idle
+        set_idle_timeout(transport, self._unjoined_idle)
         self._unjoined[transport.mcp_session_id] = None  # built; in its paper's place if any
         return transport
 

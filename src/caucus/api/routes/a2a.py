@@ -11,10 +11,10 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse, Response
 
 from caucus.api.a2a.screen import VERSION_HEADER, screen, unparsable
+from caucus.domain.control import Access
 from caucus.domain.peers import Peer
 from caucus.errors import CaucusError
 from caucus.services.holds import Hold, HoldKind
-from caucus.services.roles import Access
 from caucus.web.access import PeerDep, RoomDep, access
 from caucus.web.body import parse_json
 from caucus.web.context import hub_of

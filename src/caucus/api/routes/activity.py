@@ -6,15 +6,18 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
+from caucus.api.verbs import Call, serve
 from caucus.domain.activity import Via
-from caucus.services.roles import Access
-from caucus.web.access import PeerDep, ViewerDep, access
+from caucus.domain.control import Access
+from caucus.domain.peers import Peer
+from caucus.web.access import ViewerDep, access
 from caucus.web.context import hub_of
 from caucus.wire.activity import ActivityList, Reported, ToolCallInfo
 from caucus.wire.errors import ErrorBody
 from caucus.wire.requests import ToolCallReport
+from caucus.wire.verbs import VERBS
 
-router = APIRouter(tags=["activity"])
+router = APIRouter()
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "missing or unknown token"},
@@ -22,28 +25,27 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.post(
-    "/activity",
-    summary="Report an MCP tool call your bridge ran (it shows in the operator's activity view)",
-    responses=_ERRORS,
-    openapi_extra=access(Access.AGENT),
-)
-async def report(body: ToolCallReport, request: Request, peer: PeerDep) -> Reported:
-    hub_of(request).activity.record(
-        peer.name,
-        body.tool,
-        ok=body.ok,
-        error=body.error,
-        detail=body.detail,
-        ms=body.ms,
+async def _report(c: Call[Peer, ToolCallReport]) -> Reported:
+    rq = c.rq
+    c.hub.activity.record(
+        c.who.name,
+        rq.tool,
+        ok=rq.ok,
+        error=rq.error,
+        detail=rq.detail,
+        ms=rq.ms,
         via=Via.BRIDGE,
-        arguments=body.arguments,
+        arguments=rq.arguments,
     )
     return Reported(recorded=True)
 
 
+serve(router, VERBS["report_tool_call"], _report)
+
+
 @router.get(
     "/operator/activity",
+    tags=["activity"],
     summary="MCP tool calls, newest first: tool, caller, outcome, error, duration",
     responses=_ERRORS,
     openapi_extra=access(Access.VIEWER),

@@ -7,8 +7,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
+from caucus.domain.control import Access
 from caucus.services.launcher import LaunchSpec
-from caucus.services.roles import Access
 from caucus.web.access import OperatorDep, access
 from caucus.web.context import hub_of, socket_url
 from caucus.web.openapi import without

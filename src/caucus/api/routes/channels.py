@@ -6,10 +6,12 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
+from caucus.api.verbs import Call, serve
+from caucus.domain.control import Access
 from caucus.domain.names import check_channel_name
-from caucus.services.principals import PrincipalKind
-from caucus.services.roles import Access
-from caucus.web.access import OperatorDep, PeerDep, RoomDep, access
+from caucus.domain.peers import Peer
+from caucus.services.principals import Principal, PrincipalKind
+from caucus.web.access import OperatorDep, access
 from caucus.web.context import hub_of
 from caucus.wire.errors import ErrorBody
 from caucus.wire.requests import (
@@ -20,69 +22,35 @@ from caucus.wire.requests import (
     TopicRequest,
 )
 from caucus.wire.room import ChannelAccess, ChannelInfo, ChannelJoin, ChannelLeave, ChannelList
+from caucus.wire.verbs import VERBS
 
-router = APIRouter(prefix="/channels", tags=["channels"])
-
-_AUTH: dict[int | str, dict[str, Any]] = {
-    401: {"model": ErrorBody, "description": "missing, unknown or ended token"},
-    422: {"model": ErrorBody, "description": "invalid channel name"},
-}
+router = APIRouter()
 
 
-@router.post(
-    "/join",
-    summary="Join (and create) a channel; a private one takes the operator's invitation",
-    responses={
-        **_AUTH,
-        403: {"model": ErrorBody, "description": "private: not invited (`channel_private`)"},
-        409: {"model": ErrorBody, "description": "private asked of a public one, or closed"},
-    },
-    openapi_extra=access(Access.AGENT),
-)
-async def join(body: ChannelJoinRequest, request: Request, peer: PeerDep) -> ChannelJoin:
-    channel, joined = await hub_of(request).channels.join(
-        peer, body.channel, private=bool(body.private)
-    )
+async def _join(c: Call[Peer, ChannelJoinRequest]) -> ChannelJoin:
+    channel, joined = await c.hub.channels.join(c.who, c.rq.channel, private=bool(c.rq.private))
     return ChannelJoin.joining(channel, joined)
 
 
-@router.post(
-    "/leave",
-    summary="Leave a channel",
-    responses={**_AUTH, 404: {"model": ErrorBody, "description": "not a member"}},
-    openapi_extra=access(Access.AGENT),
-)
-async def leave(body: ChannelRequest, request: Request, peer: PeerDep) -> ChannelLeave:
-    await hub_of(request).channels.leave(peer, body.channel)
-    return ChannelLeave(channel=check_channel_name(body.channel), left=True)
+async def _leave(c: Call[Peer, ChannelRequest]) -> ChannelLeave:
+    await c.hub.channels.leave(c.who, c.rq.channel)
+    return ChannelLeave(channel=check_channel_name(c.rq.channel), left=True)
 
 
-@router.post(
-    "/topic",
-    summary="Set a channel's topic (members only)",
-    responses={
-        **_AUTH,
-        403: {"model": ErrorBody, "description": "not a member"},
-        404: {"model": ErrorBody, "description": "no such channel"},
-    },
-    openapi_extra=access(Access.AGENT),
-)
-async def topic(body: TopicRequest, request: Request, peer: PeerDep) -> ChannelInfo:
-    return ChannelInfo.of(await hub_of(request).channels.set_topic(peer, body.channel, body.topic))
+async def _topic(c: Call[Peer, TopicRequest]) -> ChannelInfo:
+    return ChannelInfo.of(await c.hub.channels.set_topic(c.who, c.rq.channel, c.rq.topic))
 
 
-@router.get(
-    "",
-    summary="Every channel you may see (private ones you are in), its members and topic",
-    responses=_AUTH,
-    openapi_extra=access(Access.ROOM),
-)
-async def channels(request: Request, who: RoomDep) -> ChannelList:
-    service = hub_of(request).channels
-    if who.kind in (PrincipalKind.OPERATOR, PrincipalKind.OBSERVER):
-        return ChannelList.of(await service.all())
-    return ChannelList.of(await service.visible(who.peer))
+async def _channels(c: Call[Principal, None]) -> ChannelList:
+    if c.who.kind in (PrincipalKind.OPERATOR, PrincipalKind.OBSERVER):
+        return ChannelList.of(await c.hub.channels.all())
+    return ChannelList.of(await c.hub.channels.visible(c.who.peer))
 
+
+serve(router, VERBS["join_channel"], _join)
+serve(router, VERBS["leave_channel"], _leave)
+serve(router, VERBS["set_topic"], _topic)
+serve(router, VERBS["channels"], _channels)
 
 operator_router = APIRouter(prefix="/operator/channels", tags=["operator"])
 _OPERATOR_ERRORS: dict[int | str, dict[str, Any]] = {

@@ -7,15 +7,19 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from caucus.services.roles import Access
-from caucus.web.access import PeerDep, ViewerDep, access
+from caucus.api.verbs import Call, serve
+from caucus.domain.control import Access
+from caucus.domain.peers import Peer
+from caucus.web.access import ViewerDep, access
 from caucus.web.context import hub_of
 from caucus.web.openapi import without
 from caucus.wire.deliberations import DeliberationInfo, DeliberationList, PositionInfo
 from caucus.wire.errors import ErrorBody
 from caucus.wire.requests import ConveneRequest, PositionRequest
+from caucus.wire.verbs import VERBS
 
-router = APIRouter(tags=["deliberations"])
+router = APIRouter()
+operator_router = APIRouter(tags=["deliberations"])
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "missing, unknown or ended token"},
@@ -29,66 +33,48 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.post(
-    "/deliberations",
-    summary="Convene a panel of peers on a subject; a chair decides; the ledger records it",
-    responses=without(_ERRORS, 409),
-    openapi_extra=access(Access.AGENT),
-)
-async def convene(body: ConveneRequest, request: Request, peer: PeerDep) -> DeliberationInfo:
-    convened = await hub_of(request).deliberations.convene(
-        peer,
-        subject=body.subject,
-        panel=body.panel,
-        chair=body.chair,
-        evidence=body.evidence,
-        rounds=body.rounds,
-        deadline=body.deadline,
+async def _convene(c: Call[Peer, ConveneRequest]) -> DeliberationInfo:
+    rq = c.rq
+    convened = await c.hub.deliberations.convene(
+        c.who,
+        subject=rq.subject,
+        panel=rq.panel,
+        chair=rq.chair,
+        evidence=rq.evidence,
+        rounds=rq.rounds,
+        deadline=rq.deadline,
     )
     return DeliberationInfo.of(convened)
 
 
-@router.get(
-    "/deliberations",
-    summary="Deliberations this hub process runs or ran, newest first",
-    responses=without(_ERRORS, 404, 409),
-    openapi_extra=access(Access.AGENT),
-)
-async def deliberations(request: Request, _: PeerDep) -> DeliberationList:
-    return DeliberationList.of(hub_of(request).deliberations.listing())
+async def _listing(c: Call[Peer, None]) -> DeliberationList:
+    return DeliberationList.of(c.hub.deliberations.listing())
 
 
-@router.get(
-    "/deliberations/{deliberation_id}",
-    summary="One deliberation: its panel, positions round by round, verdict and record",
-    responses=without(_ERRORS, 409),
-    openapi_extra=access(Access.AGENT),
-)
-async def deliberation(deliberation_id: str, request: Request, _: PeerDep) -> DeliberationInfo:
-    return DeliberationInfo.of(hub_of(request).deliberations.get(deliberation_id))
+async def _one(c: Call[Peer, None]) -> DeliberationInfo:
+    return DeliberationInfo.of(c.hub.deliberations.get(c.path["deliberation_id"]))
 
 
-@router.post(
-    "/deliberations/{deliberation_id}/position",
-    summary="Your position for the round under way (as the chair: your decision)",
-    responses=_ERRORS,
-    openapi_extra=access(Access.AGENT),
-)
-async def position(
-    deliberation_id: str, body: PositionRequest, request: Request, peer: PeerDep
-) -> PositionInfo:
-    p = await hub_of(request).deliberations.submit(
-        peer,
-        deliberation_id,
-        stance=body.stance,
-        summary=body.summary,
-        confidence=body.confidence,
-        evidence=body.evidence,
+async def _position(c: Call[Peer, PositionRequest]) -> PositionInfo:
+    rq = c.rq
+    p = await c.hub.deliberations.submit(
+        c.who,
+        c.path["deliberation_id"],
+        stance=rq.stance,
+        summary=rq.summary,
+        confidence=rq.confidence,
+        evidence=rq.evidence,
     )
     return PositionInfo.of(p)
 
 
-@router.get(
+serve(router, VERBS["convene"], _convene)
+serve(router, VERBS["deliberations"], _listing)
+serve(router, VERBS["deliberation"], _one)
+serve(router, VERBS["submit_position"], _position)
+
+
+@operator_router.get(
     "/operator/deliberations",
     summary="Every deliberation this hub process runs or ran, newest first",
     responses=without(_ERRORS, 404, 409),

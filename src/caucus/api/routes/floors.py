@@ -2,52 +2,39 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Request
 
-from caucus.services.roles import Access
-from caucus.web.access import OperatorDep, PeerDep, RoomDep, access
+from caucus.api.verbs import Call, serve
+from caucus.domain.control import Access
+from caucus.domain.peers import Peer
+from caucus.web.access import OperatorDep, access
 from caucus.web.context import hub_of
 from caucus.wire.errors import ErrorBody
 from caucus.wire.requests import FloorRequest
 from caucus.wire.room import FloorInfo, FloorList
+from caucus.wire.verbs import VERBS
+from caucus.wire.verbs.errors import FLOOR_ERRORS
 
-router = APIRouter(tags=["floor"])
-
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    401: {"model": ErrorBody, "description": "missing, unknown or ended token"},
-    403: {"model": ErrorBody, "description": "not your floor, or not in the channel"},
-    422: {"model": ErrorBody, "description": "unknown action or scope"},
-}
+router = APIRouter()
 
 
-@router.post(
-    "/floor",
-    summary="Take, pass, drop, raise or lower your hand for, or look at, a scope's floor",
-    responses=_ERRORS,
-    openapi_extra=access(Access.AGENT),
-)
-async def floor(body: FloorRequest, request: Request, peer: PeerDep) -> FloorInfo:
-    return FloorInfo.of(
-        await hub_of(request).floors.act(peer, body.action, body.scope, body.reason)
-    )
+async def _floor(c: Call[Peer, FloorRequest]) -> FloorInfo:
+    return FloorInfo.of(await c.hub.floors.act(c.who, c.rq.action, c.rq.scope, c.rq.reason))
 
 
-@router.get(
-    "/floors",
-    summary="Every held floor and its raised hands",
-    responses=_ERRORS,
-    openapi_extra=access(Access.ROOM),
-)
-async def floors(request: Request, _: RoomDep) -> FloorList:
-    return FloorList.of(hub_of(request).floors.status())
+async def _floors(c: Call[object, None]) -> FloorList:
+    return FloorList.of(c.hub.floors.status())
+
+
+serve(router, VERBS["floor"], _floor)
+serve(router, VERBS["floors"], _floors)
 
 
 @router.post(
     "/operator/floors/{scope}/clear",
+    tags=["floor"],
     summary="The operator frees a scope's floor ('all' or a channel name without '#')",
-    responses=_ERRORS,
+    responses={s: {"model": ErrorBody, "description": d} for s, d in FLOOR_ERRORS.items()},
     openapi_extra=access(Access.OPERATOR),
 )
 async def clear_floor(scope: str, request: Request, _: OperatorDep) -> FloorInfo:

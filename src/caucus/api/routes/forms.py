@@ -6,17 +6,23 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
+from caucus.api.verbs import Call, serve
+from caucus.domain.control import Access
 from caucus.domain.forms import FormState
+from caucus.domain.peers import Peer
 from caucus.errors import InvalidRequest
-from caucus.services.roles import Access
-from caucus.web.access import OperatorDep, PeerDep, RoomDep, ViewerDep, access
+from caucus.services.principals import Principal
+from caucus.web.access import OperatorDep, ViewerDep, access
 from caucus.web.context import hub_of
 from caucus.web.openapi import without
 from caucus.wire.errors import ErrorBody
 from caucus.wire.forms import DecisionList, FormInfo, FormList, LedgerStatusInfo
+from caucus.wire.queries import DecisionsQuery
 from caucus.wire.requests import AnswerRequest, AskRequest, ReasonRequest
+from caucus.wire.verbs import VERBS
 
-router = APIRouter(tags=["forms"])
+router = APIRouter()
+operator_router = APIRouter(tags=["forms"])
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "missing, unknown or ended token"},
@@ -29,55 +35,32 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 Limit = Annotated[int, Query(ge=1, le=200, description="how many, newest first (1-200)")]
 
 
-@router.post(
-    "/forms",
-    summary="Ask the operator a bounded question; the answer goes to `to` and to you",
-    responses=without(_ERRORS, 404, 409),
-    openapi_extra=access(Access.AGENT),
-)
-async def ask(body: AskRequest, request: Request, peer: PeerDep) -> FormInfo:
-    fields = [f.model_dump(exclude_none=True) for f in body.fields]
-    call = body.call.model_dump() if body.call is not None else None
-    return FormInfo.of(await hub_of(request).forms.ask(peer, body.title, fields, body.to, call))
+async def _ask(c: Call[Peer, AskRequest]) -> FormInfo:
+    fields = [f.model_dump(exclude_none=True) for f in c.rq.fields]
+    call = c.rq.call.model_dump() if c.rq.call is not None else None
+    return FormInfo.of(await c.hub.forms.ask(c.who, c.rq.title, fields, c.rq.to, call))
 
 
-@router.get(
-    "/forms",
-    summary="Pending forms of your audiences (look before you ask); before joining, those "
-    "asked of everyone",
-    responses=without(_ERRORS, 404, 409),
-    openapi_extra=access(Access.ROOM),
-)
-async def list_forms(request: Request, who: RoomDep) -> FormList:
-    return FormList.of(await hub_of(request).forms.visible(who.peer))
+async def _forms(c: Call[Principal, None]) -> FormList:
+    return FormList.of(await c.hub.forms.visible(c.who.peer))
 
 
-@router.post(
-    "/forms/{form_id}/cancel",
-    summary="Take back a pending form of yours (an approval you stopped waiting for): canceled, "
-    "with the reason, on the ledger; a later answer is 409 form_closed",
-    responses={**_ERRORS, 404: {"model": ErrorBody, "description": "no such form of yours"}},
-    openapi_extra=access(Access.AGENT),
-)
-async def withdraw(
-    form_id: str, request: Request, peer: PeerDep, body: ReasonRequest | None = None
-) -> FormInfo:
-    reason = body.reason if body else None
-    return FormInfo.of(await hub_of(request).forms.withdraw(peer, form_id, reason))
+async def _withdraw(c: Call[Peer, ReasonRequest | None]) -> FormInfo:
+    reason = c.rq.reason if c.rq else None
+    return FormInfo.of(await c.hub.forms.withdraw(c.who, c.path["form_id"], reason))
 
 
-@router.get(
-    "/decisions",
-    summary="What was decided, newest first: broadcast decisions and your channels' (before "
-    "joining, the broadcast ones)",
-    responses=without(_ERRORS, 404, 409),
-    openapi_extra=access(Access.ROOM),
-)
-async def decisions(request: Request, who: RoomDep, limit: Limit = 20) -> DecisionList:
-    return DecisionList.of(await hub_of(request).decisions.visible(who.peer, limit))
+async def _decisions(c: Call[Principal, DecisionsQuery]) -> DecisionList:
+    return DecisionList.of(await c.hub.decisions.visible(c.who.peer, c.rq.limit))
 
 
-@router.get(
+serve(router, VERBS["ask_operator"], _ask)
+serve(router, VERBS["forms"], _forms)
+serve(router, VERBS["withdraw_form"], _withdraw)
+serve(router, VERBS["decisions"], _decisions)
+
+
+@operator_router.get(
     "/operator/forms",
     summary="Forms by state: pending (the default, oldest first), answered, canceled or all",
     responses=without(_ERRORS, 404, 409),
@@ -91,7 +74,7 @@ async def operator_forms(
     return FormList.of(await hub_of(request).forms.listing(_state(state)))
 
 
-@router.get(
+@operator_router.get(
     "/operator/forms/{form_id}",
     summary="One form, in any state",
     responses=without(_ERRORS, 409),
@@ -101,7 +84,7 @@ async def operator_form(form_id: str, request: Request, _: ViewerDep) -> FormInf
     return FormInfo.of(await hub_of(request).forms.get(form_id))
 
 
-@router.post(
+@operator_router.post(
     "/operator/forms/{form_id}/answer",
     summary="Answer a pending form: delivered to its audience and asker, and recorded",
     responses=_ERRORS,
@@ -111,7 +94,7 @@ async def answer(form_id: str, body: AnswerRequest, request: Request, _: Operato
     return FormInfo.of(await hub_of(request).forms.answer(form_id, body.answers))
 
 
-@router.post(
+@operator_router.post(
     "/operator/forms/{form_id}/cancel",
     summary="Cancel a pending form; the asker is told (with the reason, if given)",
     responses=_ERRORS,
@@ -123,7 +106,7 @@ async def cancel(
     return FormInfo.of(await hub_of(request).forms.cancel(form_id, body.reason if body else None))
 
 
-@router.get(
+@operator_router.get(
     "/operator/decisions",
     summary="Every decision on the ledger, newest first",
     responses=without(_ERRORS, 404, 409),
@@ -133,7 +116,7 @@ async def operator_decisions(request: Request, _: ViewerDep, limit: Limit = 20) 
     return DecisionList.of(await hub_of(request).decisions.recent(limit, None))
 
 
-@router.get(
+@operator_router.get(
     "/operator/ledger",
     summary="Whether the decision ledger verifies now",
     responses=without(_ERRORS, 404, 409),

@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from caucus.services.roles import Access
+from caucus.domain.control import Access
 from caucus.web.access import OperatorDep, ViewerDep, access
 from caucus.web.context import hub_of
 from caucus.wire.errors import ErrorBody

@@ -4,34 +4,23 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Header, Request
 
-from caucus.services.roles import Access
-from caucus.web.access import PeerDep, RoomDep, access, bearer_token
+from caucus.api.verbs import Call, route_args, serve
+from caucus.domain.peers import Peer
+from caucus.services.principals import Principal
+from caucus.web.access import bearer_token
 from caucus.web.context import hub_of
-from caucus.wire.errors import ErrorBody
 from caucus.wire.headers import AGENT_KEY_HEADER
 from caucus.wire.peers import Departure, PeerInfo, PeerList, Registered, StatusInfo
+from caucus.wire.queries import PingQuery
 from caucus.wire.requests import RegisterRequest, StatusRequest
+from caucus.wire.verbs import VERBS
 
-router = APIRouter(tags=["peers"])
-
-_AUTH: dict[int | str, dict[str, Any]] = {
-    401: {"model": ErrorBody, "description": "missing, unknown or ended token"}
-}
+router = APIRouter()
 
 
-@router.post(
-    "/register",
-    response_model_exclude_none=True,
-    summary="Join the hub under a name, or resume an identity with its token",
-    responses={
-        401: {"model": ErrorBody, "description": "the token is unknown or ended, or no agent key"},
-        409: {"model": ErrorBody, "description": "name_in_use: another peer holds the name"},
-        422: {"model": ErrorBody, "description": "invalid or reserved name"},
-    },
-    openapi_extra=access(Access.PUBLIC),
-)
+@router.api_route(**route_args(VERBS["register"]))
 async def register(
     body: RegisterRequest,
     request: Request,
@@ -59,58 +48,31 @@ async def register(
     return Registered.of(reg)
 
 
-@router.post(
-    "/offline",
-    summary="Say goodbye for now: shown offline at once, resumable with the token",
-    responses=_AUTH,
-    openapi_extra=access(Access.AGENT),
-)
-async def offline(request: Request, peer: PeerDep) -> Departure:
-    await hub_of(request).registry.offline(peer)
-    return Departure(name=peer.name, left=False)
+async def _offline(c: Call[Peer, None]) -> Departure:
+    await c.hub.registry.offline(c.who)
+    return Departure(name=c.who.name, left=False)
 
 
-@router.post(
-    "/leave",
-    summary="Leave the hub for good: the token stops working and the name is freed",
-    responses=_AUTH,
-    openapi_extra=access(Access.AGENT),
-)
-async def leave(request: Request, peer: PeerDep) -> Departure:
-    await hub_of(request).registry.leave(peer)
-    return Departure(name=peer.name, left=True)
+async def _leave(c: Call[Peer, None]) -> Departure:
+    await c.hub.registry.leave(c.who)
+    return Departure(name=c.who.name, left=True)
 
 
-@router.post(
-    "/status",
-    summary="Set your one-line status (a heartbeat with its own rate budget)",
-    responses={**_AUTH, 429: {"model": ErrorBody, "description": "status budget spent"}},
-    openapi_extra=access(Access.AGENT),
-)
-async def status(body: StatusRequest, request: Request, peer: PeerDep) -> StatusInfo:
-    await hub_of(request).registry.set_status(peer, body.status)
-    return StatusInfo(name=peer.name, status=peer.status)
+async def _status(c: Call[Peer, StatusRequest]) -> StatusInfo:
+    await c.hub.registry.set_status(c.who, c.rq.status)
+    return StatusInfo(name=c.who.name, status=c.who.status)
 
 
-@router.get(
-    "/peers",
-    summary="Everyone here: liveness state, status, skills, last seen",
-    responses=_AUTH,
-    openapi_extra=access(Access.ROOM),
-)
-async def peers(request: Request, _: RoomDep) -> PeerList:
-    return PeerList.of(await hub_of(request).registry.peers())
+async def _peers(c: Call[Principal, None]) -> PeerList:
+    return PeerList.of(await c.hub.registry.peers())
 
 
-@router.get(
-    "/ping",
-    summary="Ask the hub how a peer is doing (the peer is not disturbed)",
-    responses={**_AUTH, 404: {"model": ErrorBody, "description": "no such peer"}},
-    openapi_extra=access(Access.ROOM),
-)
-async def ping(
-    request: Request,
-    _: RoomDep,
-    peer: Annotated[str, Query(description="the name of the peer to ask about")],
-) -> PeerInfo:
-    return PeerInfo.of(await hub_of(request).registry.ping(peer))
+async def _ping(c: Call[Any, PingQuery]) -> PeerInfo:
+    return PeerInfo.of(await c.hub.registry.ping(c.rq.peer))
+
+
+serve(router, VERBS["offline"], _offline)
+serve(router, VERBS["leave"], _leave)
+serve(router, VERBS["set_status"], _status)
+serve(router, VERBS["peers"], _peers)
+serve(router, VERBS["ping"], _ping)

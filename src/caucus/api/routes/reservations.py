@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from fastapi import APIRouter, Request
 
-from fastapi import APIRouter, Query, Request
-
-from caucus.services.roles import Access
-from caucus.web.access import OperatorDep, PeerDep, RoomDep, access
+from caucus.api.verbs import Call, serve
+from caucus.domain.control import Access
+from caucus.domain.peers import Peer
+from caucus.web.access import OperatorDep, access
 from caucus.web.context import hub_of
-from caucus.web.openapi import without
 from caucus.wire.errors import ErrorBody
+from caucus.wire.queries import ReservationsQuery
 from caucus.wire.requests import (
     BlockedRequest,
     ReleaseRequest,
@@ -19,86 +19,45 @@ from caucus.wire.requests import (
     ReserveRequest,
 )
 from caucus.wire.reservations import BlockedList, ReservationList, ReservationPolicyInfo
+from caucus.wire.verbs import VERBS
 
-router = APIRouter(prefix="/reservations", tags=["reservations"])
-
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    401: {"model": ErrorBody, "description": "missing, unknown or ended token"},
-    409: {
-        "model": ErrorBody,
-        "description": "reservation_conflict: the room enforces reservations and another "
-        "agent holds an overlapping one (`conflicts` lists them)",
-    },
-    422: {"model": ErrorBody, "description": "malformed input, or a path that is not relative"},
-    429: {"model": ErrorBody, "description": "cap_reservations: you hold as many as you may"},
-}
-_AGENT = access(Access.AGENT)
-_ROOM = access(Access.ROOM)
+router = APIRouter()
 
 
-@router.post(
-    "",
-    summary="Reserve paths or globs (granted with conflicts reported; refused where enforced)",
-    responses=_ERRORS,
-    openapi_extra=_AGENT,
-)
-async def reserve(body: ReserveRequest, request: Request, peer: PeerDep) -> ReservationList:
-    service = hub_of(request).reservations
-    done = await service.reserve(
-        peer, body.paths, exclusive=body.exclusive, ttl=body.ttl, reason=body.reason
+async def _reserve(c: Call[Peer, ReserveRequest]) -> ReservationList:
+    rq = c.rq
+    done = await c.hub.reservations.reserve(
+        c.who, rq.paths, exclusive=rq.exclusive, ttl=rq.ttl, reason=rq.reason
     )
     return ReservationList.of(done.granted, done.policy, done.conflicts)
 
 
-@router.get(
-    "",
-    summary="The reservations that stand, oldest first",
-    responses=without(_ERRORS, 409),
-    openapi_extra=_ROOM,
-)
-async def standing(
-    request: Request,
-    _: RoomDep,
-    holder: Annotated[str | None, Query(description="only this agent's")] = None,
-) -> ReservationList:
-    service = hub_of(request).reservations
-    return ReservationList.of(await service.listing(holder), await service.policy())
+async def _standing(c: Call[object, ReservationsQuery]) -> ReservationList:
+    service = c.hub.reservations
+    return ReservationList.of(await service.listing(c.rq.holder), await service.policy())
 
 
-@router.post(
-    "/release",
-    summary="Release your reservations, by id or pattern, or all of them",
-    responses=without(_ERRORS, 409),
-    openapi_extra=_AGENT,
-)
-async def release(body: ReleaseRequest, request: Request, peer: PeerDep) -> ReservationList:
-    service = hub_of(request).reservations
-    released = await service.release(peer, ids=body.ids, paths=body.paths, everything=body.all)
+async def _release(c: Call[Peer, ReleaseRequest]) -> ReservationList:
+    service, rq = c.hub.reservations, c.rq
+    released = await service.release(c.who, ids=rq.ids, paths=rq.paths, everything=rq.all)
     return ReservationList.of(released, await service.policy())
 
 
-@router.post(
-    "/renew",
-    summary="Extend your reservations (those named, or all) from now",
-    responses=without(_ERRORS, 409),
-    openapi_extra=_AGENT,
-)
-async def renew(body: RenewRequest, request: Request, peer: PeerDep) -> ReservationList:
-    service = hub_of(request).reservations
-    renewed = await service.renew(peer, ids=body.ids, ttl=body.ttl)
+async def _renew(c: Call[Peer, RenewRequest]) -> ReservationList:
+    service = c.hub.reservations
+    renewed = await service.renew(c.who, ids=c.rq.ids, ttl=c.rq.ttl)
     return ReservationList.of(renewed, await service.policy())
 
 
-@router.post(
-    "/blocked",
-    summary="Which of these files another agent's exclusive reservation covers (the "
-    "pre-commit guard's question)",
-    responses=without(_ERRORS, 409),
-    openapi_extra=_ROOM,
-)
-async def blocked(body: BlockedRequest, request: Request, _: RoomDep) -> BlockedList:
-    found = await hub_of(request).reservations.blocking(body.paths, body.holder)
-    return BlockedList.of(found)
+async def _blocked(c: Call[object, BlockedRequest]) -> BlockedList:
+    return BlockedList.of(await c.hub.reservations.blocking(c.rq.paths, c.rq.holder))
+
+
+serve(router, VERBS["reserve"], _reserve)
+serve(router, VERBS["reservations"], _standing)
+serve(router, VERBS["release"], _release)
+serve(router, VERBS["renew"], _renew)
+serve(router, VERBS["blocked"], _blocked)
 
 
 operator_router = APIRouter(prefix="/operator/reservations", tags=["operator"])
@@ -109,7 +68,7 @@ operator_router = APIRouter(prefix="/operator/reservations", tags=["operator"])
     summary="Whether a conflicting reservation is granted and reported (advisory) or refused "
     "(enforce), for every hub process, from the next request on",
     responses={
-        401: _ERRORS[401],
+        401: {"model": ErrorBody, "description": "missing, unknown or ended token"},
         403: {"model": ErrorBody, "description": "not the operator"},
         422: {"model": ErrorBody, "description": "not a policy"},
     },

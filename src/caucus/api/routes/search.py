@@ -10,16 +10,21 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
 
+from caucus.api.verbs import Call, serve
+from caucus.domain.control import Access
 from caucus.domain.peers import Peer
 from caucus.domain.search import MAX_LIMIT, MAX_QUERY
-from caucus.services.roles import Access
-from caucus.web.access import PeerDep, ViewerDep, access
+from caucus.services.hub import Hub
+from caucus.web.access import ViewerDep, access
 from caucus.web.context import hub_of
 from caucus.wire.errors import ErrorBody
 from caucus.wire.fields import parse_time
+from caucus.wire.queries import SearchQuery, SummaryQuery
 from caucus.wire.search import SearchResults, ThreadSummaryInfo
+from caucus.wire.verbs import VERBS
 
-router = APIRouter(tags=["search"])
+router = APIRouter()
+operator_router = APIRouter(tags=["search"])
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "missing, unknown or ended token"},
@@ -60,7 +65,7 @@ Model = Annotated[
 
 
 async def _search(
-    request: Request,
+    hub: Hub,
     peer: Peer | None,
     q: str,
     sender: str | None,
@@ -72,7 +77,7 @@ async def _search(
     order: str,
     limit: int,
 ) -> SearchResults:
-    found = await hub_of(request).search.search(
+    found = await hub.search.search(
         peer,
         q,
         sender=sender,
@@ -87,44 +92,35 @@ async def _search(
     return SearchResults.of(found)
 
 
-@router.get(
-    "/search",
-    summary="Full-text search over your directs, your channels, broadcasts and decisions",
-    responses=_ERRORS,
-    openapi_extra=access(Access.AGENT),
-)
-async def search(
-    request: Request,
-    peer: PeerDep,
-    q: Q,
-    sender: Sender = None,
-    channel: Channel = None,
-    since: Since = None,
-    until: Until = None,
-    kind: Kind = None,
-    thread: Thread = None,
-    order: Order = "relevance",
-    limit: Limit = 20,
-) -> SearchResults:
+async def _agent_search(c: Call[Peer, SearchQuery]) -> SearchResults:
+    rq = c.rq
     return await _search(
-        request, peer, q, sender, channel, since, until, kind, thread, order, limit
+        c.hub,
+        c.who,
+        rq.q,
+        rq.sender,
+        rq.channel,
+        rq.since,
+        rq.until,
+        rq.kind,
+        rq.thread,
+        rq.order,
+        rq.limit,
     )
 
 
-@router.get(
-    "/threads/{thread}/summary",
-    summary="A thread's summary from the messages of it you may read",
-    responses={**_ERRORS, **_THREAD_ERRORS},
-    openapi_extra=access(Access.AGENT),
-)
-async def thread_summary(
-    thread: ThreadId, request: Request, peer: PeerDep, model: Model = True
-) -> ThreadSummaryInfo:
-    found = await hub_of(request).search.thread_summary(peer, thread, model=model)
+serve(router, VERBS["search"], _agent_search)
+
+
+async def _summary(c: Call[Peer, SummaryQuery]) -> ThreadSummaryInfo:
+    found = await c.hub.search.thread_summary(c.who, c.path["thread"], model=c.rq.model)
     return ThreadSummaryInfo.of(found)
 
 
-@router.get(
+serve(router, VERBS["thread_summary"], _summary)
+
+
+@operator_router.get(
     "/operator/search",
     summary="Full-text search over every message and decision of the room",
     responses=_VIEWER_ERRORS,
@@ -144,11 +140,11 @@ async def operator_search(
     limit: Limit = 20,
 ) -> SearchResults:
     return await _search(
-        request, None, q, sender, channel, since, until, kind, thread, order, limit
+        hub_of(request), None, q, sender, channel, since, until, kind, thread, order, limit
     )
 
 
-@router.get(
+@operator_router.get(
     "/operator/threads/{thread}/summary",
     summary="A thread's summary from all of its messages",
     responses={**_VIEWER_ERRORS, **_THREAD_ERRORS},

@@ -7,70 +7,42 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from caucus.services.roles import Access
+from caucus.api.verbs import Call, serve
+from caucus.domain.control import Access
+from caucus.domain.peers import Peer
 from caucus.services.spawns import SpawnAsk
-from caucus.web.access import OperatorDep, PeerDep, ViewerDep, access
-from caucus.web.context import hub_of, socket_url
+from caucus.web.access import OperatorDep, ViewerDep, access
+from caucus.web.context import hub_of
 from caucus.web.openapi import without
 from caucus.wire.errors import ErrorBody
 from caucus.wire.requests import SpawnGrantRequest, SpawnRequest
 from caucus.wire.spawns import SpawnGrantInfo, TeammateInfo, Teammates, TeammatesOverview
+from caucus.wire.verbs import VERBS
+from caucus.wire.verbs.errors import TEAMMATE
 
-router = APIRouter(prefix="/teammates", tags=["teammates"])
-
+router = APIRouter()
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    401: {"model": ErrorBody, "description": "missing, unknown or ended token"},
-    403: {
-        "model": ErrorBody,
-        "description": "spawn_not_granted: the operator has not given you the spawn grant; "
-        "spawn_not_approved: a profile or tool not on the operator's list; "
-        "launcher_disabled: the hub binds an address other machines reach",
-    },
-    404: {"model": ErrorBody, "description": "no such teammate of yours"},
-    409: {"model": ErrorBody, "description": "name_in_use: a peer here holds that name"},
-    422: {"model": ErrorBody, "description": "malformed input: an empty prompt, a bad name"},
-    429: {
-        "model": ErrorBody,
-        "description": "cap_teammates: as many running as your grant (or the room) allows",
-    },
+    s: {"model": ErrorBody, "description": d} for s, d in TEAMMATE.items()
 }
-_AGENT = access(Access.AGENT)
 
 
-@router.get(
-    "",
-    summary="What you may spawn (your grant, the operator's profiles and tools) and your "
-    "teammates, newest first",
-    responses=without(_ERRORS, 404, 409),
-    openapi_extra=_AGENT,
-)
-async def mine(request: Request, peer: PeerDep) -> Teammates:
-    return Teammates.of(await hub_of(request).spawns.standing(peer))
+async def _mine(c: Call[Peer, None]) -> Teammates:
+    return Teammates.of(await c.hub.spawns.standing(c.who))
 
 
-@router.post(
-    "",
-    summary="Spawn a teammate: a native agent on one of the operator's model profiles, "
-    "recorded on the ledger",
-    responses=without(_ERRORS, 404),
-    openapi_extra=_AGENT,
-    status_code=201,
-)
-async def spawn(body: SpawnRequest, request: Request, peer: PeerDep) -> TeammateInfo:
-    ask = SpawnAsk(prompt=body.prompt, profile=body.profile, tools=body.tools, name=body.name)
-    url = socket_url(request.scope, str(request.base_url))
-    return TeammateInfo.of(await hub_of(request).spawns.spawn(peer, ask, url))
+async def _spawn(c: Call[Peer, SpawnRequest]) -> TeammateInfo:
+    rq = c.rq
+    ask = SpawnAsk(prompt=rq.prompt, profile=rq.profile, tools=rq.tools, name=rq.name)
+    return TeammateInfo.of(await c.hub.spawns.spawn(c.who, ask, c.url_for_agents()))
 
 
-@router.post(
-    "/{spawn_id}/stop",
-    summary="Stop a teammate you spawned (it leaves the room gracefully)",
-    responses=without(_ERRORS, 409),
-    openapi_extra=_AGENT,
-)
-async def stop(spawn_id: str, request: Request, peer: PeerDep) -> TeammateInfo:
-    return TeammateInfo.of(await hub_of(request).spawns.stop_teammate(spawn_id, peer))
+async def _stop(c: Call[Peer, None]) -> TeammateInfo:
+    return TeammateInfo.of(await c.hub.spawns.stop_teammate(c.path["spawn_id"], c.who))
 
+
+serve(router, VERBS["teammates"], _mine)
+serve(router, VERBS["spawn"], _spawn)
+serve(router, VERBS["stop_teammate"], _stop)
 
 operator_router = APIRouter(prefix="/operator", tags=["operator"])
 _OPERATOR_ERRORS: dict[int | str, dict[str, Any]] = {

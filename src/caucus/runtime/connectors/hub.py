@@ -46,7 +46,8 @@ from caucus.errors import (
 from caucus.mcp.identity import IdentityStore
 from caucus.mcp.remote import RemotePort
 from caucus.mcp.server import ToolServer
-from caucus.mcp.tools import Call, Catalog
+from caucus.mcp.tool_call import Call
+from caucus.mcp.tools import Catalog
 from caucus.models.chat import Role
 from caucus.models.envelope import wrap
 from caucus.protocol import PROTOCOL_VERSION

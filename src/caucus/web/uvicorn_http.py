@@ -1,29 +1,42 @@
-"""The lean lane: a known agent's hot requests answered from the HTTP parser's own callbacks.
+"""Everything the hub does inside uvicorn's HTTP protocol, in one place (ADR 0039).
 
-uvicorn serves every request as an ASGI cycle: a scope, a cycle object with its event, a task
-running the app, the app's middleware each wrapping `send`, and response headers checked one by
-one against two regular expressions. For the two requests that make up nearly all of a hub's
-traffic (an agent's `POST /send` and `GET /receive`) that cycle cost more CPU than the durable
-relay behind it (ADR 0026). So an app may offer a `LeanLane`: when a request's head is in,
-the protocol asks the lane whether it takes the request (the route, the Host and Origin
-checks, a credential the hub knows, a declared body within the limit: everything the ASGI
-stack would have let straight through), and if it does the body is gathered here, the lane's
-handler runs in a task of its own, and the answer is written to the transport as it is (or,
-for a long answer, as a chunked stream the lane opens). A lane that can only tell from the body
-(a tool call on `/mcp`) may let the request go once it is read: it then becomes the ASGI cycle
-it would have been, its body handed over. Anything else, and anything unusual (HTTP/1.0,
-`Expect`, a chunked body, an upgrade, a request pipelined behind another), takes the ASGI path
+uvicorn's `HttpToolsProtocol` is not its public API; the hub subclasses it here and nowhere
+else, and `tests/unit/test_uvicorn_contract.py` fails on an uvicorn whose protocol no longer
+has what these classes read and override.
+
+**Deadlines** (`Patient`). uvicorn times out idle keep-alive connections but not a client that
+connects and then sends its request head, or its body, a byte at a time: a thousand such
+clients pin a thousand descriptors for as long as they like. The protocol has two deadlines:
+the request head must be complete within `head_timeout` seconds of the connection (or of the
+next request's first byte), and a request's body within `body_timeout` of its head. A client
+that misses one gets 408 and the connection is closed. Long-polls and the event stream are
+unaffected: a deadline ends once the request is read, whatever the response then takes.
+
+**The lean lane** (`LeanHttp`, `Exchange`). uvicorn serves every request as an ASGI cycle: a
+scope, a cycle object with its event, a task running the app, the app's middleware each
+wrapping `send`, and response headers checked one by one against two regular expressions.
+For the two requests that make up nearly all of a hub's traffic (an agent's `POST /send` and
+`GET /receive`) that cycle cost more CPU than the durable relay behind it (ADR 0026). So an
+app may offer a `LeanLane`: when a request's head is in, the protocol asks the lane whether
+it takes the request (the hub's `Admission` decides: everything the ASGI stack would have let
+straight through), and if it does the body is gathered here, the lane's handler runs in a
+task of its own, and the answer is written to the transport as it is (or, for a long answer,
+as a chunked stream the lane opens). A lane that can only tell from the body (a tool call on
+`/mcp`) may let the request go once it is read: it then becomes the ASGI cycle it would have
+been, its body handed over. Anything else, and anything unusual (HTTP/1.0, `Expect`, a
+chunked body, an upgrade, a request pipelined behind another), takes the ASGI path
 unchanged, so every refusal is still made once, in one place.
 
 To uvicorn's protocol a lean request is its current cycle (`Exchange` has what the protocol
-reads of one), so keep-alive, pipelining, the head and body deadlines of `patience.py`, the
-connection cap and a graceful shutdown all work as for any request. A parked receive whose
-client hangs up is cancelled, as the ASGI lane's disconnect watcher does.
+reads of one), so keep-alive, pipelining, the deadlines above, the connection cap and a
+graceful shutdown all work as for any request. A parked receive whose client hangs up is
+cancelled, as the ASGI lane's disconnect watcher does.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from typing import Any, Protocol
 
@@ -31,9 +44,81 @@ import httptools
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from caucus.web.one_write import OneWrite
-from caucus.web.patience import Patient
 
 log = logging.getLogger(__name__)
+
+
+def _timeout_response(what: str) -> bytes:
+    body = json.dumps(
+        {
+            "error": "request_timeout",
+            "detail": f"the request {what} did not arrive in time; send it whole, promptly",
+        }
+    ).encode()
+    head = (
+        "HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    ).encode()
+    return head + body
+
+
+class Patient(HttpToolsProtocol):
+    head_timeout: float = 10.0
+    body_timeout: float = 30.0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline: asyncio.TimerHandle | None = None
+        self._reading_body = False
+
+    def _arm(self, seconds: float, what: str) -> None:
+        self._disarm()
+        self._deadline = self.loop.call_later(seconds, self._late, what)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _late(self, what: str) -> None:
+        self._deadline = None
+        if self.transport.is_closing():
+            return
+        if self.cycle is None or self.cycle.response_started is False:
+            self.transport.write(_timeout_response(what))
+        self.transport.close()
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm(self.head_timeout, "head")
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if self._deadline is None:
+            self._arm(self.head_timeout, "head")
+
+    def on_headers_complete(self) -> None:
+        super().on_headers_complete()
+        self._body_deadline()
+
+    def _body_deadline(self) -> None:
+        """The head is in: its deadline ends, and the body's begins if one is coming."""
+        self._disarm()
+        if any(
+            (name == b"content-length" and value.strip() not in (b"", b"0"))
+            or name == b"transfer-encoding"
+            for name, value in self.headers
+        ):
+            self._arm(self.body_timeout, "body")
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._disarm()
+
 
 Headers = list[tuple[bytes, bytes]]
 _JSON = b"content-type: application/json\r\ncontent-length: "
@@ -317,3 +402,11 @@ class LeanHttp(Patient):
         target = cycle.path + (b"?" + cycle.query if cycle.query else b"")
         method, path = cycle.method.decode("ascii"), target.decode("latin-1")
         self.access_logger.info('%s - "%s %s HTTP/1.1" %d', client, method, path, status)
+
+
+def patient_http(head_timeout: float, body_timeout: float) -> type[HttpToolsProtocol]:
+    """uvicorn's httptools protocol with these deadlines (see the module docstring), and the
+    lean lane for an app that has one (`LeanHttp`)."""
+    return type(
+        "PatientHttp", (LeanHttp,), {"head_timeout": head_timeout, "body_timeout": body_timeout}
+    )

@@ -1,0 +1,57 @@
+"""The agent's verbs: one row each (`Verb`, `wire/verb.py`), read by every door.
+
+Adding a verb is its row here, its service method, its test and its line in docs/api.md: a
+row with `service` is routed by `api/verbs.py` and reached by `HubClient.call(name, ...)`.
+What is not here answers something other than a JSON model (the transcript export, the
+console's pages, the A2A door's card) or belongs to the operator (`/operator/...`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from caucus.wire.verb import Verb
+from caucus.wire.verbs import files, identity, messages, meta, room, teams, work
+
+__all__ = [
+    "HOT",
+    "VERBS",
+    "Verb",
+    "files",
+    "hot_verb",
+    "identity",
+    "messages",
+    "meta",
+    "room",
+    "teams",
+    "work",
+]
+
+# Every row of the sections, in their order (a row is a module-level `Verb` of one of them).
+_ROWS: tuple[Verb[Any], ...] = tuple(
+    row
+    for section in (identity, messages, room, work, files, teams, meta)
+    for row in vars(section).values()
+    if isinstance(row, Verb)
+)
+VERBS: Mapping[str, Verb[Any]] = {v.name: v for v in _ROWS}
+HOT: tuple[Verb[Any], ...] = tuple(v for v in VERBS.values() if v.hot)
+
+
+_HOT_PATTERNED = tuple(v for v in HOT if v.path_params)
+_HOT_EXACT: dict[tuple[str, str], Verb[Any]] = {
+    (v.method, v.path): v for v in HOT if not v.path_params
+}
+
+
+def hot_verb(method: str, path: str) -> tuple[Verb[Any], dict[str, str]] | None:
+    """The hot verb `method path` names, with its path parameters (the lanes' one match)."""
+    exact = _HOT_EXACT.get((method, path))
+    if exact is not None:
+        return exact, {}
+    for verb in _HOT_PATTERNED:
+        found = verb.match(method, path)
+        if found is not None:
+            return verb, found
+    return None
