@@ -62,6 +62,11 @@ def _answered(body: Any) -> Prep:
 ANSWER = {"answers": {"go": "yes"}}
 
 
+async def _waiting(w: World) -> dict[str, Any]:
+    """A task that waits on another."""
+    return {"path": {"task_id": (await _blocked(w))["path"]["task_id"]}}
+
+
 async def _deliberation(w: World) -> dict[str, Any]:
     return {"path": {"deliberation_id": await w.deliberation()}}
 
@@ -234,6 +239,8 @@ CASES: list[Case] = [
     C("POST /tasks", 409, prep=_after_failed),
     C("GET /tasks", 200, params={"role": "sent"}),
     C("GET /tasks/ready", 200, "bob"),
+    C(f"GET {TASK}/blockers", 200, prep=_waiting),
+    C(f"GET {TASK}/blockers", 404, path=NOWHERE),
     C(f"GET {TASK}", 200, prep=_task("pending")),
     C(f"GET {TASK}", 404, path=NOWHERE),
     C(f"POST {TASK}/reply", 200, "bob", prep=_task("in_progress", {"result": "done"})),

@@ -10,8 +10,10 @@ import httpx2
 import pytest
 from mcp import Client
 
-from caucus.errors import Conflict, InvalidRequest
+from caucus.client import HubClient
+from caucus.errors import Conflict, InvalidRequest, NotFound
 from caucus.operator_client import OperatorClient
+from caucus.wire.work import TaskList
 from tests.conftest import ClientFactory
 from tests.interaction.test_mcp_bridge import bridge
 from tests.mcptools import call, text_of
@@ -120,3 +122,35 @@ async def test_every_view_of_a_task_shows_the_same_task(
     for name, listed in views.items():
         (same,) = [t for t in listed if t["task_id"] == second.task_id]
         assert same == alone, name
+
+
+async def test_a_task_shows_what_it_waits_on_that_its_reader_may_read(
+    connect: ClientFactory,
+) -> None:
+    """`GET /tasks/{id}/blockers`, the verb added through the verb table alone (ADR 0039), so
+    `HubClient` reaches it by name: each task the one asked about waits on, oldest first, with
+    its state, for its parties; a dependency between two others is left out for the worker,
+    and a stranger gets 404."""
+    lead, alice, bob, eve = [await connect(n) for n in ("lead", "alice", "bob", "eve")]
+    spec = await lead.send_task("alice", "write the spec")
+    review = await lead.send_task("eve", "review the plan")
+    build = await lead.send_task("bob", "build", blocked_by=[review.task_id, spec.task_id])
+    await alice.reply_task(spec.task_id, "spec.md")
+
+    async def blockers(who: HubClient, task_id: str) -> list[tuple[str, str]]:
+        found = await who.call("blockers", task_id=task_id)
+        assert isinstance(found, TaskList)
+        return [(t.task_id, t.state) for t in found.tasks]
+
+    assert await blockers(lead, build.task_id) == [
+        (spec.task_id, "completed"),  # oldest first
+        (review.task_id, "pending"),
+    ]
+    # bob works `build` but is no party to `review` or `spec`: he reads the ids, not the tasks.
+    assert await blockers(bob, build.task_id) == []
+    assert (await bob.task_status(build.task_id)).blocked_by == [spec.task_id, review.task_id]
+    with pytest.raises(NotFound):
+        await blockers(eve, build.task_id)
+    assert await blockers(alice, spec.task_id) == []  # a task that waits on nothing
+    with pytest.raises(TypeError, match="blockers takes no limit"):
+        await lead.call("blockers", task_id=build.task_id, limit=3)

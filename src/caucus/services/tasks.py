@@ -377,6 +377,23 @@ class TaskService:
             raise NotFound(f"no task {task_id!r}", hint=Hint.LIST_TASKS, task_id=task_id)
         return found.task
 
+    async def blockers(self, peer: Peer, task_id: str) -> list[Task]:
+        """The tasks a task of `peer`'s waits (or waited) on, oldest first, with their states:
+        those `peer` may read itself (`blocked_by` names them all)."""
+        task = await self.status(peer, task_id)
+        reader = Reader(peer.id)
+
+        def read(r: Repos) -> list[Task]:
+            found = [r.tasks.with_parties(t) for t in task.blocked_by]
+            return [
+                f.task
+                for f in found
+                if f is not None
+                and may_see_task(reader, sender_id=f.sender_id, worker_id=f.worker_id)
+            ]
+
+        return await self._db.read(read)
+
     async def listing(self, peer: Peer, role: str, state: str | None) -> list[Task]:
         if role not in ("sent", "received"):
             raise InvalidRequest("role is 'sent' or 'received'", field="role")

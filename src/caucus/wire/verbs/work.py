@@ -62,6 +62,19 @@ TASK_STATUS = Verb(
 )
 
 
+BLOCKERS = Verb(
+    "blockers",
+    "GET",
+    "/tasks/{task_id}/blockers",
+    TaskList,
+    "The tasks this one waits (or waited) on, with their states: those you may read",
+    AGENT,
+    "tasks",
+    without(TASK, 403, 409),
+    service="tasks.blockers",
+)
+
+
 REPLY_TASK = Verb(
     "reply_task",
     "POST",
