@@ -22,7 +22,6 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
@@ -44,8 +43,8 @@ async def _answers(bridge: Bridge, channel: bool, requests: list[dict[str, Any]]
     options = server.create_initialization_options(
         experimental_capabilities={CHANNEL_CAPABILITY: {}} if channel else None,
     )
-    to_server, server_in = create_context_streams[SessionMessage | Exception](16)
-    server_out, from_server = create_context_streams[SessionMessage](16)
+    to_server, server_in = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+    server_out, from_server = anyio.create_memory_object_stream[SessionMessage](16)
     answers: list[Any] = []
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.run, server_in, server_out, options)

@@ -32,16 +32,8 @@ import logging
 from typing import Any, NamedTuple, cast
 
 import mcp_types as types
-from mcp.server.connection import Connection
-from mcp.server.context import ServerRequestContext
+from mcp.server import ServerRequestContext
 from mcp.server.session import ServerSession
-from mcp.server.streamable_http import StreamableHTTPServerTransport, check_accept_headers
-from mcp.server.transport_security import TransportSecurityMiddleware
-from mcp.shared.inbound import (
-    InboundLadderRejection,
-    classify_inbound_request,
-    find_duplicated_routing_header,
-)
 from mcp_types import SERVER_INFO_META_KEY as _SERVER_INFO
 from mcp_types import methods
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
@@ -49,7 +41,17 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
-from caucus.api.mcp.sdk import InFlight, security_of
+from caucus.api.mcp.sdk import (
+    Connection,
+    InboundLadderRejection,
+    InFlight,
+    StreamableHTTPServerTransport,
+    TransportSecurityMiddleware,
+    check_accept_headers,
+    classify_inbound_request,
+    find_duplicated_routing_header,
+    security_of,
+)
 from caucus.api.mcp.sessions import SESSION_HEADER, Sessions, replaying, whole_body
 from caucus.mcp.server import ToolServer
 from caucus.web.uvicorn_http import Exchange

@@ -1,13 +1,14 @@
-"""What the hub relies on of the MCP SDK beyond its public API, in one place (ADR 0039).
+"""What the hub relies on of the MCP SDK beyond its top-level API, in one place (ADR 0039).
 
-The SDK's `StreamableHTTPServerTransport` keeps a session's idle clock and its Host/Origin
-checks in attributes it does not document (`_idle_timeout`, `_requests_in_flight`,
-`_security`, its `idle_scope`): the hub's session table lengthens a joined session's idle
-time and ends one gently, and its tool-call lane (`api/mcp/call_lane.py`) checks a call as
-the session would and counts it in flight as the SDK's own request handling does. Each of
-those reads and writes is a function here; `tests/unit/test_mcp_sdk_contract.py` fails on an
-SDK whose transport no longer has them, and on one whose session manager no longer has the
-hooks the session table (`api/mcp/sessions.py`) overrides.
+Every import of the SDK's inner modules the `/mcp` door needs is here, and the door's other
+modules take them from here: the transport and session manager whose undocumented parts the
+session table (`api/mcp/sessions.py`, which overrides three of the manager's private hooks)
+and the tool-call lane (`api/mcp/call_lane.py`) lean on, the transport's Host/Origin checks,
+and the helpers the SDK reads an inbound request with, so the lane reads one as the SDK does.
+The transport keeps a session's idle clock and its checks in attributes it does not document
+(`_idle_timeout`, `_requests_in_flight`, `_security`, its `idle_scope`): each read and write
+of them is a function here. `tests/unit/test_mcp_sdk_contract.py` fails, by name, on an SDK
+that no longer has any of it.
 """
 
 from __future__ import annotations
@@ -15,8 +16,30 @@ from __future__ import annotations
 import asyncio
 import math
 
-from mcp.server.streamable_http import StreamableHTTPServerTransport
+from mcp.server.connection import Connection
+from mcp.server.streamable_http import StreamableHTTPServerTransport, check_accept_headers
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware
+from mcp.shared.inbound import (
+    InboundLadderRejection,
+    classify_inbound_request,
+    find_duplicated_routing_header,
+)
+
+__all__ = [
+    "Connection",
+    "InFlight",
+    "InboundLadderRejection",
+    "StreamableHTTPServerTransport",
+    "StreamableHTTPSessionManager",
+    "TransportSecurityMiddleware",
+    "busy",
+    "check_accept_headers",
+    "classify_inbound_request",
+    "find_duplicated_routing_header",
+    "security_of",
+    "set_idle_timeout",
+]
 
 
 def set_idle_timeout(transport: StreamableHTTPServerTransport, seconds: float | None) -> None:

@@ -27,11 +27,14 @@ from uuid import uuid4
 
 import anyio
 import mcp_types as types
-from mcp.server.streamable_http import StreamableHTTPServerTransport
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import Message, Receive, Scope, Send
 
-from caucus.api.mcp.sdk import busy, set_idle_timeout
+from caucus.api.mcp.sdk import (
+    StreamableHTTPServerTransport,
+    StreamableHTTPSessionManager,
+    busy,
+    set_idle_timeout,
+)
 
 log = logging.getLogger(__name__)
 
