@@ -7,7 +7,7 @@ import asyncio
 import functools
 import ssl
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, Self, TypeVar, cast
 
 import httpx2
 from pydantic import BaseModel
@@ -131,6 +131,8 @@ class BaseClient:
             read_timeout=None if read_timeout is None else read_timeout + self._timeout,
             auth=not verb.public,
         )
+        if verb.response is None:
+            return cast(R, None)  # 204: nothing to read
         return verb.response.model_validate_json(response.content)
 
     async def call(self, name: str, /, **fields: Any) -> BaseModel:

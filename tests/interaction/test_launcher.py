@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import httpx2
 import pytest
 
 from caucus.client import HubClient
@@ -147,8 +148,17 @@ async def test_the_launcher_refuses_what_it_must(tmp_path: Path) -> None:
             await operator.launch_agent("ann", backend="openai")
         with pytest.raises(InvalidRequest):
             await operator.launch_agent("bad name!", backend="mock")
-        with pytest.raises(InvalidRequest):
+        # A field the launch does not take: the client's row names none (it cannot send one)
+        # and the hub refuses one sent anyway, so no command line ever comes from a body.
+        with pytest.raises(TypeError, match="launch_agent takes no command"):
             await operator.launch_agent("ann", backend="mock", command="rm -rf /")
+        async with httpx2.AsyncClient(base_url=url) as raw:
+            refused = await raw.post(
+                "/operator/agents",
+                json={"name": "ann", "backend": "mock", "command": "rm -rf /"},
+                headers={"Authorization": f"Bearer {hub.operator.token}"},
+            )
+        assert (refused.status_code, refused.json()["error"]) == (422, "invalid_request")
         with pytest.raises(NotFound):
             await operator.agent_output("agent-99")
         assert (await operator.launched_agents()).agents == []

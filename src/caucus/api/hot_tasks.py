@@ -2,7 +2,7 @@
 
 Like send and receive (`hotpath.py`), each is answered both by its documented FastAPI route in
 `routes/tasks.py` and by the lanes without FastAPI in front, from the raw body
-(`api.verbs.answer_raw`); the glue here is what every door calls, `/mcp`'s port included. A
+(`web.verbs.answer_raw`); the glue here is what every door calls, `/mcp`'s port included. A
 round trip is four requests (send, the worker's receive, its reply, the sender's receive);
 FastAPI's routing and dependency solving for the two task routes cost the hub more than their
 units of work did (ADR 0002, extended by ADR 0015).
@@ -10,8 +10,8 @@ units of work did (ADR 0002, extended by ADR 0015).
 
 from __future__ import annotations
 
-from caucus.api.verbs import Call, bind
 from caucus.domain.peers import Peer
+from caucus.web.verbs import Call, bind
 from caucus.wire.requests import (
     TaskErrorRequest,
     TaskQuestionRequest,

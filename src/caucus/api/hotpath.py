@@ -21,7 +21,6 @@ from urllib.parse import parse_qsl
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from caucus.api import hot_tasks  # noqa: F401  (binds the task verbs' glue)
-from caucus.api.verbs import answer_raw
 from caucus.errors import CaucusError, InvalidRequest
 from caucus.services.hub import Hub
 from caucus.web.admission import Admission
@@ -32,6 +31,7 @@ from caucus.web.errors import (
     caucus_error_response,
     unexpected_error_body,
 )
+from caucus.web.verbs import answer_raw
 from caucus.wire.fields import MAX_INT
 from caucus.wire.messages import Batch, InboundMessage, SendResult
 from caucus.wire.requests import SendRequest

@@ -14,7 +14,7 @@ from starlette.responses import Response, StreamingResponse
 
 from caucus.dashboard.export import EXPORT_TYPES, PAGE, Pages, export_chunks
 from caucus.dashboard.feed import FeedEvent, feed_of
-from caucus.domain.control import Access
+from caucus.domain.control import Access, Role
 from caucus.domain.messages import Message
 from caucus.errors import InvalidRequest
 from caucus.services.holds import HoldKind
@@ -22,11 +22,13 @@ from caucus.services.hub import Hub
 from caucus.web.access import PeerDep, ViewerDep, access
 from caucus.web.context import hub_of
 from caucus.web.held import Held
+from caucus.web.verbs import Call, serve
 from caucus.wire.console import SnapshotAt
 from caucus.wire.errors import ErrorBody
 from caucus.wire.fields import parse_time
+from caucus.wire.verbs import oversight
 
-router = APIRouter(tags=["operator"])
+router = APIRouter()
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "missing or unknown token"},
@@ -40,6 +42,7 @@ def _sse(event: FeedEvent) -> ServerSentEvent:
 
 @router.get(
     "/operator/events",
+    tags=["operator"],
     summary="Live feed (Server-Sent Events): a snapshot, then typed events and health ticks",
     description=(
         "Event types: `snapshot` (mode, rate, peers, channels, recent messages, floors, "
@@ -101,20 +104,19 @@ async def events(
     return Held(response, hold.release)
 
 
-@router.get(
-    "/operator/snapshot",
-    summary="What the live feed starts with, as one JSON document",
-    responses=_ERRORS,
-    openapi_extra=access(Access.VIEWER),
-)
-async def snapshot(request: Request, _: ViewerDep) -> SnapshotAt:
-    feed = feed_of(request)
+async def _snapshot(c: Call[Role, None]) -> SnapshotAt:
+    assert c.request is not None  # the console's feed is an HTTP door's
+    feed = feed_of(c.request)
     event_id = feed.last_id
     return SnapshotAt.model_construct(event_id=event_id, **dict(await feed.snapshot()))
 
 
+serve(router, oversight.SNAPSHOT, _snapshot)
+
+
 @router.get(
     "/export",
+    tags=["operator"],
     summary="Download the transcript as JSON, Markdown or text, optionally for a time range",
     responses={
         **_ERRORS,
@@ -141,6 +143,7 @@ async def export(
 
 @router.get(
     "/messages/export",
+    tags=["operator"],
     summary="Download what you may read, as JSON, Markdown or text, optionally for a time range",
     description="What you sent, directs to you, broadcasts and your channels' history: the "
     "same rule as search. A costly read: it spends one of your searches.",

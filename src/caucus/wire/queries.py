@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from caucus.domain.search import MAX_LIMIT, MAX_QUERY
+from caucus.wire.fields import MAX_INT
 
 
 class PingQuery(BaseModel):
@@ -87,3 +88,37 @@ class ExportQuery(BaseModel):
     format: Literal["json", "markdown", "text"] = "json"
     since: str | None = Field(None, description="epoch seconds or ISO 8601")
     until: str | None = Field(None, description="epoch seconds or ISO 8601")
+
+
+# --- the operator's and the observer's -------------------------------------------------------
+class ActivityQuery(BaseModel):
+    limit: int = Field(200, ge=1, le=2000)
+    caller: str | None = Field(None, max_length=64)
+    tool: str | None = Field(None, max_length=64)
+    errors: bool = False
+
+
+class OutputQuery(BaseModel):
+    after: int = Field(0, ge=0, le=MAX_INT)
+
+
+class FormsQuery(BaseModel):
+    state: str = Field("pending", description="pending | answered | canceled | all")
+
+
+class HistoryQuery(BaseModel):
+    before: int | None = Field(None, ge=0, le=MAX_INT, description="only messages with a lower seq")
+    limit: int = Field(200, ge=1, le=500, description="1-500")
+    peer: str | None = Field(None, description="from, to or delivered to this peer")
+    channel: str | None = Field(None, description="sent to this #channel")
+    kind: str | None = Field(None, description="chat, operator, system, task, ...")
+    q: str | None = Field(None, description="text the content holds (any case)")
+
+
+class AllTasksQuery(BaseModel):
+    status: str | None = Field(None, description="a task state")
+    limit: int = Field(200, ge=1, le=500, description="1-500")
+
+
+class AllOffersQuery(BaseModel):
+    status: str | None = Field(None, description="open | assigned | ...")

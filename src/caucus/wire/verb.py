@@ -2,7 +2,7 @@
 
 A row says all a caller and a server must agree on: the method and path, the body and query
 models, the answer's model, who may call it, the errors it documents as its own, and whether
-the lanes serve it too (`hot`). The FastAPI routes are registered from rows (`api/verbs.py`),
+the lanes serve it too (`hot`). The FastAPI routes are registered from rows (`web/verbs.py`),
 the lanes match the hot rows, and `HubClient` builds each request from its row's models; so a
 verb's shape is written once, here, where both ends of the wire can read it.
 """
@@ -36,7 +36,7 @@ class Verb(Generic[R]):
     name: str
     method: Literal["GET", "POST", "PUT", "DELETE"]
     path: str
-    response: type[R]
+    response: type[R] | None  # None: 204, no body
     summary: str
     access: Access
     tag: str
@@ -48,6 +48,7 @@ class Verb(Generic[R]):
     service: str | None = None
     status: int = 200
     exclude_none: bool = False  # absent fields are left out of the answer, not sent as null
+    description: str | None = None  # more than the summary says, for /openapi.json
 
     @property
     def public(self) -> bool:

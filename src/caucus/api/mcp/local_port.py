@@ -11,7 +11,6 @@ from typing import Any, TypeVar, cast
 from pydantic import BaseModel
 
 from caucus.api import routes
-from caucus.api.verbs import Call, glue_of, model_of
 from caucus.domain.activity import Via
 from caucus.domain.control import Access
 from caucus.domain.peers import Peer
@@ -19,6 +18,7 @@ from caucus.errors import Forbidden, InvalidRequest, Unauthorized
 from caucus.mcp.ports import Joined
 from caucus.services.hub import Hub
 from caucus.services.principals import Principal, PrincipalKind
+from caucus.web.verbs import Call, glue_of, model_of
 from caucus.wire.messages import Batch, InboundMessage, SendResult
 from caucus.wire.peers import Departure
 from caucus.wire.room import FloorInfo, Limits
@@ -101,7 +101,7 @@ class LocalPort:
         return await self.hub.principals.room(None, self._agent_key)
 
     async def _caller(self, access: Access) -> object:
-        """Who calls a verb of that access, as its glue takes it (`api.verbs.Call.who`)."""
+        """Who calls a verb of that access, as its glue takes it (`web.verbs.Call.who`)."""
         if access is Access.AGENT:
             return await self._me()
         if access is Access.ROOM:
@@ -111,7 +111,7 @@ class LocalPort:
         raise Forbidden("the operator's verbs are not the MCP catalog's")
 
     async def verb(self, verb: Verb[R], /, **fields: Any) -> R:
-        """One verb of the table, answered by the glue its HTTP route calls (`api.verbs`)."""
+        """One verb of the table, answered by the glue its HTTP route calls (`web.verbs`)."""
         path, rq = model_of(verb, fields)
         who = await self._caller(verb.access)
         agent_url = self.socket_url or f"http://127.0.0.1:{self.hub.settings.port}"

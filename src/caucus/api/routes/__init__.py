@@ -1,6 +1,6 @@
 """One module per resource; `ROUTERS`, every router of the API in the order it is served.
 
-Importing the package binds every verb's glue (`api.verbs.bind`), which the in-process doors
+Importing the package binds every verb's glue (`web.verbs.bind`), which the in-process doors
 (`/mcp`'s port) call as the routes do."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from caucus.api.routes import (
     teammates,
     watch,
 )
-from caucus.api.verbs import named_router
+from caucus.web.verbs import named_router
 
 ROUTERS: tuple[APIRouter, ...] = (
     *(
@@ -52,10 +52,4 @@ ROUTERS: tuple[APIRouter, ...] = (
         )
     ),
     named_router(),
-    forms.operator_router,
-    search.operator_router,
-    deliberations.operator_router,
-    reservations.operator_router,
-    channels.operator_router,
-    teammates.operator_router,
 )

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter
 
-from caucus.api.verbs import Call, serve
 from caucus.domain.activity import Via
-from caucus.domain.control import Access
+from caucus.domain.control import Role
 from caucus.domain.peers import Peer
-from caucus.web.access import ViewerDep, access
-from caucus.web.context import hub_of
+from caucus.web.verbs import Call, serve
 from caucus.wire.activity import ActivityList, Reported, ToolCallInfo
 from caucus.wire.errors import ErrorBody
+from caucus.wire.queries import ActivityQuery
 from caucus.wire.requests import ToolCallReport
-from caucus.wire.verbs import VERBS
+from caucus.wire.verbs import VERBS, oversight
 
 router = APIRouter()
 
@@ -43,20 +42,10 @@ async def _report(c: Call[Peer, ToolCallReport]) -> Reported:
 serve(router, VERBS["report_tool_call"], _report)
 
 
-@router.get(
-    "/operator/activity",
-    tags=["activity"],
-    summary="MCP tool calls, newest first: tool, caller, outcome, error, duration",
-    responses=_ERRORS,
-    openapi_extra=access(Access.VIEWER),
-)
-async def activity(
-    request: Request,
-    _: ViewerDep,
-    limit: Annotated[int, Query(ge=1, le=2000)] = 200,
-    caller: Annotated[str | None, Query(max_length=64)] = None,
-    tool: Annotated[str | None, Query(max_length=64)] = None,
-    errors: bool = False,
-) -> ActivityList:
-    calls = hub_of(request).activity.listing(limit=limit, caller=caller, tool=tool, errors=errors)
-    return ActivityList.model_construct(calls=[ToolCallInfo.of(c) for c in calls])
+async def _calls(c: Call[Role, ActivityQuery]) -> ActivityList:
+    rq = c.rq
+    calls = c.hub.activity.listing(limit=rq.limit, caller=rq.caller, tool=rq.tool, errors=rq.errors)
+    return ActivityList.model_construct(calls=[ToolCallInfo.of(call) for call in calls])
+
+
+serve(router, oversight.OPERATOR_ACTIVITY, _calls)

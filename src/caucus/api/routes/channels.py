@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from fastapi import APIRouter
 
-from fastapi import APIRouter, Request
-
-from caucus.api.verbs import Call, serve
-from caucus.domain.control import Access
+from caucus.domain.control import Role
 from caucus.domain.names import check_channel_name
 from caucus.domain.peers import Peer
 from caucus.services.principals import Principal, PrincipalKind
-from caucus.web.access import OperatorDep, access
-from caucus.web.context import hub_of
-from caucus.wire.errors import ErrorBody
+from caucus.web.verbs import Call, serve
 from caucus.wire.requests import (
     ChannelJoinRequest,
     ChannelPeerRequest,
@@ -22,7 +17,7 @@ from caucus.wire.requests import (
     TopicRequest,
 )
 from caucus.wire.room import ChannelAccess, ChannelInfo, ChannelJoin, ChannelLeave, ChannelList
-from caucus.wire.verbs import VERBS
+from caucus.wire.verbs import VERBS, control
 
 router = APIRouter()
 
@@ -52,48 +47,23 @@ serve(router, VERBS["leave_channel"], _leave)
 serve(router, VERBS["set_topic"], _topic)
 serve(router, VERBS["channels"], _channels)
 
-operator_router = APIRouter(prefix="/operator/channels", tags=["operator"])
-_OPERATOR_ERRORS: dict[int | str, dict[str, Any]] = {
-    401: {"model": ErrorBody, "description": "missing or unknown token"},
-    403: {"model": ErrorBody, "description": "not the operator's token"},
-    404: {"model": ErrorBody, "description": "no such channel or peer"},
-    422: {"model": ErrorBody, "description": "invalid channel or peer name"},
-}
+
+async def _private(c: Call[Role, ChannelPrivacyRequest]) -> ChannelInfo:
+    return ChannelInfo.of(await c.hub.channels.set_private(c.path["channel"], c.rq.private))
 
 
-@operator_router.post(
-    "/{channel}/private",
-    summary="Make a channel private (joined on invitation, seen by its members) or public",
-    responses=_OPERATOR_ERRORS,
-    openapi_extra=access(Access.OPERATOR),
-)
-async def set_private(
-    channel: str, body: ChannelPrivacyRequest, request: Request, _: OperatorDep
-) -> ChannelInfo:
-    return ChannelInfo.of(await hub_of(request).channels.set_private(channel, body.private))
+async def _invite(c: Call[Role, ChannelPeerRequest]) -> ChannelAccess:
+    channel = c.path["channel"]
+    done = await c.hub.channels.invite(channel, c.rq.peer)
+    return ChannelAccess(channel=check_channel_name(channel), peer=c.rq.peer, changed=done)
 
 
-@operator_router.post(
-    "/{channel}/invite",
-    summary="Invite an agent into a private channel (it is told, and joins itself)",
-    responses=_OPERATOR_ERRORS,
-    openapi_extra=access(Access.OPERATOR),
-)
-async def invite(
-    channel: str, body: ChannelPeerRequest, request: Request, _: OperatorDep
-) -> ChannelAccess:
-    done = await hub_of(request).channels.invite(channel, body.peer)
-    return ChannelAccess(channel=check_channel_name(channel), peer=body.peer, changed=done)
+async def _remove(c: Call[Role, ChannelPeerRequest]) -> ChannelAccess:
+    channel = c.path["channel"]
+    done = await c.hub.channels.remove(channel, c.rq.peer)
+    return ChannelAccess(channel=check_channel_name(channel), peer=c.rq.peer, changed=done)
 
 
-@operator_router.post(
-    "/{channel}/remove",
-    summary="Take an agent out of a channel and withdraw its invitation",
-    responses=_OPERATOR_ERRORS,
-    openapi_extra=access(Access.OPERATOR),
-)
-async def remove(
-    channel: str, body: ChannelPeerRequest, request: Request, _: OperatorDep
-) -> ChannelAccess:
-    done = await hub_of(request).channels.remove(channel, body.peer)
-    return ChannelAccess(channel=check_channel_name(channel), peer=body.peer, changed=done)
+serve(router, control.SET_CHANNEL_PRIVATE, _private)
+serve(router, control.INVITE, _invite)
+serve(router, control.REMOVE_FROM_CHANNEL, _remove)

@@ -5,21 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 
-from caucus.api.verbs import Call, serve
-from caucus.domain.control import Access
+from caucus.domain.control import Role
 from caucus.domain.peers import Peer
-from caucus.web.access import ViewerDep, access
-from caucus.web.context import hub_of
-from caucus.web.openapi import without
+from caucus.web.verbs import Call, serve
 from caucus.wire.deliberations import DeliberationInfo, DeliberationList, PositionInfo
 from caucus.wire.errors import ErrorBody
 from caucus.wire.requests import ConveneRequest, PositionRequest
-from caucus.wire.verbs import VERBS
+from caucus.wire.verbs import VERBS, oversight
 
 router = APIRouter()
-operator_router = APIRouter(tags=["deliberations"])
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "missing, unknown or ended token"},
@@ -74,11 +70,8 @@ serve(router, VERBS["deliberation"], _one)
 serve(router, VERBS["submit_position"], _position)
 
 
-@operator_router.get(
-    "/operator/deliberations",
-    summary="Every deliberation this hub process runs or ran, newest first",
-    responses=without(_ERRORS, 404, 409),
-    openapi_extra=access(Access.VIEWER),
-)
-async def operator_deliberations(request: Request, _: ViewerDep) -> DeliberationList:
-    return DeliberationList.of(hub_of(request).deliberations.listing())
+async def _all(c: Call[Role, None]) -> DeliberationList:
+    return DeliberationList.of(c.hub.deliberations.listing())
+
+
+serve(router, oversight.OPERATOR_DELIBERATIONS, _all)

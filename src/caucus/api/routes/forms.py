@@ -4,25 +4,21 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query
 
-from caucus.api.verbs import Call, serve
-from caucus.domain.control import Access
+from caucus.domain.control import Role
 from caucus.domain.forms import FormState
 from caucus.domain.peers import Peer
 from caucus.errors import InvalidRequest
 from caucus.services.principals import Principal
-from caucus.web.access import OperatorDep, ViewerDep, access
-from caucus.web.context import hub_of
-from caucus.web.openapi import without
+from caucus.web.verbs import Call, serve
 from caucus.wire.errors import ErrorBody
 from caucus.wire.forms import DecisionList, FormInfo, FormList, LedgerStatusInfo
-from caucus.wire.queries import DecisionsQuery
+from caucus.wire.queries import DecisionsQuery, FormsQuery
 from caucus.wire.requests import AnswerRequest, AskRequest, ReasonRequest
-from caucus.wire.verbs import VERBS
+from caucus.wire.verbs import VERBS, oversight
 
 router = APIRouter()
-operator_router = APIRouter(tags=["forms"])
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "missing, unknown or ended token"},
@@ -60,70 +56,37 @@ serve(router, VERBS["withdraw_form"], _withdraw)
 serve(router, VERBS["decisions"], _decisions)
 
 
-@operator_router.get(
-    "/operator/forms",
-    summary="Forms by state: pending (the default, oldest first), answered, canceled or all",
-    responses=without(_ERRORS, 404, 409),
-    openapi_extra=access(Access.VIEWER),
-)
-async def operator_forms(
-    request: Request,
-    _: ViewerDep,
-    state: Annotated[str, Query(description="pending | answered | canceled | all")] = "pending",
-) -> FormList:
-    return FormList.of(await hub_of(request).forms.listing(_state(state)))
+async def _forms_in(c: Call[Role, FormsQuery]) -> FormList:
+    return FormList.of(await c.hub.forms.listing(_state(c.rq.state)))
 
 
-@operator_router.get(
-    "/operator/forms/{form_id}",
-    summary="One form, in any state",
-    responses=without(_ERRORS, 409),
-    openapi_extra=access(Access.VIEWER),
-)
-async def operator_form(form_id: str, request: Request, _: ViewerDep) -> FormInfo:
-    return FormInfo.of(await hub_of(request).forms.get(form_id))
+async def _form(c: Call[Role, None]) -> FormInfo:
+    return FormInfo.of(await c.hub.forms.get(c.path["form_id"]))
 
 
-@operator_router.post(
-    "/operator/forms/{form_id}/answer",
-    summary="Answer a pending form: delivered to its audience and asker, and recorded",
-    responses=_ERRORS,
-    openapi_extra=access(Access.OPERATOR),
-)
-async def answer(form_id: str, body: AnswerRequest, request: Request, _: OperatorDep) -> FormInfo:
-    return FormInfo.of(await hub_of(request).forms.answer(form_id, body.answers))
+async def _answer(c: Call[Role, AnswerRequest]) -> FormInfo:
+    return FormInfo.of(await c.hub.forms.answer(c.path["form_id"], c.rq.answers))
 
 
-@operator_router.post(
-    "/operator/forms/{form_id}/cancel",
-    summary="Cancel a pending form; the asker is told (with the reason, if given)",
-    responses=_ERRORS,
-    openapi_extra=access(Access.OPERATOR),
-)
-async def cancel(
-    form_id: str, request: Request, _: OperatorDep, body: ReasonRequest | None = None
-) -> FormInfo:
-    return FormInfo.of(await hub_of(request).forms.cancel(form_id, body.reason if body else None))
+async def _cancel(c: Call[Role, ReasonRequest | None]) -> FormInfo:
+    reason = c.rq.reason if c.rq else None
+    return FormInfo.of(await c.hub.forms.cancel(c.path["form_id"], reason))
 
 
-@operator_router.get(
-    "/operator/decisions",
-    summary="Every decision on the ledger, newest first",
-    responses=without(_ERRORS, 404, 409),
-    openapi_extra=access(Access.VIEWER),
-)
-async def operator_decisions(request: Request, _: ViewerDep, limit: Limit = 20) -> DecisionList:
-    return DecisionList.of(await hub_of(request).decisions.recent(limit, None))
+async def _decisions_all(c: Call[Role, DecisionsQuery]) -> DecisionList:
+    return DecisionList.of(await c.hub.decisions.recent(c.rq.limit, None))
 
 
-@operator_router.get(
-    "/operator/ledger",
-    summary="Whether the decision ledger verifies now",
-    responses=without(_ERRORS, 404, 409),
-    openapi_extra=access(Access.VIEWER),
-)
-async def ledger(request: Request, _: ViewerDep) -> LedgerStatusInfo:
-    return LedgerStatusInfo.of(await hub_of(request).decisions.status())
+async def _ledger(c: Call[Role, None]) -> LedgerStatusInfo:
+    return LedgerStatusInfo.of(await c.hub.decisions.status())
+
+
+serve(router, oversight.OPERATOR_FORMS, _forms_in)
+serve(router, oversight.OPERATOR_FORM, _form)
+serve(router, oversight.ANSWER_FORM, _answer)
+serve(router, oversight.CANCEL_FORM, _cancel)
+serve(router, oversight.OPERATOR_DECISIONS, _decisions_all)
+serve(router, oversight.LEDGER, _ledger)
 
 
 def _state(state: str) -> FormState | None:

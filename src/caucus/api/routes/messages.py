@@ -10,10 +10,10 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from caucus.api.hotpath import REPLAYED_HEADER, receive_messages, send_message
-from caucus.api.verbs import Call, route_args, serve
 from caucus.domain.peers import Peer
 from caucus.web.access import bearer_token
 from caucus.web.context import hub_of
+from caucus.web.verbs import Call, route_args, serve
 from caucus.wire.messages import AckResult, PeekResult, SendResult
 from caucus.wire.queries import PeekQuery
 from caucus.wire.requests import AckRequest, AgentAnnounceRequest

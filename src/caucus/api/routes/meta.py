@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from caucus import __version__
-from caucus.api.verbs import Call, serve
 from caucus.protocol import PROTOCOL_VERSION, core_text, section, section_names
+from caucus.web.verbs import Call, serve
 from caucus.wire.queries import ProtocolQuery
 from caucus.wire.room import Health, Limits, ProtocolText, VersionInfo
 from caucus.wire.verbs import VERBS

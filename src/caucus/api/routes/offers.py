@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from caucus.api.verbs import Call, serve
 from caucus.domain.peers import Peer
+from caucus.web.verbs import Call, serve
 from caucus.wire.queries import OffersQuery
 from caucus.wire.requests import ClaimRequest, OfferRequest, ResolveRequest
 from caucus.wire.verbs import VERBS

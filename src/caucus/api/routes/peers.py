@@ -6,11 +6,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Request
 
-from caucus.api.verbs import Call, route_args, serve
 from caucus.domain.peers import Peer
 from caucus.services.principals import Principal
 from caucus.web.access import bearer_token
 from caucus.web.context import hub_of
+from caucus.web.verbs import Call, route_args, serve
 from caucus.wire.headers import AGENT_KEY_HEADER
 from caucus.wire.peers import Departure, PeerInfo, PeerList, Registered, StatusInfo
 from caucus.wire.queries import PingQuery

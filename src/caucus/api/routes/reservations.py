@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 
-from caucus.api.verbs import Call, serve
-from caucus.domain.control import Access
+from caucus.domain.control import Role
 from caucus.domain.peers import Peer
-from caucus.web.access import OperatorDep, access
-from caucus.web.context import hub_of
-from caucus.wire.errors import ErrorBody
+from caucus.web.verbs import Call, serve
 from caucus.wire.queries import ReservationsQuery
 from caucus.wire.requests import (
     BlockedRequest,
@@ -19,7 +16,7 @@ from caucus.wire.requests import (
     ReserveRequest,
 )
 from caucus.wire.reservations import BlockedList, ReservationList, ReservationPolicyInfo
-from caucus.wire.verbs import VERBS
+from caucus.wire.verbs import VERBS, control
 
 router = APIRouter()
 
@@ -60,22 +57,9 @@ serve(router, VERBS["renew"], _renew)
 serve(router, VERBS["blocked"], _blocked)
 
 
-operator_router = APIRouter(prefix="/operator/reservations", tags=["operator"])
-
-
-@operator_router.post(
-    "/policy",
-    summary="Whether a conflicting reservation is granted and reported (advisory) or refused "
-    "(enforce), for every hub process, from the next request on",
-    responses={
-        401: {"model": ErrorBody, "description": "missing, unknown or ended token"},
-        403: {"model": ErrorBody, "description": "not the operator"},
-        422: {"model": ErrorBody, "description": "not a policy"},
-    },
-    openapi_extra=access(Access.OPERATOR),
-)
-async def set_policy(
-    body: ReservationPolicyRequest, request: Request, _: OperatorDep
-) -> ReservationPolicyInfo:
-    policy = await hub_of(request).reservations.set_policy(body.policy)
+async def _policy(c: Call[Role, ReservationPolicyRequest]) -> ReservationPolicyInfo:
+    policy = await c.hub.reservations.set_policy(c.rq.policy)
     return ReservationPolicyInfo(policy=policy.value)
+
+
+serve(router, control.SET_RESERVATION_POLICY, _policy)

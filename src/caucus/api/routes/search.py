@@ -8,23 +8,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Path, Query
 
-from caucus.api.verbs import Call, serve
-from caucus.domain.control import Access
+from caucus.domain.control import Role
 from caucus.domain.peers import Peer
 from caucus.domain.search import MAX_LIMIT, MAX_QUERY
 from caucus.services.hub import Hub
-from caucus.web.access import ViewerDep, access
-from caucus.web.context import hub_of
+from caucus.web.verbs import Call, serve
 from caucus.wire.errors import ErrorBody
 from caucus.wire.fields import parse_time
 from caucus.wire.queries import SearchQuery, SummaryQuery
 from caucus.wire.search import SearchResults, ThreadSummaryInfo
-from caucus.wire.verbs import VERBS
+from caucus.wire.verbs import VERBS, oversight
 
 router = APIRouter()
-operator_router = APIRouter(tags=["search"])
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "missing, unknown or ended token"},
@@ -120,38 +117,27 @@ async def _summary(c: Call[Peer, SummaryQuery]) -> ThreadSummaryInfo:
 serve(router, VERBS["thread_summary"], _summary)
 
 
-@operator_router.get(
-    "/operator/search",
-    summary="Full-text search over every message and decision of the room",
-    responses=_VIEWER_ERRORS,
-    openapi_extra=access(Access.VIEWER),
-)
-async def operator_search(
-    request: Request,
-    _: ViewerDep,
-    q: Q,
-    sender: Sender = None,
-    channel: Channel = None,
-    since: Since = None,
-    until: Until = None,
-    kind: Kind = None,
-    thread: Thread = None,
-    order: Order = "relevance",
-    limit: Limit = 20,
-) -> SearchResults:
+async def _operator_search(c: Call[Role, SearchQuery]) -> SearchResults:
+    rq = c.rq
     return await _search(
-        hub_of(request), None, q, sender, channel, since, until, kind, thread, order, limit
+        c.hub,
+        None,
+        rq.q,
+        rq.sender,
+        rq.channel,
+        rq.since,
+        rq.until,
+        rq.kind,
+        rq.thread,
+        rq.order,
+        rq.limit,
     )
 
 
-@operator_router.get(
-    "/operator/threads/{thread}/summary",
-    summary="A thread's summary from all of its messages",
-    responses={**_VIEWER_ERRORS, **_THREAD_ERRORS},
-    openapi_extra=access(Access.VIEWER),
-)
-async def operator_thread_summary(
-    thread: ThreadId, request: Request, _: ViewerDep, model: Model = True
-) -> ThreadSummaryInfo:
-    found = await hub_of(request).search.thread_summary(None, thread, model=model)
+async def _operator_summary(c: Call[Role, SummaryQuery]) -> ThreadSummaryInfo:
+    found = await c.hub.search.thread_summary(None, c.path["thread"], model=c.rq.model)
     return ThreadSummaryInfo.of(found)
+
+
+serve(router, oversight.OPERATOR_SEARCH, _operator_search)
+serve(router, oversight.OPERATOR_THREAD_SUMMARY, _operator_summary)

@@ -1,5 +1,5 @@
 """Tasks: hand a peer work and get an answer back. (The verbs that name their service, as
-ready work, a task's state and its dependencies, are served by `api.verbs.named_router`.)
+ready work, a task's state and its dependencies, are served by `web.verbs.named_router`.)
 
 Sending a task and moving it are documented here but implemented in `api/hot_tasks.py`, which
 `FastLane` also serves without FastAPI in front (ADR 0015)."""
@@ -10,10 +10,10 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from caucus.api import hot_tasks  # noqa: F401  (binds the task verbs' glue)
-from caucus.api.verbs import Call, answer_raw, route_args, serve
 from caucus.domain.peers import Peer
 from caucus.web.access import bearer_token
 from caucus.web.context import hub_of
+from caucus.web.verbs import Call, answer_raw, route_args, serve
 from caucus.wire.queries import TasksQuery
 from caucus.wire.verb import Verb
 from caucus.wire.verbs import work

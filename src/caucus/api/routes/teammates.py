@@ -5,19 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 
-from caucus.api.verbs import Call, serve
-from caucus.domain.control import Access
+from caucus.domain.control import Role
 from caucus.domain.peers import Peer
 from caucus.services.spawns import SpawnAsk
-from caucus.web.access import OperatorDep, ViewerDep, access
-from caucus.web.context import hub_of
-from caucus.web.openapi import without
+from caucus.web.verbs import Call, serve
 from caucus.wire.errors import ErrorBody
 from caucus.wire.requests import SpawnGrantRequest, SpawnRequest
 from caucus.wire.spawns import SpawnGrantInfo, TeammateInfo, Teammates, TeammatesOverview
-from caucus.wire.verbs import VERBS
+from caucus.wire.verbs import VERBS, oversight
 from caucus.wire.verbs.errors import TEAMMATE
 
 router = APIRouter()
@@ -44,53 +41,24 @@ serve(router, VERBS["teammates"], _mine)
 serve(router, VERBS["spawn"], _spawn)
 serve(router, VERBS["stop_teammate"], _stop)
 
-operator_router = APIRouter(prefix="/operator", tags=["operator"])
-_OPERATOR_ERRORS: dict[int | str, dict[str, Any]] = {
-    401: _ERRORS[401],
-    403: {"model": ErrorBody, "description": "not the operator (or, to read, an observer)"},
-    404: {"model": ErrorBody, "description": "no such agent here, or no such teammate"},
-    422: {"model": ErrorBody, "description": "teammates out of 1-16"},
-}
+
+async def _overview(c: Call[Role, None]) -> TeammatesOverview:
+    return TeammatesOverview.of(await c.hub.spawns.standing(None))
 
 
-@operator_router.get(
-    "/teammates",
-    summary="The room's spawn grants and spawned teammates (newest first)",
-    responses=without(_OPERATOR_ERRORS, 404),
-    openapi_extra=access(Access.VIEWER),
-)
-async def overview(request: Request, _: ViewerDep) -> TeammatesOverview:
-    return TeammatesOverview.of(await hub_of(request).spawns.standing(None))
+async def _grant(c: Call[Role, SpawnGrantRequest]) -> SpawnGrantInfo:
+    return SpawnGrantInfo.of(await c.hub.spawns.grant(c.path["name"], c.rq.teammates))
 
 
-@operator_router.put(
-    "/peers/{name}/spawn-grant",
-    summary="Let an agent spawn teammates, this many running at once (never given by default)",
-    responses=_OPERATOR_ERRORS,
-    openapi_extra=access(Access.OPERATOR),
-)
-async def grant(
-    name: str, body: SpawnGrantRequest, request: Request, _: OperatorDep
-) -> SpawnGrantInfo:
-    return SpawnGrantInfo.of(await hub_of(request).spawns.grant(name, body.teammates))
+async def _revoke(c: Call[Role, None]) -> None:
+    await c.hub.spawns.revoke(c.path["name"])
 
 
-@operator_router.delete(
-    "/peers/{name}/spawn-grant",
-    summary="Take an agent's spawn grant back (its teammates running go on until stopped)",
-    responses=_OPERATOR_ERRORS,
-    openapi_extra=access(Access.OPERATOR),
-    status_code=204,
-)
-async def revoke(name: str, request: Request, _: OperatorDep) -> None:
-    await hub_of(request).spawns.revoke(name)
+async def _stop_any(c: Call[Role, None]) -> TeammateInfo:
+    return TeammateInfo.of(await c.hub.spawns.stop_teammate(c.path["spawn_id"], None))
 
 
-@operator_router.post(
-    "/teammates/{spawn_id}/stop",
-    summary="Stop a spawned teammate, whichever hub process runs it",
-    responses=_OPERATOR_ERRORS,
-    openapi_extra=access(Access.OPERATOR),
-)
-async def stop_any(spawn_id: str, request: Request, _: OperatorDep) -> TeammateInfo:
-    return TeammateInfo.of(await hub_of(request).spawns.stop_teammate(spawn_id, None))
+serve(router, oversight.OPERATOR_TEAMMATES, _overview)
+serve(router, oversight.GRANT_SPAWN, _grant)
+serve(router, oversight.REVOKE_SPAWN, _revoke)
+serve(router, oversight.STOP_ANY_TEAMMATE, _stop_any)

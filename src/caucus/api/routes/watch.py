@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from caucus.api.verbs import Call, serve
 from caucus.domain.peers import Peer
+from caucus.web.verbs import Call, serve
 from caucus.wire.messages import AckResult, Batch, InboundMessage
 from caucus.wire.queries import WatchQuery
 from caucus.wire.requests import AckRequest, RedeemRequest

@@ -1,9 +1,9 @@
-"""The agent's verbs: one row each (`Verb`, `wire/verb.py`), read by every door.
+"""The hub's verbs: one row each (`Verb`, `wire/verb.py`), read by every door.
 
-Adding a verb is its row here, its service method, its test and its line in docs/api.md: a
-row with `service` is routed by `api/verbs.py` and reached by `HubClient.call(name, ...)`.
-What is not here answers something other than a JSON model (the transcript export, the
-console's pages, the A2A door's card) or belongs to the operator (`/operator/...`).
+Adding a verb is its row in one of this package's sections, its service method, its test and
+its line in docs/api.md: a row with `service` is routed by `web/verbs.py` and reached by
+`HubClient.call(name, ...)`. What is not here answers something other than a JSON model: the
+transcript exports, the console's pages and live feed, the A2A door's JSON-RPC and cards.
 """
 
 from __future__ import annotations
@@ -12,17 +12,29 @@ from collections.abc import Mapping
 from typing import Any
 
 from caucus.wire.verb import Verb
-from caucus.wire.verbs import files, identity, messages, meta, room, teams, work
+from caucus.wire.verbs import (
+    control,
+    files,
+    identity,
+    messages,
+    meta,
+    oversight,
+    room,
+    teams,
+    work,
+)
 
 __all__ = [
     "HOT",
     "VERBS",
     "Verb",
+    "control",
     "files",
     "hot_verb",
     "identity",
     "messages",
     "meta",
+    "oversight",
     "room",
     "teams",
     "work",
@@ -31,7 +43,7 @@ __all__ = [
 # Every row of the sections, in their order (a row is a module-level `Verb` of one of them).
 _ROWS: tuple[Verb[Any], ...] = tuple(
     row
-    for section in (identity, messages, room, work, files, teams, meta)
+    for section in (identity, messages, room, work, files, teams, meta, control, oversight)
     for row in vars(section).values()
     if isinstance(row, Verb)
 )

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Generic, TypeVar
 
 from fastapi import APIRouter, Body, Query, Request
 from pydantic import BaseModel, ValidationError
+from starlette.responses import Response
 
 from caucus.domain.control import Access
 from caucus.errors import invalid_input
@@ -69,7 +70,7 @@ class Call(Generic[W, B]):
         return self.agent_url or self.hub_url
 
 
-Glue = Callable[[Call[Any, Any]], Awaitable[BaseModel]]
+Glue = Callable[[Call[Any, Any]], Awaitable[BaseModel | None]]  # None: a 204's
 _GLUE: dict[str, Glue] = {}
 
 
@@ -105,6 +106,7 @@ async def answer_raw(
     peer = await hub.principals.agent(token)
     rq = parse_model(verb.request, raw) if verb.request is not None else None
     done = await glue_of(verb)(Call(hub, peer, rq, path))
+    assert done is not None  # every hot verb answers a body
     return type(done).__pydantic_serializer__.to_json(done)
 
 
@@ -120,6 +122,7 @@ def route_args(verb: Verb[Any]) -> dict[str, Any]:
         "methods": [verb.method],
         "name": verb.name,
         "summary": verb.summary,
+        "description": verb.description,
         "tags": [verb.tag],
         "response_model": verb.response,
         "response_model_exclude_none": verb.exclude_none,
@@ -157,7 +160,7 @@ def by_name(verb: Verb[Any]) -> Glue:
     async def glue(call: Call[Any, Any]) -> BaseModel:
         fields = dict(call.rq) if isinstance(call.rq, BaseModel) else {}
         done = await getattr(getattr(call.hub, service), method)(call.who, **call.path, **fields)
-        if isinstance(done, verb.response) or maker is None:
+        if verb.response is None or isinstance(done, verb.response) or maker is None:
             return done  # type: ignore[no-any-return]
         return maker(done)  # type: ignore[no-any-return]
 
@@ -182,7 +185,8 @@ def _endpoint(verb: Verb[Any], glue: Glue) -> Callable[..., Awaitable[BaseModel]
         params.append(inspect.Parameter("rq", keyword, annotation=parsed))
 
     async def endpoint(request: Request, who: Any = None, rq: Any = None, **path: str) -> Any:
-        return await glue(Call(hub_of(request), who, rq, path, request))
+        answer = await glue(Call(hub_of(request), who, rq, path, request))
+        return answer if verb.response is not None else Response(status_code=verb.status)
 
     endpoint.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     endpoint.__name__ = verb.name
