@@ -28,7 +28,7 @@ WAIT = "a wait: how long a call parks or paces, never what it answers"
 SHOWN = "a measure or an age shown to a person or a model"
 STAMP = "a stamp written down with a record or a log line"
 NOT_RULES = {
-    "api/mcp/call_lane.py:__exit__": WAIT + " (the MCP SDK's idle deadline, on its clock)",
+    "api/mcp/sdk.py:__exit__": WAIT + " (the MCP SDK's idle deadline, on its clock)",
     "cli/guard.py:_refuse": SHOWN,
     "client_base.py:wait_ready": WAIT,
     "dashboard/routes.py:stream": WAIT + " (the feed's health tick)",
@@ -53,6 +53,7 @@ NOT_RULES = {
     "runtime/tools/codemode.py:call_tool": SHOWN,
     "services/delivery.py:peek": WAIT,
     "services/delivery.py:receive": WAIT,
+    "services/delivery.py:_poll": WAIT,
     "testing/postgres.py:fresh_database": STAMP + " (a unique database name)",
     "web/shield.py:wait": WAIT + " (strangers' pace)",
 }
