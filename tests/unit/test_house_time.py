@@ -52,8 +52,8 @@ NOT_RULES = {
     "runtime/stdio.py:format": STAMP,
     "runtime/tools/codemode.py:call_tool": SHOWN,
     "services/delivery.py:peek": WAIT,
-    "services/delivery.py:receive": WAIT,
-    "services/delivery.py:_poll": WAIT,
+    "services/delivery.py:_parking": WAIT,
+    "services/delivery.py:_listen": WAIT,
     "testing/postgres.py:fresh_database": STAMP + " (a unique database name)",
     "web/shield.py:wait": WAIT + " (strangers' pace)",
 }

@@ -65,7 +65,7 @@ class ReceiveResult:
 
 @dataclass(slots=True)
 class _Poll:
-    """One receive's state while it claims and parks (`DeliveryService._poll`)."""
+    """One receive's state while it claims and parks (`DeliveryService.receive`)."""
 
     peer: Peer
     waiter: Waiter
@@ -73,7 +73,12 @@ class _Poll:
     deadline: float  # on the event loop's clock
     pending_ack: int | None  # acknowledged through this seq, not yet stored
     on_park: Callable[[], object] | None
+    defer_ack: bool  # the acknowledgement may wait for the next claim
     hold: Hold | None = None
+
+    @property
+    def displaced(self) -> bool:
+        return self.waiter.displaced_watcher
 
 
 class DeliveryService:
@@ -230,66 +235,88 @@ class DeliveryService:
         `caucus watch` process) gives way to every other receive: it answers `superseded` at
         once when one holds the slot or displaced it since its last call.
         """
+        poll = self._listen(peer, wait, limit, ack_through, on_park, watcher)
+        if poll is None:  # a watcher that was displaced: it claims nothing
+            return ReceiveResult([], 0, superseded=True)
+        # One coroutine from here to the end, parked or not: a receive that waits holds one
+        # frame (10,000 parked agents, `benchmarks/parked.py`); what it decides is in helpers.
+        waiter, notifier, acked = poll.waiter, self._notifier, 0
+        try:
+            while True:
+                idle = notifier.idle_until(peer.id)
+                now = self._clock.now()
+                if idle is None or idle <= now or waiter.signalled or not poll.defer_ack:
+                    waiter.signalled = False
+                    result = await self._claim(peer, now, poll.batch, poll.pending_ack)
+                    acked += result.acked
+                    poll.pending_ack = None
+                    if result.deliveries:
+                        return ReceiveResult(result.deliveries, acked, False, poll.displaced)
+                    notifier.set_idle(peer.id, result.next_visible_at)
+                    idle = result.next_visible_at
+                remaining = self._parking(poll, idle)
+                if remaining is None:
+                    break
+                await waiter.wait(remaining)
+                if waiter.superseded or notifier.closing:
+                    break
+            if poll.pending_ack is not None:
+                acked += await self._ack(peer.id, (), poll.pending_ack)
+                poll.pending_ack = None
+            return ReceiveResult([], acked, waiter.superseded, poll.displaced)
+        finally:
+            self._unlisten(poll)
+
+    def _listen(
+        self,
+        peer: Peer,
+        wait: float,
+        limit: int | None,
+        ack_through: int | None,
+        on_park: Callable[[], object] | None,
+        watcher: bool,
+    ) -> _Poll | None:
+        """A receive's state, its caller now the one listener of `peer` (None: a watcher that
+        gives way). While nothing is claimable the acknowledgement waits, to ride on the next
+        claim: one storage operation per batch instead of two; it is applied before the
+        receive returns, long before the acknowledged batch could become visible again."""
         wait = min(max(wait, 0.0), self._settings.receive_timeout_max)
         if limit is not None and limit < 1:
             raise InvalidRequest("limit must be at least 1", field="limit")
         batch = min(limit or self._settings.receive_batch_max, self._settings.receive_batch_max)
         waiter = self._notifier.listen(peer.id, watcher=watcher)
-        if waiter.superseded:  # a watcher that was displaced: it claims nothing
+        if waiter.superseded:
             self._registry.touch(peer)
-            return ReceiveResult([], 0, superseded=True)
+            return None
         deadline = asyncio.get_running_loop().time() + wait
-        poll = _Poll(peer, waiter, batch, deadline, ack_through, on_park)
-        try:
-            return await self._poll(poll)
-        finally:
-            if poll.hold is not None:
-                poll.hold.release()
-            self._notifier.unlisten(waiter)
-            self._registry.touch(peer)
-            if poll.pending_ack is not None:  # cancelled (the client hung up): still honour it
-                self._ack_later(peer.id, poll.pending_ack)
+        defer = self._settings.visibility_timeout > self._settings.receive_timeout_max + 5
+        return _Poll(peer, waiter, batch, deadline, ack_through, on_park, defer)
 
-    async def _poll(self, poll: _Poll) -> ReceiveResult:
-        """Claim what is visible, else park until a wake-up, the next visibility or the
-        deadline. While nothing is claimable the acknowledgement waits, to ride on the next
-        claim: one storage operation per batch instead of two; it is applied before this
-        returns, long before the acknowledged batch could become visible again."""
-        peer, waiter, notifier = poll.peer, poll.waiter, self._notifier
-        loop = asyncio.get_running_loop()
-        defer_ack = self._settings.visibility_timeout > self._settings.receive_timeout_max + 5
-        displaced, acked = waiter.displaced_watcher, 0
-        while True:
-            idle = notifier.idle_until(peer.id)
-            now = self._clock.now()
-            if idle is None or idle <= now or waiter.signalled or not defer_ack:
-                waiter.signalled = False
-                result = await self._claim(peer, now, poll.batch, poll.pending_ack)
-                acked += result.acked
-                poll.pending_ack = None
-                if result.deliveries:
-                    return ReceiveResult(result.deliveries, acked, False, displaced)
-                notifier.set_idle(peer.id, result.next_visible_at)
-                idle = result.next_visible_at
-            if waiter.superseded or peer.state.terminal or notifier.closing:
-                break
-            remaining = poll.deadline - loop.time()
-            if remaining <= 0:
-                break
-            if idle is not None:
-                remaining = min(remaining, max(idle - self._clock.now(), 0.0) + 0.005)
-            if poll.hold is None:  # parks: an open wait, counted against the caps
-                poll.hold = self._holds.take(peer.id, HoldKind.RECEIVE)
-            if poll.on_park is not None:
-                poll.on_park()
-                poll.on_park = None
-            await waiter.wait(remaining)
-            if waiter.superseded or notifier.closing:
-                break
-        if poll.pending_ack is not None:
-            acked += await self._ack(peer.id, (), poll.pending_ack)
-            poll.pending_ack = None
-        return ReceiveResult([], acked, waiter.superseded, displaced)
+    def _parking(self, poll: _Poll, idle: float | None) -> float | None:
+        """How long the receive parks now (None: it ends): until its deadline, or just past
+        the next delivery's visibility. The first park takes a hold (an open wait, counted
+        against the caps) and tells the transport (`on_park`)."""
+        if poll.waiter.superseded or poll.peer.state.terminal or self._notifier.closing:
+            return None
+        remaining = poll.deadline - asyncio.get_running_loop().time()
+        if remaining <= 0:
+            return None
+        if idle is not None:
+            remaining = min(remaining, max(idle - self._clock.now(), 0.0) + 0.005)
+        if poll.hold is None:
+            poll.hold = self._holds.take(poll.peer.id, HoldKind.RECEIVE)
+        if poll.on_park is not None:
+            poll.on_park()
+            poll.on_park = None
+        return remaining
+
+    def _unlisten(self, poll: _Poll) -> None:
+        if poll.hold is not None:
+            poll.hold.release()
+        self._notifier.unlisten(poll.waiter)
+        self._registry.touch(poll.peer)
+        if poll.pending_ack is not None:  # cancelled (the client hung up): still honour it
+            self._ack_later(poll.peer.id, poll.pending_ack)
 
     async def _claim(self, peer: Peer, now: float, batch: int, ack: int | None) -> ClaimResult:
         """One claim of up to `batch` visible deliveries, with the acknowledgement that waited
