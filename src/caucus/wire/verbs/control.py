@@ -18,12 +18,26 @@ from caucus.wire.room import (
     RoomState,
 )
 from caucus.wire.verb import Verb
+from caucus.wire.verbs.errors import FLOOR_ERRORS
 
 PURGE_WHAT = (
     "Acknowledged messages, ended tasks, settled offers, canceled forms and answered ones "
     "already on the decision ledger go; nothing unacknowledged or unended, and never the "
     "ledger. `caucus db purge` does the same from the command line."
 )
+
+
+# The errors several of these verbs document alike.
+OPERATOR = {401: "missing or unknown token", 403: "an agent or observer token"}
+ABOUT_PEER = {**OPERATOR, 404: "no such peer"}
+ABOUT_CHANNEL = {**OPERATOR, 404: "no such channel"}
+CHANNEL_ACCESS = {
+    401: "missing or unknown token",
+    403: "not the operator's token",
+    404: "no such channel or peer",
+    422: "invalid channel or peer name",
+}
+
 
 CLEAR_FLOOR = Verb(
     "clear_floor",
@@ -33,11 +47,7 @@ CLEAR_FLOOR = Verb(
     "The operator frees a scope's floor ('all' or a channel name without '#')",
     Access.OPERATOR,
     "floor",
-    {
-        401: "missing, unknown or ended token",
-        403: "not your floor, or not in the channel",
-        422: "unknown action or scope",
-    },
+    FLOOR_ERRORS,
 )
 
 
@@ -49,7 +59,7 @@ ROOM_STATE = Verb(
     "The room's mode and send budget",
     Access.VIEWER,
     "operator",
-    {401: "missing or unknown token", 403: "an agent or observer token"},
+    OPERATOR,
 )
 
 
@@ -61,7 +71,7 @@ PAUSE_ROOM = Verb(
     "Hold chatter in inboxes; operator and control traffic still flow",
     Access.OPERATOR,
     "operator",
-    {401: "missing or unknown token", 403: "an agent or observer token"},
+    OPERATOR,
 )
 
 
@@ -73,7 +83,7 @@ RESUME_ROOM = Verb(
     "Open the room again: held chatter is delivered in seq order",
     Access.OPERATOR,
     "operator",
-    {401: "missing or unknown token", 403: "an agent or observer token"},
+    OPERATOR,
 )
 
 
@@ -85,7 +95,7 @@ STOP_ROOM = Verb(
     "Tell every peer to stop; refuse new sends (409 room_stopped) until resumed",
     Access.OPERATOR,
     "operator",
-    {401: "missing or unknown token", 403: "an agent or observer token"},
+    OPERATOR,
     request=rq.ReasonRequest,
     optional_body=True,
 )
@@ -99,7 +109,7 @@ RESET_ROOM = Verb(
     "Open the room, lift peer pauses, restore the send budget, tell every peer to reset",
     Access.OPERATOR,
     "operator",
-    {401: "missing or unknown token", 403: "an agent or observer token"},
+    OPERATOR,
     request=rq.ReasonRequest,
     optional_body=True,
 )
@@ -130,7 +140,7 @@ OPERATOR_ANNOUNCE = Verb(
     "Operator news to every peer",
     Access.OPERATOR,
     "operator",
-    {401: "missing or unknown token", 403: "an agent or observer token"},
+    OPERATOR,
     request=rq.AnnounceRequest,
 )
 
@@ -143,7 +153,7 @@ SET_RATE = Verb(
     "Set the room-wide send budget every agent gets",
     Access.OPERATOR,
     "operator",
-    {401: "missing or unknown token", 403: "an agent or observer token"},
+    OPERATOR,
     request=rq.RateRequest,
 )
 
@@ -156,7 +166,7 @@ KICK = Verb(
     "Remove a peer for good: its token stops working",
     Access.OPERATOR,
     "operator",
-    {401: "missing or unknown token", 403: "an agent or observer token", 404: "no such peer"},
+    ABOUT_PEER,
 )
 
 
@@ -168,7 +178,7 @@ PAUSE_PEER = Verb(
     "Hold chatter for one peer (it keeps polling, is not reaped, gets control traffic)",
     Access.OPERATOR,
     "operator",
-    {401: "missing or unknown token", 403: "an agent or observer token", 404: "no such peer"},
+    ABOUT_PEER,
 )
 
 
@@ -180,7 +190,7 @@ RESUME_PEER = Verb(
     "Release one peer's held chatter",
     Access.OPERATOR,
     "operator",
-    {401: "missing or unknown token", 403: "an agent or observer token", 404: "no such peer"},
+    ABOUT_PEER,
 )
 
 
@@ -192,7 +202,7 @@ INTERRUPT = Verb(
     "Tell a peer to stop what it is doing (priority lane; not replayed on reconnect)",
     Access.OPERATOR,
     "operator",
-    {401: "missing or unknown token", 403: "an agent or observer token", 404: "no such peer"},
+    ABOUT_PEER,
     request=rq.ReasonRequest,
     optional_body=True,
 )
@@ -206,7 +216,7 @@ RESET_PEER = Verb(
     "Tell a peer to start over (priority lane; not replayed on reconnect)",
     Access.OPERATOR,
     "operator",
-    {401: "missing or unknown token", 403: "an agent or observer token", 404: "no such peer"},
+    ABOUT_PEER,
     request=rq.ReasonRequest,
     optional_body=True,
 )
@@ -220,7 +230,7 @@ STOP_PEER = Verb(
     "Tell one peer to finish and stop (a native agent exits); the room stays open",
     Access.OPERATOR,
     "operator",
-    {401: "missing or unknown token", 403: "an agent or observer token", 404: "no such peer"},
+    ABOUT_PEER,
     request=rq.ReasonRequest,
     optional_body=True,
 )
@@ -234,7 +244,7 @@ OPERATOR_PING = Verb(
     "The hub's view of one peer (the peer is not disturbed)",
     Access.VIEWER,
     "operator",
-    {401: "missing or unknown token", 403: "an agent or observer token", 404: "no such peer"},
+    ABOUT_PEER,
 )
 
 
@@ -246,7 +256,7 @@ CLOSE_CHANNEL = Verb(
     "Close a channel: members are told and removed; joins and sends are refused",
     Access.OPERATOR,
     "operator",
-    {401: "missing or unknown token", 403: "an agent or observer token", 404: "no such channel"},
+    ABOUT_CHANNEL,
 )
 
 
@@ -258,7 +268,7 @@ REOPEN_CHANNEL = Verb(
     "Open a closed channel again: joins and sends are taken; its floor starts free",
     Access.OPERATOR,
     "operator",
-    {401: "missing or unknown token", 403: "an agent or observer token", 404: "no such channel"},
+    ABOUT_CHANNEL,
 )
 
 
@@ -270,7 +280,7 @@ PURGE = Verb(
     "Drop finished items older than a date now, then compact the database",
     Access.OPERATOR,
     "operator",
-    {401: "missing or unknown token", 403: "an agent or observer token"},
+    OPERATOR,
     request=rq.PurgeRequest,
     description=PURGE_WHAT,
 )
@@ -298,12 +308,7 @@ SET_CHANNEL_PRIVATE = Verb(
     "Make a channel private (joined on invitation, seen by its members) or public",
     Access.OPERATOR,
     "operator",
-    {
-        401: "missing or unknown token",
-        403: "not the operator's token",
-        404: "no such channel or peer",
-        422: "invalid channel or peer name",
-    },
+    CHANNEL_ACCESS,
     request=rq.ChannelPrivacyRequest,
 )
 
@@ -316,12 +321,7 @@ INVITE = Verb(
     "Invite an agent into a private channel (it is told, and joins itself)",
     Access.OPERATOR,
     "operator",
-    {
-        401: "missing or unknown token",
-        403: "not the operator's token",
-        404: "no such channel or peer",
-        422: "invalid channel or peer name",
-    },
+    CHANNEL_ACCESS,
     request=rq.ChannelPeerRequest,
 )
 
@@ -334,11 +334,6 @@ REMOVE_FROM_CHANNEL = Verb(
     "Take an agent out of a channel and withdraw its invitation",
     Access.OPERATOR,
     "operator",
-    {
-        401: "missing or unknown token",
-        403: "not the operator's token",
-        404: "no such channel or peer",
-        422: "invalid channel or peer name",
-    },
+    CHANNEL_ACCESS,
     request=rq.ChannelPeerRequest,
 )

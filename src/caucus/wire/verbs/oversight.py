@@ -18,12 +18,38 @@ from caucus.wire.room import SessionInfo
 from caucus.wire.search import SearchResults, ThreadSummaryInfo
 from caucus.wire.spawns import SpawnGrantInfo, TeammateInfo, TeammatesOverview
 from caucus.wire.verb import Verb
+from caucus.wire.verbs.errors import FORM, PANEL
 from caucus.wire.work import OfferList, TaskList
 
 LAUNCHER_OFF = (
     "an agent or observer token, or `launcher_disabled`: the hub binds an address other "
     "machines reach"
 )
+
+
+# The errors several of these verbs document alike.
+LAUNCHED = {
+    401: "missing or unknown token",
+    403: LAUNCHER_OFF,
+    404: "no such launched agent",
+    422: "a bad name, workdir or backend setting",
+}
+SETTLED_FORM = {
+    401: "missing, unknown or ended token",
+    403: "not a member of the channel, or not the operator",
+    404: "no such form",
+    409: "the form was already answered or canceled",
+    422: "a field or answer that does not fit the form",
+    429: "cap_open_forms: too many of your forms pending",
+}
+TEAMMATE_GRANTS = {
+    401: "missing, unknown or ended token",
+    403: "not the operator (or, to read, an observer)",
+    404: "no such agent here, or no such teammate",
+    422: "teammates out of 1-16",
+}
+VIEWER_FILTER = {401: "missing or unknown token", 403: "an agent token", 422: "a bad filter"}
+
 
 OPERATOR_ACTIVITY = Verb(
     "operator_activity",
@@ -81,12 +107,7 @@ LAUNCHED_AGENT = Verb(
     "One launched agent: its process, and whether it joined and spoke",
     Access.OPERATOR,
     "operator",
-    {
-        401: "missing or unknown token",
-        403: LAUNCHER_OFF,
-        404: "no such launched agent",
-        422: "a bad name, workdir or backend setting",
-    },
+    LAUNCHED,
 )
 
 
@@ -98,12 +119,7 @@ AGENT_OUTPUT = Verb(
     "What the agent printed (the last lines kept), after line `after`",
     Access.OPERATOR,
     "operator",
-    {
-        401: "missing or unknown token",
-        403: LAUNCHER_OFF,
-        404: "no such launched agent",
-        422: "a bad name, workdir or backend setting",
-    },
+    LAUNCHED,
     query=q.OutputQuery,
 )
 
@@ -116,12 +132,7 @@ STOP_AGENT = Verb(
     "Stop the agent (SIGTERM to its process group, SIGKILL after 5 s); returns once ended",
     Access.OPERATOR,
     "operator",
-    {
-        401: "missing or unknown token",
-        403: LAUNCHER_OFF,
-        404: "no such launched agent",
-        422: "a bad name, workdir or backend setting",
-    },
+    LAUNCHED,
 )
 
 
@@ -133,12 +144,7 @@ OPERATOR_FORMS = Verb(
     "Forms by state: pending (the default, oldest first), answered, canceled or all",
     Access.VIEWER,
     "forms",
-    {
-        401: "missing, unknown or ended token",
-        403: "not a member of the channel, or not the operator",
-        422: "a field or answer that does not fit the form",
-        429: "cap_open_forms: too many of your forms pending",
-    },
+    FORM,
     query=q.FormsQuery,
 )
 
@@ -169,14 +175,7 @@ ANSWER_FORM = Verb(
     "Answer a pending form: delivered to its audience and asker, and recorded",
     Access.OPERATOR,
     "forms",
-    {
-        401: "missing, unknown or ended token",
-        403: "not a member of the channel, or not the operator",
-        404: "no such form",
-        409: "the form was already answered or canceled",
-        422: "a field or answer that does not fit the form",
-        429: "cap_open_forms: too many of your forms pending",
-    },
+    SETTLED_FORM,
     request=rq.AnswerRequest,
 )
 
@@ -189,14 +188,7 @@ CANCEL_FORM = Verb(
     "Cancel a pending form; the asker is told (with the reason, if given)",
     Access.OPERATOR,
     "forms",
-    {
-        401: "missing, unknown or ended token",
-        403: "not a member of the channel, or not the operator",
-        404: "no such form",
-        409: "the form was already answered or canceled",
-        422: "a field or answer that does not fit the form",
-        429: "cap_open_forms: too many of your forms pending",
-    },
+    SETTLED_FORM,
     request=rq.ReasonRequest,
     optional_body=True,
 )
@@ -210,12 +202,7 @@ OPERATOR_DECISIONS = Verb(
     "Every decision on the ledger, newest first",
     Access.VIEWER,
     "forms",
-    {
-        401: "missing, unknown or ended token",
-        403: "not a member of the channel, or not the operator",
-        422: "a field or answer that does not fit the form",
-        429: "cap_open_forms: too many of your forms pending",
-    },
+    FORM,
     query=q.DecisionsQuery,
 )
 
@@ -228,12 +215,7 @@ LEDGER = Verb(
     "Whether the decision ledger verifies now",
     Access.VIEWER,
     "forms",
-    {
-        401: "missing, unknown or ended token",
-        403: "not a member of the channel, or not the operator",
-        422: "a field or answer that does not fit the form",
-        429: "cap_open_forms: too many of your forms pending",
-    },
+    FORM,
 )
 
 
@@ -284,11 +266,7 @@ OPERATOR_DELIBERATIONS = Verb(
     "Every deliberation this hub process runs or ran, newest first",
     Access.VIEWER,
     "deliberations",
-    {
-        401: "missing, unknown or ended token",
-        403: "not a member of the panel's channel",
-        422: "a field out of range, or a position that breaks a rule",
-    },
+    PANEL,
 )
 
 
@@ -316,12 +294,7 @@ GRANT_SPAWN = Verb(
     "Let an agent spawn teammates, this many running at once (never given by default)",
     Access.OPERATOR,
     "operator",
-    {
-        401: "missing, unknown or ended token",
-        403: "not the operator (or, to read, an observer)",
-        404: "no such agent here, or no such teammate",
-        422: "teammates out of 1-16",
-    },
+    TEAMMATE_GRANTS,
     request=rq.SpawnGrantRequest,
 )
 
@@ -334,12 +307,7 @@ REVOKE_SPAWN: Verb[Any] = Verb(
     "Take an agent's spawn grant back (its teammates running go on until stopped)",
     Access.OPERATOR,
     "operator",
-    {
-        401: "missing, unknown or ended token",
-        403: "not the operator (or, to read, an observer)",
-        404: "no such agent here, or no such teammate",
-        422: "teammates out of 1-16",
-    },
+    TEAMMATE_GRANTS,
     status=204,
 )
 
@@ -352,12 +320,7 @@ STOP_ANY_TEAMMATE = Verb(
     "Stop a spawned teammate, whichever hub process runs it",
     Access.OPERATOR,
     "operator",
-    {
-        401: "missing, unknown or ended token",
-        403: "not the operator (or, to read, an observer)",
-        404: "no such agent here, or no such teammate",
-        422: "teammates out of 1-16",
-    },
+    TEAMMATE_GRANTS,
 )
 
 
@@ -381,7 +344,7 @@ SESSION = Verb(
     "Who this token is: the operator, or the read-only observer",
     Access.VIEWER,
     "operator",
-    {401: "missing or unknown token", 403: "an agent token", 422: "a bad filter"},
+    VIEWER_FILTER,
 )
 
 
@@ -411,7 +374,7 @@ ALL_TASKS = Verb(
     "Every peer's tasks, most recently changed first",
     Access.VIEWER,
     "operator",
-    {401: "missing or unknown token", 403: "an agent token", 422: "a bad filter"},
+    VIEWER_FILTER,
     query=q.AllTasksQuery,
 )
 
@@ -424,6 +387,6 @@ ALL_OFFERS = Verb(
     "The job board: every offer (optionally in one state) with its claims",
     Access.VIEWER,
     "operator",
-    {401: "missing or unknown token", 403: "an agent token", 422: "a bad filter"},
+    VIEWER_FILTER,
     query=q.AllOffersQuery,
 )
