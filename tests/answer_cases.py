@@ -371,6 +371,7 @@ CASES: list[Case] = [
     C("GET /operator/messages", 200, "observer"),
     C("GET /operator/tasks", 200, "observer"),
     C("GET /operator/offers", 200, "observer"),
+    C("GET /operator/upkeep", 200, "observer"),
     C("GET /export", 200, "observer"),
     C("GET /messages/export", 200),
     # --- protocol, health, the console, A2A

@@ -88,6 +88,12 @@ class Settings(BaseSettings):
     peer_ttl: float = Field(300.0, gt=0)
     reaped_grace: float = Field(1800.0, ge=0)
     maintenance_interval: float = Field(2.0, gt=0)
+    loop_watch_interval: float = Field(
+        0.05,
+        ge=0,
+        description="how often the hub checks that its event loop is not held up (the "
+        "operator's upkeep report); 0: never",
+    )
 
     # Delivery.
     visibility_timeout: float = Field(60.0, gt=0)

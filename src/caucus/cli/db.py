@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
+from caucus.cli.db_import import import_history
 from caucus.cli.purge import purge
 from caucus.errors import CaucusError
 
@@ -19,12 +20,13 @@ if TYPE_CHECKING:  # the storage and the services load when a command runs, not 
     from caucus.storage.migrate import Migration
 
 db_app = typer.Typer(
-    help="The hub's database: its schema version and migrations, and purging what retention "
-    "would drop.",
+    help="The hub's database: its schema version and migrations, purging what retention "
+    "would drop, and importing another room's history.",
     no_args_is_help=True,
 )
 err = Console(stderr=True, highlight=False)
 db_app.command("purge")(purge)
+db_app.command("import")(import_history)
 
 
 def _schema(db: str | None, config: Path | None) -> tuple[str, str, list[int]]:

@@ -10,6 +10,7 @@ from caucus.web.verbs import Call, serve
 from caucus.wire.messages import DroppedInfo, History, RoutedMessage
 from caucus.wire.queries import AllOffersQuery, AllTasksQuery, HistoryQuery
 from caucus.wire.room import SessionInfo
+from caucus.wire.upkeep import UpkeepInfo
 from caucus.wire.verbs import oversight
 from caucus.wire.work import OfferList, TaskList
 
@@ -40,6 +41,10 @@ async def _tasks(c: Call[Role, AllTasksQuery]) -> TaskList:
     return TaskList.of(await c.hub.tasks.all(c.rq.status, c.rq.limit))
 
 
+async def _upkeep(c: Call[Role, None]) -> UpkeepInfo:
+    return UpkeepInfo.of(c.hub.loop_watch.lag(), await c.hub.retention.size())
+
+
 async def _offers(c: Call[Role, AllOffersQuery]) -> OfferList:
     return OfferList.of(await c.hub.offers.listing(c.rq.status))
 
@@ -48,3 +53,4 @@ serve(router, oversight.SESSION, _session)
 serve(router, oversight.HISTORY, _history)
 serve(router, oversight.ALL_TASKS, _tasks)
 serve(router, oversight.ALL_OFFERS, _offers)
+serve(router, oversight.UPKEEP, _upkeep)

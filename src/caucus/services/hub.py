@@ -28,6 +28,7 @@ from caucus.services.history import History
 from caucus.services.holds import HoldKind, Holds
 from caucus.services.launcher import Launcher
 from caucus.services.ledger_home import room_ledger
+from caucus.services.loop_watch import LoopWatch
 from caucus.services.notifier import Notifier
 from caucus.services.offers import OfferService
 from caucus.services.principals import Principals
@@ -108,6 +109,7 @@ class Hub:
         self._parts: list[Part] = []
         self._run_maintenance = run_maintenance
         self._task: asyncio.Task[None] | None = None
+        self.loop_watch = LoopWatch(self.clock, settings.loop_watch_interval)
         self.started_at: float | None = None
 
     # --- the services, by what they hold ------------------------------------------------------
@@ -234,6 +236,7 @@ class Hub:
         self.started_at = self.clock.now()
         if self._run_maintenance:
             self._task = asyncio.create_task(self._loop(), name="caucus-maintenance")
+            await self.loop_watch.start()
 
     def begin_shutdown(self) -> None:
         """Answer every parked long-poll now so the server can drain quickly."""
@@ -241,6 +244,7 @@ class Hub:
 
     async def stop(self) -> None:
         self.begin_shutdown()
+        await self.loop_watch.stop()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

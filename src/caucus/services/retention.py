@@ -14,7 +14,7 @@ import logging
 
 from caucus.clock import Clock
 from caucus.config import Settings
-from caucus.domain.retention import Dropped, PurgeCounts, PurgeReport
+from caucus.domain.retention import Dropped, PurgeCounts, PurgeReport, StoreSize
 from caucus.storage.engine import Engine
 from caucus.storage.repos import Repos
 
@@ -41,6 +41,10 @@ class Retention:
             through_ts=state.get("through_ts"),
             at=state.get("at"),
         )
+
+    async def size(self) -> StoreSize:
+        """How big the store is, and how much of it holds data."""
+        return await self._db.size()
 
     async def sweep(self) -> PurgeCounts:
         """One maintenance round (see the module docstring)."""

@@ -78,6 +78,11 @@ class RoutedMessage(MessageRecord):
         recipients = delivered_to if delivered_to is not None else m.delivered_to
         return cls.model_construct(**cls.fields_of(m), delivered_to=list(recipients or []))
 
+    def message(self) -> Message:
+        """As the domain holds it (a transcript export read back: `caucus db import`)."""
+        fields = self.model_dump(exclude={"to", "delivered_to"})
+        return Message(**fields, to=self.to, delivered_to=list(self.delivered_to))
+
 
 class SendResult(Wire):
     message_id: str

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from caucus.domain.messages import Message, NewMessage, message_number
@@ -150,6 +150,11 @@ class Messages:
         if row is None:
             return None
         return Message(row["seq"], row["id"], 0.0, row["sender"], "", "", "", thread=row["thread"])
+
+    def import_archived(self, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Append messages carried from another room (`message_import`: archived, without
+        identities; one already here by id is skipped); how many were added."""
+        return self._tx.many("message_import", rows)
 
     def by_seq(self, seq: int) -> tuple[Message, list[str], list[str]] | None:
         """A message with whom it reached and whom it missed."""

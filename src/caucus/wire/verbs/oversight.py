@@ -17,6 +17,7 @@ from caucus.wire.messages import History
 from caucus.wire.room import SessionInfo
 from caucus.wire.search import SearchResults, ThreadSummaryInfo
 from caucus.wire.spawns import SpawnGrantInfo, TeammateInfo, TeammatesOverview
+from caucus.wire.upkeep import UpkeepInfo
 from caucus.wire.verb import Verb
 from caucus.wire.verbs.errors import FORM, PANEL
 from caucus.wire.work import OfferList, TaskList
@@ -389,4 +390,16 @@ ALL_OFFERS = Verb(
     "operator",
     VIEWER_FILTER,
     query=q.AllOffersQuery,
+)
+
+
+UPKEEP = Verb(
+    "upkeep",
+    "GET",
+    "/operator/upkeep",
+    UpkeepInfo,
+    "What housekeeping costs: how late the event loop ran (its recent stalls), the store's size",
+    Access.VIEWER,
+    "operator",
+    {401: "missing or unknown token", 403: "an agent token"},
 )

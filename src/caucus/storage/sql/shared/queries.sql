@@ -149,6 +149,17 @@ SELECT m.id, m.thread, m.seq, m.sender FROM messages m WHERE m.id = :id AND {{re
 -- The message a reply answers, by the number a model sees, if the one replying may read it.
 SELECT m.id, m.thread, m.seq, m.sender FROM messages m WHERE m.seq = :seq AND {{reader_may_read}};
 
+-- name: message_import
+-- History carried from another room (`caucus db import`): archived, so nobody's inbox holds
+-- it; identities do not travel (no sender or recipient id, so only the operator reads its
+-- directs); a reply takes the number its parent has here, if the parent came along. A message
+-- already here (by id) is skipped, so an import run twice adds nothing the second time.
+INSERT INTO messages (id, ts, sender, target, kind, content, meta, thread, reply_to, reply_seq,
+    reply_sender, delivered_to)
+VALUES (:id, :ts, :sender, :target, :kind, :content, :meta, :thread, :reply_to,
+    (SELECT p.seq FROM messages p WHERE p.id = :reply_to), :reply_sender, :delivered_to)
+ON CONFLICT (id) DO NOTHING;
+
 -- name: message_by_seq
 SELECT * FROM messages WHERE seq = :seq;
 
