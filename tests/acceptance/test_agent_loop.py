@@ -69,7 +69,7 @@ async def test_two_agents_answering_each_other_stop_and_the_operator_is_told(
         # The hub budgets status updates: the last one may wait a few seconds for its turn.
         await eventually(told, within=30, what="both statuses to say so")
         # The exchange is over: no agent answers the other any more.
-        history, _ = await hub.delivery.history(limit=200)
+        history, _ = await hub.history.page(limit=200)
         chat = [m for m in history if m.sender in ("ann", "bob") and m.to in ("ann", "bob")]
         assert sum("looks like a loop" in m.content for m in chat) == 2
         settled = len(chat)
@@ -77,7 +77,7 @@ async def test_two_agents_answering_each_other_stop_and_the_operator_is_told(
         # Two rounds of a word from the watcher, each answered by both: each agent works its
         # inbox in order, so a loop still going would have sent one more message by the end.
         async def answered(rounds: int) -> bool:
-            history, _ = await hub.delivery.history(limit=200)
+            history, _ = await hub.history.page(limit=200)
             to_watcher = [m.sender for m in history if m.to == "watcher"]
             return all(to_watcher.count(n) >= rounds for n in ("ann", "bob"))
 
@@ -85,7 +85,7 @@ async def test_two_agents_answering_each_other_stop_and_the_operator_is_told(
             for name in ("ann", "bob"):
                 await watcher.send(name, f"are you there? ({rounds})")
             await eventually(lambda r=rounds: answered(r), within=30, what=f"round {rounds}")
-        history, _ = await hub.delivery.history(limit=200)
+        history, _ = await hub.history.page(limit=200)
         quiet = [m for m in history if m.sender in ("ann", "bob") and m.to in ("ann", "bob")]
         assert len(quiet) == settled
         await hub.control.stop()

@@ -363,7 +363,7 @@ class WhoReads(RuleBasedStateMachine):
             return
         task = self._run(self.hub.tasks.send(self._act(sender), to=to, payload=self._word()))
         self.room.tasks[task.id] = (sender.id, worker.id)
-        page, _ = self._run(self.hub.delivery.history(limit=1, kind="task"))
+        page, _ = self._run(self.hub.history.page(limit=1, kind="task"))
         item = page[-1]
         assert (item.meta or {}).get("task_id") == task.id
         self.room.sent.append(

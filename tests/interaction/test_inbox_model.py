@@ -194,11 +194,11 @@ class InboxMachine(RuleBasedStateMachine):
 
     # --- helpers ----------------------------------------------------------------------------
     def _newest_seq(self) -> int:
-        page, _ = self._run(self.hub.delivery.history(limit=1))
+        page, _ = self._run(self.hub.history.page(limit=1))
         return int(page[-1].seq)
 
     def _content_of(self, seq: int) -> str:
-        page, _ = self._run(self.hub.delivery.history(before=seq + 1, limit=1))
+        page, _ = self._run(self.hub.history.page(before=seq + 1, limit=1))
         return str(page[-1].content)
 
 

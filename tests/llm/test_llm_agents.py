@@ -71,7 +71,7 @@ async def next_event(agent: AgentProcess, kind: str, limit: float) -> dict[str, 
 
 
 async def said(hub: Hub, sender: str, to: str) -> list[str]:
-    history, _ = await hub.delivery.history(limit=100)
+    history, _ = await hub.history.page(limit=100)
     return [m.content for m in history if m.sender == sender and m.to == to]
 
 

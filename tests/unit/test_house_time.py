@@ -29,6 +29,8 @@ SHOWN = "a measure or an age shown to a person or a model"
 STAMP = "a stamp written down with a record or a log line"
 NOT_RULES = {
     "api/mcp/sdk.py:__exit__": WAIT + " (the MCP SDK's idle deadline, on its clock)",
+    "cli/db_import.py:__call__": SHOWN + " (how often the import says how far it is)",
+    "cli/db_import.py:__init__": SHOWN + " (how often the import says how far it is)",
     "cli/guard.py:_refuse": SHOWN,
     "client_base.py:wait_ready": WAIT,
     "dashboard/routes.py:stream": WAIT + " (the feed's health tick)",
@@ -54,6 +56,7 @@ NOT_RULES = {
     "services/delivery.py:peek": WAIT,
     "services/delivery.py:_parking": WAIT,
     "services/delivery.py:_listen": WAIT,
+    "services/loop_watch.py:_watch": SHOWN + " (how late the event loop ran, for the operator)",
     "testing/postgres.py:fresh_database": STAMP + " (a unique database name)",
     "web/shield.py:wait": WAIT + " (strangers' pace)",
 }

@@ -23,7 +23,7 @@ async def _session(c: Call[Role, None]) -> SessionInfo:
 
 async def _history(c: Call[Role, HistoryQuery]) -> History:
     rq = c.rq
-    page, more = await c.hub.delivery.history(
+    page, more = await c.hub.history.page(
         before=rq.before, limit=rq.limit, peer=rq.peer, channel=rq.channel, kind=rq.kind, text=rq.q
     )
     gone = await c.hub.retention.dropped()

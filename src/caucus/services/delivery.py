@@ -25,18 +25,14 @@ from caucus.domain.messages import (
     ClaimResult,
     Delivery,
     Lane,
-    Message,
     MessageKind,
     NewMessage,
     Peek,
     SendReceipt,
-    SystemSender,
 )
 from caucus.domain.names import (
     Target,
     TargetKind,
-    check_channel_name,
-    check_peer_name,
     parse_target,
 )
 from caucus.domain.peers import Peer
@@ -51,8 +47,6 @@ from caucus.storage.repos import Repos
 MAX_THREAD = 128
 MAX_IDEMPOTENCY_KEY = 200
 MAX_ACK_SEQS = 1000
-MAX_HISTORY = 500
-MAX_SEARCH = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,38 +361,6 @@ class DeliveryService:
                         return found
                     first = asyncio.FIRST_COMPLETED
                     await asyncio.wait({fut, hold.ended}, timeout=left, return_when=first)
-
-    async def history(
-        self,
-        *,
-        before: int | None = None,
-        limit: int = 200,
-        peer: str | None = None,
-        channel: str | None = None,
-        kind: str | None = None,
-        text: str | None = None,
-    ) -> tuple[list[Message], bool]:
-        """The operator's view back in time: the newest `limit` messages before seq `before`,
-        optionally from, to or delivered to `peer`, in `channel`, of `kind`, or holding
-        `text`; and whether older ones match too."""
-        if not 1 <= limit <= MAX_HISTORY:
-            raise InvalidRequest(f"limit is 1-{MAX_HISTORY}", field="limit")
-        if peer is not None and peer not in SystemSender.__members__.values():
-            peer = check_peer_name(peer)
-        if channel is not None:
-            channel = check_channel_name(channel)
-        if text is not None and len(text) > MAX_SEARCH:
-            raise InvalidRequest(f"q is at most {MAX_SEARCH} characters", field="q")
-        wanted = {"peer": peer, "channel": channel, "kind": kind or None, "text": text or None}
-        if text:  # reads every message back to the match: a costly read, with its budget
-            found = await self._db.query(
-                lambda r: r.messages.before(before, limit + 1, **wanted),
-                budget=self._settings.query_budget,
-            )
-        else:
-            found = await self._db.read(lambda r: r.messages.before(before, limit + 1, **wanted))
-        more = len(found) > limit
-        return (found[1:] if more else found), more
 
 
 class Append:

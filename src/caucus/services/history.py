@@ -4,19 +4,44 @@ history through here, never through storage (DESIGN.md §2)."""
 
 from __future__ import annotations
 
+from caucus.clock import Clock
 from caucus.domain.messages import Message, SystemSender
+from caucus.domain.names import check_channel_name, check_peer_name
 from caucus.domain.peers import Peer
+from caucus.domain.search import SearchQuery
+from caucus.domain.slices import Slices
 from caucus.domain.visibility import Reader
+from caucus.errors import InvalidRequest
+from caucus.services.search import index_caught_up
 from caucus.storage.engine import Engine
 from caucus.storage.repos import Repos
 
 SYSTEM_SENDERS = frozenset(s.value for s in SystemSender)
+COUNTS_KEY = "sent_counts"  # room state: {"upto": the last seq the sent counts hold}
+COUNT_SLICE = 50_000  # messages counted per unit of work at most
+MAX_PAGE = 500  # messages in one page of the operator's transcript
+
+
+def count_slice(r: Repos, size: int) -> int:
+    """A slice of the sent counts, under the state row's lock (processes take turns); how
+    many message numbers it walked."""
+    upto = int(r.room.locked(COUNTS_KEY, {"upto": 0})["upto"])
+    through = r.messages.count_more(upto, size)
+    if through is None:
+        return 0
+    r.room.set(COUNTS_KEY, {"upto": through})
+    return through - upto
+
+
+def _walked(walked: int) -> int:
+    return walked
 
 
 class History:
-    def __init__(self, db: Engine, query_budget: float = 3.0) -> None:
+    def __init__(self, db: Engine, clock: Clock, query_budget: float = 3.0) -> None:
         self._db = db
         self._budget = query_budget
+        self._slices = Slices(clock.monotonic, most=COUNT_SLICE, least=1_000)
 
     async def after(
         self, seq: int, limit: int, *, since: float | None = None, until: float | None = None
@@ -24,6 +49,39 @@ class History:
         """Routed messages after `seq`, in seq order, with who each reached; optionally only
         those sent at `since <= ts < until`."""
         return await self._db.read(lambda r: r.messages.after(seq, limit, since=since, until=until))
+
+    async def page(
+        self,
+        *,
+        before: int | None = None,
+        limit: int = 200,
+        peer: str | None = None,
+        channel: str | None = None,
+        kind: str | None = None,
+        text: str | None = None,
+    ) -> tuple[list[Message], bool]:
+        """The operator's view back in time: the newest `limit` messages before seq `before`,
+        optionally from, to or delivered to `peer`, in `channel`, of `kind`, or holding the
+        words of `text` (through the search index, as search finds them); and whether older
+        ones match too."""
+        if not 1 <= limit <= MAX_PAGE:
+            raise InvalidRequest(f"limit is 1-{MAX_PAGE}", field="limit")
+        if peer is not None and peer not in SYSTEM_SENDERS:
+            peer = check_peer_name(peer)
+        if channel is not None:
+            channel = check_channel_name(channel)
+        wanted = {"peer": peer, "channel": channel, "kind": kind or None}
+        if text:
+            query = SearchQuery.parse(text)
+            await index_caught_up(self._db)
+            found = await self._db.query(
+                lambda r: r.search.matching_before(query, before, limit + 1, **wanted),
+                budget=self._budget,
+            )
+        else:
+            found = await self._db.read(lambda r: r.messages.before(before, limit + 1, **wanted))
+        more = len(found) > limit
+        return (found[1:] if more else found), more
 
     async def readable_after(
         self,
@@ -55,8 +113,28 @@ class History:
 
     async def sent_by(self) -> dict[str, int]:
         """Messages each agent sent, every kind (the operator's and the hub's are not an
-        agent's); the console's live count adds the same ones."""
-        return await self._db.read(lambda r: r.messages.counts_by_sender())
+        agent's), those retention dropped too; the console's live count adds the same
+        ones."""
+
+        def read(r: Repos) -> dict[str, int]:
+            upto = int(r.room.get(COUNTS_KEY, {"upto": 0})["upto"])
+            return r.messages.counts_by_sender(upto)
+
+        return await self._db.read(read)
+
+    async def count_more(self) -> int:
+        """Take the messages stored since into the sent counts, a slice per unit of work, for
+        at most this round's budget (`domain.slices`); how many."""
+        slices = self._slices
+        slices.begin_round()
+        total = 0
+        while slices.more:
+            size = slices.size
+            walked = await self._db.write(slices.unit(count_slice, _walked))
+            total += walked
+            if walked < size:
+                break
+        return total
 
     async def waiting(self) -> int:
         """Deliveries not yet acknowledged, over every inbox."""

@@ -19,6 +19,7 @@ from typing import Any
 from caucus.domain.messages import Message, SystemSender
 from caucus.domain.names import check_peer_name, parse_target
 from caucus.errors import InvalidRequest
+from caucus.services.history import COUNT_SLICE, count_slice
 from caucus.storage.engine import Engine
 
 BATCH = 2_000  # messages per write: a few milliseconds of the writer each
@@ -96,6 +97,8 @@ class HistoryImport:
         while done := await self._db.write(lambda r: r.search.index_more(INDEX_BATCH)):
             indexed += done
             progress("indexed", indexed)
+        while await self._db.write(lambda r: count_slice(r, COUNT_SLICE)):
+            pass  # the sent counts walk past what came in (nobody here sent it)
         return ImportReport(read, added, indexed)
 
     async def _append(self, batch: list[dict[str, Any]]) -> int:

@@ -159,7 +159,7 @@ class Hub:
         self.decisions = DecisionLog(self._db, self.notifier, self.clock, ledger)
         self.search = SearchService(self._db, self.decisions, self.clock, settings)
         self.retention = Retention(self._db, self.clock, settings)
-        self.history = History(self._db, settings.query_budget)
+        self.history = History(self._db, self.clock, settings.query_budget)
         self.forms = Forms(
             self._db,
             self.delivery,
@@ -293,6 +293,7 @@ class Hub:
         await self.reservations.sweep()
         await self.spawns.sweep()
         await self.search.follow()
+        await self.history.count_more()
         before = self.clock.now() - self.settings.idempotency_window
         await self._db.write(lambda r: r.idempotency.purge(before))
         await self.retention.sweep()

@@ -1,11 +1,11 @@
 """Retention: finished items older than `retention_age` go, and the oldest finished messages
 go too while the database is over `retention_max_bytes`, a bounded batch at a time.
 
-The maintenance loop calls `sweep()` each round: one batch by age and, when over the size
-bound, batches of the oldest messages until it is under or a round's budget of batches is
-spent, then a few free pages back to the file system. Each batch is one short write
-transaction, so sends queue behind it for milliseconds, not for the whole purge. `purge()` is
-the operator's: everything eligible before a date, then the file compacted.
+The maintenance loop calls `sweep()` each round: slices by age and, when over the size bound,
+slices of the oldest messages until it is under, then free pages back to the file system, all
+within a round's budget (`domain.slices`). Each slice is one short write, sized to hold the
+store a few milliseconds, so sends queue behind it for that long, not for the whole purge.
+`purge()` is the operator's: everything eligible before a date, then the file compacted.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ import logging
 from caucus.clock import Clock
 from caucus.config import Settings
 from caucus.domain.retention import Dropped, PurgeCounts, PurgeReport, StoreSize
+from caucus.domain.slices import Slices
 from caucus.storage.engine import Engine
 from caucus.storage.repos import Repos
 
 log = logging.getLogger(__name__)
 
-ROUND_BATCHES = 8  # batches per maintenance round while over the size bound
-RECLAIM_PAGES = 2048  # free pages given back per round (8 MiB at 4 KiB pages)
+RECLAIM_PAGES = 2048  # free pages given back per slice at most (8 MiB at 4 KiB pages)
 STATE_KEY = "retention"
 
 
@@ -31,6 +31,8 @@ class Retention:
         self._clock = clock
         self._settings = settings
         self._warned_full_vacuum = False
+        self._slices = Slices(clock.monotonic, most=settings.retention_batch, least=10)
+        self._pages = Slices(clock.monotonic, most=RECLAIM_PAGES, least=64)
 
     async def dropped(self) -> Dropped:
         """What retention has dropped so far (zero on a database it never touched)."""
@@ -48,27 +50,38 @@ class Retention:
 
     async def sweep(self) -> PurgeCounts:
         """One maintenance round (see the module docstring)."""
-        settings = self._settings
-        batch = settings.retention_batch
-        done = await self._purge(self._clock.now() - settings.retention_age, batch)
-        rounds = 0
-        while rounds < ROUND_BATCHES:
-            size = await self._db.size()
-            if size.used_bytes <= settings.retention_max_bytes:
+        slices = self._slices
+        slices.begin_round()
+        done = PurgeCounts()
+        cut = self._clock.now() - self._settings.retention_age
+        while slices.more:
+            size = slices.size
+            step = await self._slice(cut)
+            done += step
+            if _most(step) < size:
                 break
+        while slices.more and await self._over_bound():
             oldest = await self._db.read(lambda r: r.retention.oldest_ts())
             if oldest is None:
                 break
             # Everything finished up to a little past the oldest message: the oldest go first.
-            step = await self._purge(oldest + 3600, batch)
+            step = await self._slice(oldest + 3600)
             if step.total == 0:
                 break
             done += step
-            rounds += 1
         if done.total:
             await self._note(done)
-            await self._give_back(RECLAIM_PAGES)
+            await self._give_back()
         return done
+
+    async def _over_bound(self) -> bool:
+        return (await self._db.size()).used_bytes > self._settings.retention_max_bytes
+
+    async def _slice(self, before: float) -> PurgeCounts:
+        def purge(r: Repos, size: int) -> PurgeCounts:
+            return r.retention.purge(before, size)
+
+        return await self._db.write(self._slices.unit(purge, _most))
 
     async def purge(self, before: float | None, *, dry_run: bool = False) -> PurgeReport:
         """Drop every finished item older than `before` (default: the retention age), then
@@ -121,13 +134,31 @@ class Retention:
             counts.forms,
         )
 
-    async def _give_back(self, pages: int) -> None:
+    async def _give_back(self) -> None:
+        """Free pages back to the file system, a slice at a time (each one holds the writer
+        while it moves pages), for at most this round's budget."""
         size = await self._db.size()
-        if size.incremental:
-            await self._db.reclaim(pages)
-        elif not self._warned_full_vacuum:
-            self._warned_full_vacuum = True
-            log.warning(
-                "this database predates incremental vacuum, so the space retention frees is "
-                "reused but the file does not shrink; `caucus db purge` compacts it once"
-            )
+        if not size.incremental:
+            if not self._warned_full_vacuum:
+                self._warned_full_vacuum = True
+                log.warning(
+                    "this database predates incremental vacuum, so the space retention frees "
+                    "is reused but the file does not shrink; `caucus db purge` compacts it once"
+                )
+            return
+        pages = self._pages
+        pages.begin_round()
+        monotonic = self._clock.monotonic
+        while pages.more and size.file_bytes > size.used_bytes:
+            count, began = pages.size, monotonic()
+            await self._db.reclaim(count)
+            pages.took(monotonic() - began, count)
+            smaller = await self._db.size()
+            if smaller.file_bytes >= size.file_bytes:
+                return  # nothing more to give back (or a store that gives back on its own)
+            size = smaller
+
+
+def _most(counts: PurgeCounts) -> int:
+    """How far a slice went: the most of any one kind it dropped."""
+    return max(counts.messages, counts.tasks, counts.offers, counts.forms)

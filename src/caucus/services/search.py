@@ -33,16 +33,17 @@ from caucus.domain.search import (
     SearchResult,
     snippet,
 )
+from caucus.domain.slices import Slices
 from caucus.domain.threads import ThreadSummary, digest, transcript
 from caucus.domain.visibility import Reader
 from caucus.errors import InvalidRequest, NotFound
 from caucus.services.decisions import DecisionLog
 from caucus.storage.engine import Engine
+from caucus.storage.repos import Repos
 
 log = logging.getLogger(__name__)
 
-FOLLOW_BATCH = 5_000  # messages indexed per unit of work (~20 ms of the writer's time)
-FOLLOW_ROUNDS = 20  # batches per maintenance tick at most
+FOLLOW_BATCH = 5_000  # messages indexed per unit of work at most (`domain.slices` sizes it)
 CATCH_UP = 5_000  # a search indexes up to this many new messages before it reads
 MAX_THREAD = 128
 THREAD_MESSAGES = 500  # a summary reads a thread's newest messages, at most this many
@@ -56,6 +57,24 @@ say. Lines are "[seq] sender: message".
 
 {transcript}
 """
+
+
+def _index_more(r: Repos, size: int) -> int:
+    return r.search.index_more(size)
+
+
+def _count(done: int) -> int:
+    return done
+
+
+async def index_caught_up(db: Engine) -> int:
+    """Index what the maintenance round has not yet, when that is little, so a read through
+    the index sees what was stored before it; how many messages stay unindexed."""
+    left = await db.read(lambda r: r.search.unindexed())
+    if 0 < left <= CATCH_UP:
+        await db.write(lambda r: r.search.index_more(CATCH_UP))
+        left = await db.read(lambda r: r.search.unindexed())
+    return left
 
 
 def reader_of(peer: Peer | None) -> Reader | None:
@@ -74,6 +93,7 @@ class SearchService:
             refill=settings.search_rate_refill,
             what="searches and summaries",
         )
+        self._slices = Slices(clock.monotonic, most=FOLLOW_BATCH, least=100)
 
     def spend(self, peer: Peer | None) -> None:
         """A search or a summary is a costly read: each identity has a budget of them (the
@@ -81,12 +101,16 @@ class SearchService:
         self._budget.take(peer.id if peer is not None else "viewer")
 
     async def follow(self) -> int:
-        """Index messages stored since the last time, a batch per unit of work; how many."""
+        """Index messages stored since the last time, a slice per unit of work, for at most
+        this round's budget of them (`domain.slices`); how many."""
+        slices = self._slices
+        slices.begin_round()
         total = 0
-        for _ in range(FOLLOW_ROUNDS):
-            done = await self._db.write(lambda r: r.search.index_more(FOLLOW_BATCH))
+        while slices.more:
+            size = slices.size
+            done = await self._db.write(slices.unit(_index_more, _count))
             total += done
-            if done < FOLLOW_BATCH:
+            if done < size:
                 break
         return total
 
@@ -115,7 +139,7 @@ class SearchService:
             raise InvalidRequest(f"limit is 1-{MAX_LIMIT}", field="limit")
         self.spend(peer)
         reader = reader_of(peer)
-        unindexed = await self._caught_up()
+        unindexed = await index_caught_up(self._db)
         hits: list[MessageHit] = []
         more = False
         if filters.kind is not HitKind.DECISION:
@@ -145,15 +169,6 @@ class SearchService:
                 until=filters.until,
             )
         return SearchResult(query, ordering, hits, decisions, more, unindexed)
-
-    async def _caught_up(self) -> int:
-        """Index what the maintenance tick has not yet, when that is little; how many
-        messages stay unindexed."""
-        left = await self._db.read(lambda r: r.search.unindexed())
-        if 0 < left <= CATCH_UP:
-            await self._db.write(lambda r: r.search.index_more(CATCH_UP))
-            left = await self._db.read(lambda r: r.search.unindexed())
-        return left
 
     async def thread_summary(
         self, peer: Peer | None, thread: str, *, model: bool = True

@@ -28,6 +28,8 @@ from caucus.storage.repos.trips import Trips
 
 _ALL = Target(TargetKind.ALL, "all")
 
+PENDING_COUNTED = 100_000  # the queue depth counts this many deliveries at most
+
 
 class Inbox:
     def __init__(
@@ -323,9 +325,10 @@ class Inbox:
         row = self._tx.one("delivery_newest_of_peer", {"peer_id": peer_id})
         return Peek(pending, message(row) if row is not None else None)
 
-    def pending_count(self) -> int:
-        """Deliveries not yet acknowledged, across every peer (the total queue depth)."""
-        return int(self._tx.value("deliveries_count"))
+    def pending_count(self, cap: int = PENDING_COUNTED) -> int:
+        """Deliveries not yet acknowledged, across every peer (the total queue depth), counted
+        up to `cap`."""
+        return int(self._tx.value("deliveries_count", {"cap": cap}))
 
     def forget_peer(self, peer_id: int) -> None:
         self._tx.run("deliveries_of_peer_delete", {"peer_id": peer_id})

@@ -30,7 +30,21 @@ def message(row: Row) -> Message:
     )
 
 
-def _whole(row: Row) -> Message:
+def page_params(
+    before: int | None, limit: int, peer: str | None, channel: str | None, kind: str | None
+) -> dict[str, Any]:
+    """The parameters of a transcript page's statement (`messages_before` and the like)."""
+    return {
+        "before": before,
+        "limit": limit,
+        "peer": peer,
+        "peer_json": json.dumps(peer) if peer is not None else None,
+        "channel": channel,
+        "kind": kind,
+    }
+
+
+def whole(row: Row) -> Message:
     found = message(row)
     found.delivered_to = stored_json(row["delivered_to"])
     return found
@@ -169,7 +183,7 @@ class Messages:
         """Routed messages after `seq` in seq order, with `delivered_to`; optionally only those
         with `since <= ts < until`."""
         params = {"seq": seq, "limit": limit, "since": since, "until": until}
-        return [_whole(r) for r in self._tx.all("messages_after", params)]
+        return [whole(r) for r in self._tx.all("messages_after", params)]
 
     def readable_after(
         self,
@@ -188,7 +202,7 @@ class Messages:
             "until": until,
             "reader": None if reader is None else reader.peer_id,
         }
-        return [_whole(r) for r in self._tx.all("messages_readable_after", params)]
+        return [whole(r) for r in self._tx.all("messages_readable_after", params)]
 
     def before(
         self,
@@ -198,29 +212,33 @@ class Messages:
         peer: str | None = None,
         channel: str | None = None,
         kind: str | None = None,
-        text: str | None = None,
     ) -> list[Message]:
         """The newest `limit` routed messages with seq < `before` (all, if None), in seq
         order, with `delivered_to`; optionally only those from, to or delivered to `peer`, to
-        `channel`, of `kind`, or whose content holds `text` (ignoring case)."""
-        params = {
-            "before": before,
-            "limit": limit,
-            "peer": peer,
-            "peer_json": json.dumps(peer) if peer is not None else None,
-            "channel": channel,
-            "kind": kind,
-            "text": text or None,
-        }
+        `channel`, or of `kind`."""
+        params = page_params(before, limit, peer, channel, kind)
         rows = self._tx.all("messages_before", params)
-        return [_whole(r) for r in reversed(rows)]
+        return [whole(r) for r in reversed(rows)]
 
     def last_seq(self) -> int:
         return int(self._tx.value("messages_last_seq"))
 
-    def counts_by_sender(self) -> dict[str, int]:
-        """Messages sent, by sender name (agents only)."""
-        return {r["sender"]: r["sent"] for r in self._tx.all("messages_by_sender")}
+    def counts_by_sender(self, upto: int) -> dict[str, int]:
+        """Messages sent, by sender name (agents only): those counted through `upto`, and
+        the ones stored since."""
+        counts = {r["sender"]: int(r["sent"]) for r in self._tx.all("sent_counts_all")}
+        for r in self._tx.all("messages_by_sender_after", {"upto": upto}):
+            counts[r["sender"]] = counts.get(r["sender"], 0) + int(r["sent"])
+        return counts
+
+    def count_more(self, upto: int, limit: int) -> int | None:
+        """Count the senders of the next `limit` messages after `upto` at most; where that
+        ended (None: nothing stored after `upto`)."""
+        through = self._tx.value("messages_slice_end", {"upto": upto, "limit": limit})
+        if through is None:
+            return None
+        self._tx.run("sent_counts_add", {"upto": upto, "through": through})
+        return int(through)
 
 
 class Idempotency:

@@ -225,18 +225,17 @@ class Tasks:
         self, peer_id: int, role: str, state: TaskState | None, limit: int = 200
     ) -> list[Task]:
         """A peer's tasks as sender (`role` "sent") or worker ("received"), newest first."""
-        params = {
-            "peer_id": peer_id,
-            "role": role,
-            "state": state.value if state else None,
-            "limit": limit,
-        }
-        return [self.with_history(task_of(r)) for r in self._tx.all("tasks_of_party", params)]
+        params = {"peer_id": peer_id, "state": state.value if state else None, "limit": limit}
+        query = "tasks_sent_by" if role == "sent" else "tasks_worked_by"
+        return [self.with_history(task_of(r)) for r in self._tx.all(query, params)]
 
     def all(self, state: TaskState | None, limit: int = 200) -> list[Task]:
         """Every peer's tasks (optionally in one state), most recently changed first."""
-        params = {"state": state.value if state else None, "limit": limit}
-        return [self.with_history(task_of(r)) for r in self._tx.all("tasks_all", params)]
+        if state is None:
+            rows = self._tx.all("tasks_all", {"limit": limit})
+        else:
+            rows = self._tx.all("tasks_in_state", {"state": state.value, "limit": limit})
+        return [self.with_history(task_of(r)) for r in rows]
 
     def silent(self, silent_before: float) -> list[StoredTask]:
         """Claimed tasks not moved since before `silent_before`, with their parties' ids."""

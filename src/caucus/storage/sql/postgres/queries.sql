@@ -111,14 +111,26 @@ WHERE seq > :seq
 ORDER BY seq LIMIT :limit;
 
 -- name: messages_before
--- Newest first. Names need no JSON escaping, so the quoted name finds it in delivered_to.
+-- Newest first, walking back from :before by the key (never the whole log to find a page).
+-- Names need no JSON escaping, so the quoted name finds it in delivered_to.
 SELECT * FROM messages
-WHERE (CAST(:before AS BIGINT) IS NULL OR seq < :before)
+WHERE seq < COALESCE(CAST(:before AS BIGINT), 9223372036854775807)
   AND (CAST(:peer AS TEXT) IS NULL OR sender = :peer OR target = :peer
        OR strpos(delivered_to, :peer_json) > 0)
   AND (CAST(:channel AS TEXT) IS NULL OR target = :channel)
   AND (CAST(:kind AS TEXT) IS NULL OR kind = :kind)
-  AND (CAST(:text AS TEXT) IS NULL OR strpos(lower(content), lower(:text)) > 0)
+ORDER BY seq DESC LIMIT :limit;
+
+-- name: messages_before_matching
+-- As messages_before, only those holding the words of :match_tsquery, through the search
+-- index.
+SELECT * FROM messages
+WHERE search @@ to_tsquery('english', :match_tsquery)
+  AND seq < COALESCE(CAST(:before AS BIGINT), 9223372036854775807)
+  AND (CAST(:peer AS TEXT) IS NULL OR sender = :peer OR target = :peer
+       OR strpos(delivered_to, :peer_json) > 0)
+  AND (CAST(:channel AS TEXT) IS NULL OR target = :channel)
+  AND (CAST(:kind AS TEXT) IS NULL OR kind = :kind)
 ORDER BY seq DESC LIMIT :limit;
 
 -- name: read_budget_set
@@ -255,16 +267,6 @@ UPDATE tasks SET state = :to_state, updated_at = :now,
     answer = COALESCE(CAST(:answer AS TEXT), answer)
 WHERE id = :id AND state = :from_state;
 
--- name: tasks_of_party
-SELECT * FROM tasks
-WHERE (CASE WHEN :role = 'sent' THEN sender_id ELSE worker_id END) = :peer_id
-  AND (CAST(:state AS TEXT) IS NULL OR state = :state)
-ORDER BY created_at DESC LIMIT :limit;
-
--- name: tasks_all
-SELECT * FROM tasks WHERE (CAST(:state AS TEXT) IS NULL OR state = :state)
-ORDER BY updated_at DESC LIMIT :limit;
-
 -- === offers (the job board) ========================================================
 
 -- name: offer_for_update
@@ -285,10 +287,11 @@ SELECT * FROM forms WHERE id = :id FOR UPDATE;
 -- and no idempotency key still answers for; an ended task with its events; a settled offer
 -- with its claims; a canceled form, or an answered one whose record is on the ledger.
 -- name: purgeable_messages
+-- Oldest first by age (an index range: nothing is read when nothing is old enough).
 SELECT seq, ts FROM messages m WHERE ts < :before
 AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.seq = m.seq)
 AND NOT EXISTS (SELECT 1 FROM idempotency i WHERE i.seq = m.seq)
-ORDER BY seq LIMIT :limit;
+ORDER BY ts LIMIT :limit;
 
 -- === wake-ups and leases (PostgreSQL only) ===========================================
 

@@ -103,6 +103,11 @@ CREATE TABLE idempotency (
 CREATE INDEX idempotency_created ON idempotency (created_at);
 CREATE INDEX idempotency_seq ON idempotency (seq);
 
+CREATE TABLE sent_counts (
+    sender TEXT   PRIMARY KEY,
+    sent   BIGINT NOT NULL
+);
+
 CREATE TABLE room_state (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -136,14 +141,16 @@ CREATE TABLE tasks (
 );
 CREATE INDEX tasks_ready ON tasks (worker_id, priority, created_at)
     WHERE state = 'pending' AND blocked = 0;
-CREATE INDEX tasks_sender ON tasks (sender_id);
+CREATE INDEX tasks_sender ON tasks (sender_id, created_at);
+CREATE INDEX tasks_updated ON tasks (updated_at);
+CREATE INDEX tasks_state ON tasks (state, updated_at);
 CREATE TABLE task_dependencies (
     task_id    TEXT NOT NULL,
     depends_on TEXT NOT NULL,
     PRIMARY KEY (task_id, depends_on)
 );
 CREATE INDEX task_dependencies_on ON task_dependencies (depends_on);
-CREATE INDEX tasks_worker ON tasks (worker_id);
+CREATE INDEX tasks_worker ON tasks (worker_id, created_at);
 CREATE INDEX tasks_open ON tasks (state, expires_at)
     WHERE state IN ('pending', 'in_progress', 'input_required');
 
@@ -185,6 +192,8 @@ CREATE TABLE offers (
     on_failure      TEXT    NOT NULL DEFAULT 'cancel'
 );
 CREATE INDEX offers_poster ON offers (poster_id, state);
+CREATE INDEX offers_created ON offers (created_at);
+CREATE INDEX offers_updated ON offers (updated_at);
 CREATE TABLE offer_dependencies (
     offer_id   TEXT NOT NULL,
     depends_on TEXT NOT NULL,
@@ -221,6 +230,8 @@ CREATE TABLE forms (
     tool_call     TEXT
 );
 CREATE INDEX forms_asker ON forms (asker_id, state);
+CREATE INDEX forms_created ON forms (created_at);
+CREATE INDEX forms_updated ON forms (updated_at);
 CREATE INDEX forms_pending ON forms (created_at) WHERE state = 'pending';
 CREATE INDEX forms_unrecorded ON forms (updated_at)
     WHERE state IN ('answered', 'canceled') AND decision_hash IS NULL;

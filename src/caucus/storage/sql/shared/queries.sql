@@ -166,8 +166,26 @@ SELECT * FROM messages WHERE seq = :seq;
 -- name: messages_last_seq
 SELECT COALESCE(MAX(seq), 0) FROM messages;
 
--- name: messages_by_sender
-SELECT sender, COUNT(*) AS sent FROM messages WHERE sender_id IS NOT NULL GROUP BY sender;
+-- name: messages_slice_end
+-- Where a slice of at most :limit messages after :upto ends (NULL: none stored after it).
+SELECT max(seq) FROM (SELECT seq FROM messages WHERE seq > :upto ORDER BY seq LIMIT :limit) s;
+
+-- === what each agent sent (issue 53) ===============================================
+-- Counted as the log grows (`History.count_more`, a slice per maintenance step), so a read
+-- adds only the few messages stored since.
+
+-- name: sent_counts_all
+SELECT sender, sent FROM sent_counts;
+
+-- name: sent_counts_add
+INSERT INTO sent_counts (sender, sent)
+SELECT sender, COUNT(*) FROM messages
+WHERE seq > :upto AND seq <= :through AND sender_id IS NOT NULL GROUP BY sender
+ON CONFLICT (sender) DO UPDATE SET sent = sent_counts.sent + excluded.sent;
+
+-- name: messages_by_sender_after
+SELECT sender, COUNT(*) AS sent FROM messages
+WHERE seq > :upto AND sender_id IS NOT NULL GROUP BY sender;
 
 -- === deliveries (the inbox) ========================================================
 
@@ -211,7 +229,8 @@ FROM deliveries d JOIN messages m ON m.seq = d.seq
 WHERE d.peer_id = :peer_id ORDER BY d.seq DESC LIMIT 1;
 
 -- name: deliveries_count
-SELECT COUNT(*) FROM deliveries;
+-- Counted up to :cap: a count is a walk over every row, and the console asks each second.
+SELECT COUNT(*) FROM (SELECT 1 FROM deliveries LIMIT :cap) AS held;
 
 -- name: deliveries_of_peer_delete
 DELETE FROM deliveries WHERE peer_id = :peer_id;
@@ -354,6 +373,24 @@ VALUES (:task_id, (SELECT COALESCE(MAX(n), 0) + 1 FROM task_events WHERE task_id
 
 -- name: task_events_of
 SELECT ts, state, actor, detail FROM task_events WHERE task_id = :task_id ORDER BY n;
+
+-- name: tasks_sent_by
+-- A party's tasks newest first, walking its index (never every task ever sent).
+SELECT * FROM tasks WHERE sender_id = :peer_id
+  AND (CAST(:state AS TEXT) IS NULL OR state = :state)
+ORDER BY created_at DESC LIMIT :limit;
+
+-- name: tasks_worked_by
+SELECT * FROM tasks WHERE worker_id = :peer_id
+  AND (CAST(:state AS TEXT) IS NULL OR state = :state)
+ORDER BY created_at DESC LIMIT :limit;
+
+-- name: tasks_all
+-- Every peer's tasks, most recently changed first, walking the index.
+SELECT * FROM tasks ORDER BY updated_at DESC LIMIT :limit;
+
+-- name: tasks_in_state
+SELECT * FROM tasks WHERE state = :state ORDER BY updated_at DESC LIMIT :limit;
 
 -- name: tasks_silent
 SELECT * FROM tasks WHERE state = 'in_progress' AND updated_at < :silent_before;
@@ -535,17 +572,19 @@ DELETE FROM ledger_intents;
 
 -- === retention =====================================================================
 
+-- Each is an index range of what is old enough, in no order (every one of them goes; sorting
+-- them would read them all to take a slice).
 -- name: purgeable_tasks
 SELECT id FROM tasks WHERE state IN ('completed', 'failed', 'canceled', 'expired')
-AND updated_at < :before ORDER BY updated_at LIMIT :limit;
+AND updated_at < :before LIMIT :limit;
 
 -- name: purgeable_offers
 SELECT id FROM offers WHERE state IN ('completed', 'withdrawn', 'expired')
-AND updated_at < :before ORDER BY updated_at LIMIT :limit;
+AND updated_at < :before LIMIT :limit;
 
 -- name: purgeable_forms
 SELECT id FROM forms WHERE state IN ('answered', 'canceled') AND decision_hash IS NOT NULL
-AND updated_at < :before ORDER BY updated_at LIMIT :limit;
+AND updated_at < :before LIMIT :limit;
 
 -- name: message_delete
 DELETE FROM messages WHERE seq = :id;

@@ -79,14 +79,26 @@ WHERE seq > :seq AND (:since IS NULL OR ts >= :since) AND (:until IS NULL OR ts 
 ORDER BY seq LIMIT :limit;
 
 -- name: messages_before
--- Newest first. Names need no JSON escaping, so the quoted name finds it in delivered_to.
+-- Newest first, walking back from :before by the key (never the whole log to find a page).
+-- Names need no JSON escaping, so the quoted name finds it in delivered_to.
 SELECT * FROM messages
-WHERE (:before IS NULL OR seq < :before)
+WHERE seq < COALESCE(:before, 9223372036854775807)
   AND (:peer IS NULL OR sender = :peer OR target = :peer OR instr(delivered_to, :peer_json) > 0)
   AND (:channel IS NULL OR target = :channel)
   AND (:kind IS NULL OR kind = :kind)
-  AND (:text IS NULL OR instr(lower(content), lower(:text)) > 0)
 ORDER BY seq DESC LIMIT :limit;
+
+-- name: messages_before_matching
+-- As messages_before, only those holding the words of :match_fts: through the search index,
+-- walking its matches back from :before.
+SELECT m.* FROM messages_fts JOIN messages m ON m.seq = messages_fts.rowid
+WHERE messages_fts MATCH :match_fts
+  AND messages_fts.rowid < COALESCE(:before, 9223372036854775807)
+  AND (:peer IS NULL OR m.sender = :peer OR m.target = :peer
+       OR instr(m.delivered_to, :peer_json) > 0)
+  AND (:channel IS NULL OR m.target = :channel)
+  AND (:kind IS NULL OR m.kind = :kind)
+ORDER BY messages_fts.rowid DESC LIMIT :limit;
 
 -- === search (issue 34) =============================================================
 
@@ -168,15 +180,6 @@ UPDATE tasks SET state = :to_state, updated_at = :now,
     question = COALESCE(:question, question), answer = COALESCE(:answer, answer)
 WHERE id = :id AND state = :from_state;
 
--- name: tasks_of_party
-SELECT * FROM tasks
-WHERE (CASE WHEN :role = 'sent' THEN sender_id ELSE worker_id END) = :peer_id
-  AND (:state IS NULL OR state = :state)
-ORDER BY created_at DESC LIMIT :limit;
-
--- name: tasks_all
-SELECT * FROM tasks WHERE (:state IS NULL OR state = :state) ORDER BY updated_at DESC LIMIT :limit;
-
 -- === offers (the job board) ========================================================
 
 -- name: offer_for_update
@@ -197,9 +200,12 @@ SELECT * FROM forms WHERE id = :id;
 -- and no idempotency key still answers for; an ended task with its events; a settled offer
 -- with its claims; a canceled form, or an answered one whose record is on the ledger.
 -- name: purgeable_messages
-SELECT seq, ts FROM messages WHERE ts < :before
-AND seq NOT IN (SELECT seq FROM deliveries) AND seq NOT IN (SELECT seq FROM idempotency)
-ORDER BY seq LIMIT :limit;
+-- Oldest first by age (an index range: nothing is read when nothing is old enough), each
+-- checked against the inbox and the idempotency keys by index.
+SELECT m.seq, m.ts FROM messages m WHERE m.ts < :before
+AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.seq = m.seq)
+AND NOT EXISTS (SELECT 1 FROM idempotency i WHERE i.seq = m.seq)
+ORDER BY m.ts, m.seq LIMIT :limit;
 
 -- === the file (SQLite only) ========================================================
 

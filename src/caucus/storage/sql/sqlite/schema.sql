@@ -52,6 +52,8 @@ CREATE TABLE deliveries (
     PRIMARY KEY (peer_id, seq)
 ) WITHOUT ROWID;
 
+CREATE INDEX deliveries_seq ON deliveries (seq);
+
 CREATE TABLE forms (
     id            TEXT    PRIMARY KEY,
     asker_id      INTEGER NOT NULL,
@@ -70,6 +72,10 @@ CREATE TABLE forms (
 
 CREATE INDEX forms_asker ON forms (asker_id, state);
 
+CREATE INDEX forms_created ON forms (created_at);
+
+CREATE INDEX forms_updated ON forms (updated_at);
+
 CREATE INDEX forms_pending ON forms (created_at) WHERE state = 'pending';
 
 CREATE INDEX forms_unrecorded ON forms (updated_at)
@@ -84,6 +90,8 @@ CREATE TABLE idempotency (
 ) WITHOUT ROWID;
 
 CREATE INDEX idempotency_created ON idempotency (created_at);
+
+CREATE INDEX idempotency_seq ON idempotency (seq);
 
 CREATE TABLE ledger_intents (
     hash       TEXT PRIMARY KEY,
@@ -118,6 +126,8 @@ CREATE TABLE messages (
 );
 
 CREATE INDEX messages_thread ON messages (thread) WHERE thread IS NOT NULL;
+
+CREATE INDEX messages_ts ON messages (ts);
 
 CREATE VIRTUAL TABLE messages_fts USING fts5(
     content, content='messages', content_rowid='seq', tokenize='porter unicode61'
@@ -171,6 +181,10 @@ CREATE INDEX offers_open ON offers (state, expires_at);
 
 CREATE INDEX offers_poster ON offers (poster_id, state);
 
+CREATE INDEX offers_created ON offers (created_at);
+
+CREATE INDEX offers_updated ON offers (updated_at);
+
 CREATE TABLE peers (
     id          INTEGER PRIMARY KEY,
     name        TEXT    NOT NULL,
@@ -220,6 +234,11 @@ CREATE TABLE search_state (
     id   INTEGER PRIMARY KEY CHECK (id = 1),
     upto INTEGER NOT NULL
 );
+
+CREATE TABLE sent_counts (
+    sender TEXT    PRIMARY KEY,
+    sent   INTEGER NOT NULL
+) WITHOUT ROWID;
 
 CREATE TABLE spawn_grants (
     peer_id    INTEGER PRIMARY KEY,
@@ -300,9 +319,13 @@ CREATE INDEX tasks_open ON tasks (state, expires_at) WHERE state IN ('pending', 
 CREATE INDEX tasks_ready ON tasks (worker_id, priority, created_at)
     WHERE state = 'pending' AND blocked = 0;
 
-CREATE INDEX tasks_sender ON tasks (sender_id);
+CREATE INDEX tasks_sender ON tasks (sender_id, created_at);
 
-CREATE INDEX tasks_worker ON tasks (worker_id);
+CREATE INDEX tasks_state ON tasks (state, updated_at);
+
+CREATE INDEX tasks_updated ON tasks (updated_at);
+
+CREATE INDEX tasks_worker ON tasks (worker_id, created_at);
 
 CREATE TABLE watch_credentials (
     hash       BLOB    PRIMARY KEY,
