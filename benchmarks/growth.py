@@ -119,44 +119,44 @@ def seed(db: str, start: int, count: int, total: int, now: float) -> float:
 
 
 # --- one hub on the database ---------------------------------------------------------------
-async def timed_get(c: relay.Conn, path: str) -> float:
-    began = time.perf_counter()
-    status, data = await c.request("GET", path)
-    assert status == 200, (path, status, data[:300])
-    return (time.perf_counter() - began) * 1000
-
-
-async def reads(url: str, agent_token: str, reps: int) -> dict[str, float]:
+async def timed_get(url: str, token: str, path: str) -> float:
+    """One GET on a connection of its own (a read that takes long must not let another
+    connection's keep-alive lapse); its time in ms, connecting excluded."""
     host, port = relay.host_port(url)
-    op = await relay.Conn(host, port, TOKEN).open()
-    agent = await relay.Conn(host, port, agent_token).open()
+    c = await relay.Conn(host, port, token).open()
     try:
-        figures = {"snapshot_first_ms": await timed_get(op, "/operator/snapshot")}
-        _, data = await op.request("GET", "/operator/messages?limit=1")
-        first = json.loads(data)["messages"]
-        oldest = 1 if not first else 201
-        thread = f"live-{time.monotonic_ns()}"
-        for n in range(20):  # a thread of today's, the same length whatever the history
-            body = json.dumps({"to": "all", "content": f"live {COMMON} {n}", "thread": thread})
-            status, data = await agent.request("POST", "/send", body.encode())
-            assert status == 200, data
-        paths = {
-            "snapshot_ms": (op, "/operator/snapshot"),
-            "newest_page_ms": (op, "/operator/messages?limit=200"),
-            "oldest_page_ms": (op, f"/operator/messages?limit=200&before={oldest}"),
-            "text_filter_ms": (op, f"/operator/messages?limit=50&q={RARE}"),
-            "summary_ms": (op, f"/operator/threads/{thread}/summary"),
-            "long_summary_ms": (op, f"/operator/threads/{THREAD}/summary"),
-            "search_ms": (agent, f"/search?q={COMMON}&limit=20"),
-        }
-        for name, (c, path) in paths.items():
-            if name == "long_summary_ms" and not first:
-                continue  # the long thread is the seeded history's
-            figures[name] = relay.median([await timed_get(c, path) for _ in range(reps)])
-        return figures
+        began = time.perf_counter()
+        status, data = await c.request("GET", path)
+        assert status == 200, (path, status, data[:300])
+        return (time.perf_counter() - began) * 1000
     finally:
-        op.close()
-        agent.close()
+        c.close()
+
+
+async def reads(url: str, agent_token: str, reps: int, seeded: bool) -> dict[str, float]:
+    host, port = relay.host_port(url)
+    figures = {"snapshot_first_ms": await timed_get(url, TOKEN, "/operator/snapshot")}
+    agent = await relay.Conn(host, port, agent_token).open()
+    thread = f"live-{time.monotonic_ns()}"
+    for n in range(20):  # a thread of today's, the same length whatever the history
+        body = json.dumps({"to": "all", "content": f"live {COMMON} {n}", "thread": thread})
+        status, data = await agent.request("POST", "/send", body.encode())
+        assert status == 200, data
+    agent.close()
+    paths = {
+        "snapshot_ms": (TOKEN, "/operator/snapshot"),
+        "newest_page_ms": (TOKEN, "/operator/messages?limit=200"),
+        "oldest_page_ms": (TOKEN, "/operator/messages?limit=200&before=201"),
+        "text_filter_ms": (TOKEN, f"/operator/messages?limit=50&q={RARE}"),
+        "summary_ms": (TOKEN, f"/operator/threads/{thread}/summary"),
+        "long_summary_ms": (TOKEN, f"/operator/threads/{THREAD}/summary"),
+        "search_ms": (agent_token, f"/search?q={COMMON}&limit=20"),
+    }
+    for name, (token, path) in paths.items():
+        if name == "long_summary_ms" and not seeded:
+            continue  # the long thread is the seeded history's
+        figures[name] = relay.median([await timed_get(url, token, path) for _ in range(reps)])
+    return figures
 
 
 async def upkeep(url: str) -> dict[str, Any]:
@@ -181,7 +181,9 @@ async def open_loop(url: str, seconds: float, run: int) -> dict[str, float]:
     return {"p99_ms": result.pct(99), "p50_ms": result.pct(50), "stall_ms": max(stalls, default=0)}
 
 
-async def serve_and_measure(db: str, folder: Path, args: argparse.Namespace) -> dict[str, float]:
+async def serve_and_measure(
+    db: str, folder: Path, args: argparse.Namespace, seeded: bool
+) -> dict[str, float]:
     env = {**HUB_ENV, "CAUCUS_HOME": str(folder)}
     proc, url = relay.start(relay.hub_command(db), env)
     try:
@@ -190,7 +192,7 @@ async def serve_and_measure(db: str, folder: Path, args: argparse.Namespace) -> 
         join = await relay.Conn(host, port, agent).open()
         await join.request("POST", "/channels/join", b'{"channel": "#chan-1"}')
         join.close()
-        figures = await reads(url, agent, args.reps)
+        figures = await reads(url, agent, args.reps, seeded)
         figures |= await open_loop(url, args.seconds, 0)
         figures["used_mb"] = (await upkeep(url))["store"]["used_bytes"] / 1_048_576
         return figures
@@ -259,12 +261,13 @@ def grow(
         print(f"  {store.name}: {size:,} messages", file=sys.stderr)
         took = seed(store.db, seeded, size - seeded, total, now)
         seeded = size
-        figures = asyncio.run(serve_and_measure(store.db, folder, args))
+        figures = asyncio.run(serve_and_measure(store.db, folder, args, size > 0))
         figures["seed_s"] = took
         if size and not args.no_purge:
             bound = int(figures["used_mb"] * 0.7 * 1_048_576)
             figures |= asyncio.run(purging(store.copy(), folder, bound, args))
         rows[size] = figures
+        print(json.dumps({"backend": store.name, "size": size, **figures}), file=sys.stderr)
     return rows
 
 

@@ -26,7 +26,7 @@ async def test_typing_a_search_over_a_long_transcript_raises_no_error(
         await alice.send("bob", f"line {n}")
     page = await open_console(live_hub.operator.token)
     await expect(page.locator(".messages .msg")).to_have_count(60)
-    search = page.get_by_placeholder("text in messages ( / )")
+    search = page.get_by_placeholder('words or "a phrase" ( / )')
     await search.fill("nothing-matches-this")
     # Scrolled to the top before the filter's first page is back: the console must wait.
     await page.locator(".messages").evaluate("e => { e.scrollTop = 0; }")

@@ -215,3 +215,31 @@ async def test_a_thread_s_summary_reads_what_its_reader_may_read(room: Hub) -> N
     with pytest.raises(NotFound):
         await room.search.thread_summary(carol, root.message_id)
     assert (await room.search.thread_summary(None, root.message_id)).digest.messages == 5
+
+
+async def test_the_transcripts_text_filter_reads_the_search_index(room: Hub) -> None:
+    """Issue 53: the operator's transcript filtered by text finds what search would (word
+    forms, phrases), newest last, a page at a time back from `before`, including what the
+    index had not taken in yet; a filter of only common words says so."""
+    alice = await join(room, "alice")
+    await join(room, "bob")
+    said = [
+        "the parsers are rewritten",
+        "lunch at noon",
+        "parser benchmarks look good",
+        "a parsed config",
+        "nothing here",
+    ]
+    for text in said:
+        await room.delivery.send(alice, to="bob", content=text)
+    page, more = await room.history.page(text="parser")
+    assert [m.content for m in page] == [said[0], said[2]]
+    assert not more
+    older, more = await room.history.page(text="parser", before=page[-1].seq, limit=1)
+    assert ([m.content for m in older], more) == ([said[0]], False)
+    newest, more = await room.history.page(text="parser", limit=1)
+    assert ([m.content for m in newest], more) == ([said[2]], True)
+    phrase, _ = await room.history.page(text='"parser benchmarks"', peer="bob")
+    assert [m.content for m in phrase] == [said[2]]
+    with pytest.raises(InvalidRequest):
+        await room.history.page(text="the")

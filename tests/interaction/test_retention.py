@@ -137,3 +137,39 @@ async def test_the_operator_purges_on_request_and_history_and_export_say_so(
                 "/operator/purge", json={}, headers={"Authorization": f"Bearer {agent}"}
             )
             assert refused.status_code == 403
+
+
+class SlowMachine(FakeClock):
+    """A fake clock on which everything timed takes `step` seconds: each read of the monotonic
+    clock moves it on (a unit of work reads it as it starts and as it ends)."""
+
+    step = 0.0
+
+    def monotonic(self) -> float:
+        self.advance(self.step)
+        return super().monotonic()
+
+
+async def test_a_round_of_retention_holds_the_store_in_small_slices_up_to_its_budget(
+    tmp_path: Path,
+) -> None:
+    """Issue 53: on a machine where a slice takes 10 ms, each next slice is smaller, and the
+    round stops at its budget (0.2 s of slices); the next round goes on from there."""
+    clock = SlowMachine()
+    async with make_hub(
+        tmp_path, clock=clock, send_rate_capacity=1e9, retention_age=DAY, retention_batch=100
+    ) as hub:
+        alice = (await hub.principals.register(name="alice")).peer
+        bob = (await hub.principals.register(name="bob")).peer
+        for n in range(400):
+            await hub.delivery.send(alice, to="bob", content=f"note {n}")
+        while got := (await hub.delivery.receive(bob, wait=0, limit=100)).deliveries:
+            await hub.delivery.ack(bob, through=got[-1].message.seq)
+        clock.advance(2 * DAY)
+        clock.step = 0.01
+        first = await hub.retention.sweep()
+        assert 100 < first.messages < 400  # more than one slice, not all of them
+        assert hub.retention._slices.size == 10  # shrunk to its least
+        clock.step = 0.0
+        second = await hub.retention.sweep()
+        assert first.messages + second.messages == 400

@@ -112,7 +112,7 @@ class HistoryQuery(BaseModel):
     peer: str | None = Field(None, description="from, to or delivered to this peer")
     channel: str | None = Field(None, description="sent to this #channel")
     kind: str | None = Field(None, description="chat, operator, system, task, ...")
-    q: str | None = Field(None, description="text the content holds (any case)")
+    q: str | None = Field(None, description="words the content holds, as search finds them")
 
 
 class AllTasksQuery(BaseModel):

@@ -66,7 +66,7 @@ export function Filters({ state, filters, setFilters, open }) {
         <input
           type="search"
           id="search"
-          placeholder="text in messages ( / )"
+          placeholder='words or "a phrase" ( / )'
           value=${filters.q}
           onInput=${set("q")}
         />
