@@ -20,6 +20,7 @@ from caucus.testing.fake_openai import FakeOpenAI, Say, Status, last_user
 from tests.conftest import ClientFactory
 from tests.interaction.test_mcp_bridge import bridge
 from tests.mcptools import call, fail, text_of
+from tests.storage_sql import execute
 
 
 async def test_agents_find_what_they_may_read_and_the_operator_finds_all(
@@ -130,3 +131,26 @@ async def test_search_through_the_bridge_and_at_mcp(url: str, tmp_path: Path) ->
         assert "no **TODO** left in the parser" in text
         summary = await text_of(alice, "search", action="summarize", thread=mcp["hits"][0]["id"])
         assert "summary extractive" in summary
+
+
+@pytest.mark.sqlite_file
+async def test_the_index_merges_its_segments_in_the_maintenance_round_not_in_writes(
+    tmp_path: Path,
+) -> None:
+    """Issue 53: FTS5 merges nothing on its own (a merge of a large index inside a write held
+    the writer for tens of milliseconds); the maintenance round merges, a slice at a time,
+    until nothing is left to merge."""
+    async with make_hub(tmp_path, send_rate_capacity=1e9) as hub:
+        alice = (await hub.principals.register(name="alice")).peer
+        await hub.principals.register(name="bob")
+        for n in range(12):  # twelve writes to the index: twelve segments
+            await hub.delivery.send(alice, to="bob", content=f"segment {n} of the index")
+            assert await hub._db.write(lambda r: r.search.index_more(100)) == 1
+        assert hub.db_path is not None
+        config = execute(hub.db_path, "SELECT k, v FROM messages_fts_config")
+        assert {tuple(row) for row in config} >= {("automerge", 0), ("crisismerge", 100)}
+        assert await hub._db.write(lambda r: r.search.merge_more(1))  # segments left to merge
+        await hub.search.follow()
+        assert not await hub._db.write(lambda r: r.search.merge_more(64))
+        found = await hub.search.search(None, "segment")
+        assert len(found.hits) == 12

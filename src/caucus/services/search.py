@@ -44,6 +44,7 @@ from caucus.storage.repos import Repos
 log = logging.getLogger(__name__)
 
 FOLLOW_BATCH = 5_000  # messages indexed per unit of work at most (`domain.slices` sizes it)
+MERGE_PAGES = 64  # pages of the index's segments merged per unit of work at most
 CATCH_UP = 5_000  # a search indexes up to this many new messages before it reads
 MAX_THREAD = 128
 THREAD_MESSAGES = 500  # a summary reads a thread's newest messages, at most this many
@@ -61,6 +62,14 @@ say. Lines are "[seq] sender: message".
 
 def _index_more(r: Repos, size: int) -> int:
     return r.search.index_more(size)
+
+
+def _merge_more(r: Repos, pages: int) -> bool:
+    return r.search.merge_more(pages)
+
+
+def _pages_merged(did: bool) -> int:
+    return MERGE_PAGES if did else 0
 
 
 def _count(done: int) -> int:
@@ -94,6 +103,7 @@ class SearchService:
             what="searches and summaries",
         )
         self._slices = Slices(clock.monotonic, most=FOLLOW_BATCH, least=100)
+        self._merges = Slices(clock.monotonic, most=MERGE_PAGES, least=4)
 
     def spend(self, peer: Peer | None) -> None:
         """A search or a summary is a costly read: each identity has a budget of them (the
@@ -101,8 +111,9 @@ class SearchService:
         self._budget.take(peer.id if peer is not None else "viewer")
 
     async def follow(self) -> int:
-        """Index messages stored since the last time, a slice per unit of work, for at most
-        this round's budget of them (`domain.slices`); how many."""
+        """Index messages stored since the last time, a slice per unit of work, then merge
+        the index's segments, each for at most this round's budget (`domain.slices`); how
+        many messages were indexed."""
         slices = self._slices
         slices.begin_round()
         total = 0
@@ -112,6 +123,10 @@ class SearchService:
             total += done
             if done < size:
                 break
+        merges = self._merges
+        merges.begin_round()
+        while merges.more and await self._db.write(merges.unit(_merge_more, _pages_merged)):
+            pass
         return total
 
     async def search(

@@ -44,6 +44,18 @@ class Search:
         tx.run("search_mark", {"upto": through})
         return done
 
+    def merge_more(self, pages: int) -> bool:
+        """About `pages` pages of merging the index's segments; whether there was any to do
+        (SQLite's FTS5 says so by the changes the merge made; PostgreSQL has none to do)."""
+        tx = self._tx
+        before = int(tx.value("total_changes"))
+        tx.run("search_merge", {"pages": pages})
+        return int(tx.value("total_changes")) - before >= 2
+
+    def optimize(self) -> None:
+        """Merge the index into one segment (after a bulk import)."""
+        self._tx.run("search_optimize")
+
     def messages(
         self,
         query: SearchQuery,

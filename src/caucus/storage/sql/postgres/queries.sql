@@ -150,6 +150,17 @@ SELECT CAST(NULL AS BIGINT);
 -- name: search_unindexed
 SELECT 0;
 
+-- name: search_merge
+SELECT CAST(:pages AS INTEGER) WHERE false;
+
+-- name: search_optimize
+-- After a bulk import: the planner's statistics of the words (a rare word's filter then reads
+-- the index's few matches, not the log backwards).
+ANALYZE messages;
+
+-- name: total_changes
+SELECT 0;
+
 
 -- name: search_messages
 -- What the reader may read ({{reader_may_read}}). Relevance ranks the newest :window

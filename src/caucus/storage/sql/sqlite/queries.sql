@@ -117,6 +117,18 @@ SELECT seq, content FROM messages WHERE seq > :upto AND seq <= :through;
 INSERT INTO search_state (id, upto) VALUES (1, :upto)
 ON CONFLICT (id) DO UPDATE SET upto = excluded.upto;
 
+-- name: search_merge
+-- About :pages pages of merging the index's segments (the maintenance round's slice; the index
+-- never merges on its own: 0019_search_merges.sql).
+INSERT INTO messages_fts (messages_fts, rank) VALUES ('merge', :pages);
+
+-- name: search_optimize
+-- Every segment merged into one (after a bulk import).
+INSERT INTO messages_fts (messages_fts) VALUES ('optimize');
+
+-- name: total_changes
+SELECT total_changes();
+
 -- name: search_unindexed
 SELECT count(*) FROM messages WHERE seq > :upto;
 

@@ -133,6 +133,10 @@ CREATE VIRTUAL TABLE messages_fts USING fts5(
     content, content='messages', content_rowid='seq', tokenize='porter unicode61'
 );
 
+INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 0);
+
+INSERT INTO messages_fts (messages_fts, rank) VALUES ('crisismerge', 100);
+
 CREATE TRIGGER messages_unindex AFTER DELETE ON messages
 WHEN old.seq <= COALESCE((SELECT upto FROM search_state WHERE id = 1), 0)
 BEGIN
