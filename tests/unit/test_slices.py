@@ -4,6 +4,8 @@ slice that ran out of work says nothing; a round stops once its budget is spent.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from caucus.domain.slices import Slices
 
 
@@ -52,3 +54,20 @@ def test_a_clock_that_does_not_move_sees_every_slice_at_its_largest() -> None:
     slices = Slices(Ticks(0), most=100, least=10)
     sizes = [slices.unit(lambda r, size: size, lambda done: done)(None) for _ in range(3)]
     assert sizes == [100, 100, 100]
+
+
+async def test_a_round_drains_the_work_until_a_slice_comes_back_short() -> None:
+    left = [250]
+
+    def work(_: None, size: int) -> int:
+        taken = min(size, left[0])
+        left[0] -= taken
+        return taken
+
+    async def write(unit: Callable[[None], int]) -> int:
+        return unit(None)
+
+    slices = Slices(Ticks(0), most=100, least=10)
+    assert await slices.drain(write, work, lambda n: n) == 250
+    assert left == [0]
+    assert await slices.drain(write, work, lambda n: n) == 0  # nothing left: one short slice

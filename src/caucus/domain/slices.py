@@ -12,7 +12,7 @@ every slice at its largest.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -71,3 +71,21 @@ class Slices:
             return result
 
         return run
+
+    async def drain(
+        self,
+        write: Callable[[Callable[[R], T]], Awaitable[T]],
+        work: Callable[[R, int], T],
+        done: Callable[[T], int],
+    ) -> int:
+        """A round of `work`: slices run through `write` (the store's), until one comes back
+        short (the job ran out) or the round's budget is spent; how much was done."""
+        self.begin_round()
+        total = 0
+        while self.more:
+            size = self.size
+            count = done(await write(self.unit(work, done)))
+            total += count
+            if count < size:
+                break
+        return total

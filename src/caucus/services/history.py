@@ -125,16 +125,7 @@ class History:
     async def count_more(self) -> int:
         """Take the messages stored since into the sent counts, a slice per unit of work, for
         at most this round's budget (`domain.slices`); how many."""
-        slices = self._slices
-        slices.begin_round()
-        total = 0
-        while slices.more:
-            size = slices.size
-            walked = await self._db.write(slices.unit(count_slice, _walked))
-            total += walked
-            if walked < size:
-                break
-        return total
+        return await self._slices.drain(self._db.write, count_slice, _walked)
 
     async def waiting(self) -> int:
         """Deliveries not yet acknowledged, over every inbox."""

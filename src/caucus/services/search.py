@@ -114,15 +114,7 @@ class SearchService:
         """Index messages stored since the last time, a slice per unit of work, then merge
         the index's segments, each for at most this round's budget (`domain.slices`); how
         many messages were indexed."""
-        slices = self._slices
-        slices.begin_round()
-        total = 0
-        while slices.more:
-            size = slices.size
-            done = await self._db.write(slices.unit(_index_more, _count))
-            total += done
-            if done < size:
-                break
+        total = await self._slices.drain(self._db.write, _index_more, _count)
         merges = self._merges
         merges.begin_round()
         while merges.more and await self._db.write(merges.unit(_merge_more, _pages_merged)):
