@@ -243,3 +243,26 @@ async def test_the_transcripts_text_filter_reads_the_search_index(room: Hub) -> 
     assert [m.content for m in phrase] == [said[2]]
     with pytest.raises(InvalidRequest):
         await room.history.page(text="the")
+
+
+async def test_the_text_filter_finds_a_rare_word_far_back_and_a_common_one_near(
+    room: Hub,
+) -> None:
+    """Issue 53: the filter walks the newest messages for a common word and reads the index
+    for what lies further back (PostgreSQL's statement has both ways; 20,000 is its walk)."""
+    from caucus.domain.messages import Message
+    from caucus.services.history_import import HistoryImport, archived_row
+
+    def said(n: int) -> str:
+        return "a kumquat marmalade" if n in (3, 20_100) else f"common chatter {n}"
+
+    rows = [
+        archived_row(Message(n, f"old-{n}", NOW + n, "alice", "all", "chat", said(n)), 8192)
+        for n in range(20_102)
+    ]
+    await HistoryImport(room._db, 8192).load(rows, lambda stage, n: None)
+    found, more = await room.history.page(text="kumquat")
+    assert [m.id for m in found] == ["old-3", "old-20100"]
+    assert not more
+    near, more = await room.history.page(text="chatter", limit=2)
+    assert ([m.id for m in near], more) == (["old-20099", "old-20101"], True)

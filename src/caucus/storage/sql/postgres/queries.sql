@@ -122,15 +122,41 @@ WHERE seq < COALESCE(CAST(:before AS BIGINT), 9223372036854775807)
 ORDER BY seq DESC LIMIT :limit;
 
 -- name: messages_before_matching
--- As messages_before, only those holding the words of :match_tsquery, through the search
--- index.
-SELECT * FROM messages
-WHERE search @@ to_tsquery('english', :match_tsquery)
-  AND seq < COALESCE(CAST(:before AS BIGINT), 9223372036854775807)
-  AND (CAST(:peer AS TEXT) IS NULL OR sender = :peer OR target = :peer
-       OR strpos(delivered_to, :peer_json) > 0)
-  AND (CAST(:channel AS TEXT) IS NULL OR target = :channel)
-  AND (CAST(:kind AS TEXT) IS NULL OR kind = :kind)
+-- As messages_before, only those holding the words of :match_tsquery. The planner cannot tell
+-- a rare word from a common one it has not sampled, and walking the log back for a rare one
+-- read half a million rows; so the newest 20,000 before :before are walked (a common word is
+-- met there), and only when they hold too few is the rest read through the word index, its
+-- few matches sorted (`seq + 0`: neither the key's order nor its range, so not its walk).
+WITH near AS MATERIALIZED (
+    SELECT * FROM (
+        SELECT * FROM messages
+        WHERE seq < COALESCE(CAST(:before AS BIGINT), 9223372036854775807)
+        ORDER BY seq DESC LIMIT 20000
+    ) recent
+    WHERE search @@ to_tsquery('english', :match_tsquery)
+      AND (CAST(:peer AS TEXT) IS NULL OR sender = :peer OR target = :peer
+           OR strpos(delivered_to, :peer_json) > 0)
+      AND (CAST(:channel AS TEXT) IS NULL OR target = :channel)
+      AND (CAST(:kind AS TEXT) IS NULL OR kind = :kind)
+    ORDER BY seq DESC LIMIT :limit
+)
+SELECT * FROM near
+UNION ALL
+SELECT * FROM (
+    SELECT * FROM messages
+    WHERE search @@ to_tsquery('english', :match_tsquery)
+      AND seq + 0 < (
+          SELECT seq FROM messages
+          WHERE seq < COALESCE(CAST(:before AS BIGINT), 9223372036854775807)
+          ORDER BY seq DESC OFFSET 19999 LIMIT 1
+      )
+      AND (CAST(:peer AS TEXT) IS NULL OR sender = :peer OR target = :peer
+           OR strpos(delivered_to, :peer_json) > 0)
+      AND (CAST(:channel AS TEXT) IS NULL OR target = :channel)
+      AND (CAST(:kind AS TEXT) IS NULL OR kind = :kind)
+      AND (SELECT count(*) FROM near) < :limit
+    ORDER BY seq + 0 DESC LIMIT :limit
+) older
 ORDER BY seq DESC LIMIT :limit;
 
 -- name: read_budget_set
