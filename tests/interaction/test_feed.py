@@ -12,7 +12,7 @@ import pytest
 from caucus.client import HubClient
 from caucus.operator_client import OperatorClient
 from caucus.services.hub import Hub
-from caucus.testing import make_hub, serve
+from caucus.testing import FakeClock, make_hub, serve
 from tests.sse import Event, read_events
 
 
@@ -161,3 +161,32 @@ async def test_the_roster_counts_what_an_agent_sent_alike_from_storage_and_live(
         stored = await hub.history.sent_by()
         assert stored["alice"] == 3
         assert (await counted())["alice"] == stored["alice"]
+
+
+async def test_nothing_is_kept_while_nobody_watches_and_a_late_resume_gets_a_snapshot(
+    tmp_path: Path,
+) -> None:
+    """Issue 53: the feed keeps events to resume from while a console watches and for five
+    minutes after (each as its JSON only); nobody watching, it keeps none, so a routed
+    message's objects are not held for the garbage collector to walk, and a console that
+    comes back later starts from a snapshot."""
+    clock = FakeClock()
+    async with make_hub(tmp_path, clock=clock) as hub, serve(hub) as url:
+        headers = {"Authorization": f"Bearer {hub.operator.token}"}
+        async with (
+            HubClient(url) as alice,
+            HubClient(url) as bob,
+            httpx2.AsyncClient(base_url=url, headers=headers, timeout=30) as http,
+        ):
+            await alice.register("alice")
+            await bob.register("bob")
+            await alice.send("bob", "before the console looked")
+            async with OperatorClient(url, token=hub.operator.token) as operator:
+                last_id = (await operator.snapshot()).event_id  # one to resume from
+            clock.advance(301)  # nobody has watched since, for five minutes
+            await alice.send("bob", "routed while nobody watches")
+            async with http.stream(
+                "GET", "/operator/events", headers={"Last-Event-ID": last_id}
+            ) as response:
+                snapshot = await next_of(read_events(response), "snapshot")
+        assert snapshot.data["messages"][-1]["content"] == "routed while nobody watches"

@@ -1,13 +1,16 @@
 """The operator's live feed: a snapshot, then every change as a typed event with a resumable id.
 
 Events get ids `<boot>-<n>`, increasing within one hub process. The last `feed_buffer` events are
-kept, so a client reconnecting with `Last-Event-ID` gets exactly what it missed; one that fell
-further behind, or comes from before a restart, gets a fresh snapshot instead (never a gap).
+kept, as JSON, while a console watches (or read a snapshot) and for five minutes after, so a
+client reconnecting with `Last-Event-ID` gets exactly what it missed; one that fell further
+behind, came back later, or comes from before a restart, gets a fresh snapshot instead (never
+a gap).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import resource
 import secrets
@@ -61,19 +64,27 @@ RECENT_MESSAGES = 100
 SAMPLE_STEP = 10.0  # seconds between two kept health samples
 HISTORY_SAMPLES = 360  # an hour of them
 QUEUE_LIMIT = 10_000  # events waiting for one slow client before it is cut off to resume
+KEEP_UNWATCHED = 300.0  # seconds events stay kept for resuming after the last console went
 
 
 @dataclass(slots=True)
 class FeedEvent:
     """A hub event with its feed id. Described (turned into JSON-ready data) only when a client
-    reads it: the hub routes far more messages than anyone watches."""
+    reads it: the hub routes far more messages than anyone watches. A kept event holds only
+    its JSON (`compact`): no graph of objects for the garbage collector to walk again and
+    again while it waits in the buffer."""
 
     id: str
     event: Event | None  # None: an event another hub process described (FeedRelay)
     _described: tuple[str, dict[str, Any]] | None = None
+    _type: str | None = None
+    _text: str | None = None
 
     def _describe(self) -> tuple[str, dict[str, Any]]:
         if self._described is None:
+            if self._text is not None:
+                assert self._type is not None
+                return self._type, json.loads(self._text)
             assert self.event is not None
             described = _describe(self.event)
             assert described is not None
@@ -82,11 +93,25 @@ class FeedEvent:
 
     @property
     def type(self) -> str:
-        return self._describe()[0]
+        return self._type if self._type is not None else self._describe()[0]
 
     @property
     def data(self) -> dict[str, Any]:
         return self._describe()[1]
+
+    @property
+    def text(self) -> str:
+        """The data as JSON, written once for every reader of this event."""
+        if self._text is None:
+            self._type, data = self._describe()
+            self._text = json.dumps(data)
+        return self._text
+
+    def compact(self) -> None:
+        """Keep the JSON only."""
+        _ = self.text
+        self.event = None
+        self._described = None
 
 
 @dataclass(eq=False)
@@ -204,6 +229,7 @@ class Feed:
         self.boot = secrets.token_hex(4)
         self._next = 0
         self._buffer: deque[FeedEvent] = deque(maxlen=hub.settings.feed_buffer)
+        self._watched_at = -KEEP_UNWATCHED  # the hub's monotonic time a console last watched
         self._subscribers: set[Subscription] = set()
         self._sent_by: dict[str, int] | None = None  # messages per sender, loaded lazily
         # [second, messages routed in it] for the last minute: bounded, O(1) per message.
@@ -272,7 +298,17 @@ class Feed:
         return bool(self._subscribers)
 
     def _add(self, item: FeedEvent) -> None:
-        self._buffer.append(item)
+        # Kept for a console to resume from only while one watches, or lately did; then once
+        # as JSON for all of them. Nobody watching, nothing is kept (a console that comes
+        # back later gets a snapshot), and the collector has nothing to walk.
+        now = self._hub.clock.monotonic()
+        if self._subscribers:
+            self._watched_at = now
+        if now - self._watched_at < KEEP_UNWATCHED:
+            item.compact()
+            self._buffer.append(item)
+        elif self._buffer:
+            self._buffer.clear()
         for sub in list(self._subscribers):
             try:
                 sub.queue.put_nowait(item)
@@ -290,6 +326,7 @@ class Feed:
 
     def unsubscribe(self, sub: Subscription) -> None:
         self._subscribers.discard(sub)
+        self._watched_at = self._hub.clock.monotonic()
 
     def _after(self, last_event_id: str | None) -> list[FeedEvent] | None:
         if not last_event_id:
@@ -307,6 +344,7 @@ class Feed:
 
     async def snapshot(self) -> Snapshot:
         hub = self._hub
+        self._watched_at = hub.clock.monotonic()  # its event id is one to resume from
         if self._sent_by is None:
             self._sent_by = await hub.history.sent_by()
         sent = self._sent_by

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
@@ -37,7 +36,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 
 
 def _sse(event: FeedEvent) -> ServerSentEvent:
-    return ServerSentEvent(data=json.dumps(event.data), event=event.type, id=event.id)
+    return ServerSentEvent(data=event.text, event=event.type, id=event.id)
 
 
 @router.get(
