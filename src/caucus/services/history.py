@@ -70,16 +70,19 @@ class History:
             peer = check_peer_name(peer)
         if channel is not None:
             channel = check_channel_name(channel)
-        wanted = {"peer": peer, "channel": channel, "kind": kind or None}
-        if text:
-            query = SearchQuery.parse(text)
+        query = SearchQuery.parse(text) if text else None
+        if query is not None:
             await index_caught_up(self._db)
-            found = await self._db.query(
-                lambda r: r.search.matching_before(query, before, limit + 1, **wanted),
-                budget=self._budget,
+
+        def read(r: Repos) -> list[Message]:
+            return r.messages.before(
+                before, limit + 1, peer=peer, channel=channel, kind=kind or None, query=query
             )
+
+        if query is not None:  # through the index: a costly read, with its budget
+            found = await self._db.query(read, budget=self._budget)
         else:
-            found = await self._db.read(lambda r: r.messages.before(before, limit + 1, **wanted))
+            found = await self._db.read(read)
         more = len(found) > limit
         return (found[1:] if more else found), more
 

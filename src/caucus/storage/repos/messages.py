@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from caucus.domain.messages import Message, NewMessage, message_number
+from caucus.domain.search import SearchQuery
 from caucus.domain.visibility import Reader
 from caucus.storage.engine import Row, Tx
 from caucus.storage.rows import names_json, stored_json
@@ -212,13 +213,17 @@ class Messages:
         peer: str | None = None,
         channel: str | None = None,
         kind: str | None = None,
+        query: SearchQuery | None = None,
     ) -> list[Message]:
         """The newest `limit` routed messages with seq < `before` (all, if None), in seq
         order, with `delivered_to`; optionally only those from, to or delivered to `peer`, to
-        `channel`, or of `kind`."""
+        `channel`, of `kind`, or holding the words of `query` (through the search index)."""
         params = page_params(before, limit, peer, channel, kind)
-        rows = self._tx.all("messages_before", params)
-        return [whole(r) for r in reversed(rows)]
+        name = "messages_before"
+        if query is not None:
+            params |= {"match_fts": query.fts5(), "match_tsquery": query.tsquery()}
+            name = "messages_before_matching"
+        return [whole(r) for r in reversed(self._tx.all(name, params))]
 
     def last_seq(self) -> int:
         return int(self._tx.value("messages_last_seq"))

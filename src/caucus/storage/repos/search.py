@@ -12,7 +12,7 @@ from caucus.domain.messages import Message
 from caucus.domain.search import SearchFilters, SearchOrder, SearchQuery, message_kinds
 from caucus.domain.visibility import Reader
 from caucus.storage.engine import Tx
-from caucus.storage.repos.messages import message, page_params, whole
+from caucus.storage.repos.messages import message
 
 # Relevance ranks the newest this many matches the reader may see: ranking all of a word
 # found in most of a million messages took a second, these ~30 ms (benchmarks/search.py).
@@ -83,23 +83,6 @@ class Search:
             **_reader(reader),
         }
         return [(message(r), float(r["score"])) for r in self._tx.all("search_messages", params)]
-
-    def matching_before(
-        self,
-        query: SearchQuery,
-        before: int | None,
-        limit: int,
-        *,
-        peer: str | None = None,
-        channel: str | None = None,
-        kind: str | None = None,
-    ) -> list[Message]:
-        """As `Messages.before`, only those holding the words of `query` (the transcript's
-        text filter), walking the index's matches back from `before`."""
-        params = page_params(before, limit, peer, channel, kind)
-        params |= {"match_fts": query.fts5(), "match_tsquery": query.tsquery()}
-        rows = self._tx.all("messages_before_matching", params)
-        return [whole(r) for r in reversed(rows)]
 
     def thread(self, thread: str, reader: Reader | None, limit: int) -> list[Message]:
         """A thread's newest `limit` messages the reader may see, in seq order."""
