@@ -292,7 +292,7 @@ class Settings(BaseSettings):
     retention_max_bytes: int = Field(
         256 * 1024 * 1024, ge=1024 * 1024, description="database size bound; default 256 MiB"
     )
-    retention_batch: int = Field(500, ge=1, le=100_000, description="rows per purge batch")
+    retention_batch: int = Field(500, ge=1, le=100_000, description="rows per purge slice at most")
 
     # Storage.
     sqlite_synchronous: str = Field("FULL", pattern="^(FULL|EXTRA|NORMAL)$")
