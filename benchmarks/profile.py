@@ -98,8 +98,10 @@ def breakdown(folded: Path) -> tuple[dict[str, collections.Counter[str]], int]:
     return threads, waits
 
 
-async def keep_relaying(url: str, pairs: int, stop_at: float) -> relay.Result:
-    return await relay.relay_run(url, pairs, stop_at - time.perf_counter(), None, run=7)
+async def keep_relaying(
+    url: str, pairs: int, stop_at: float, offered: float | None
+) -> relay.Result:
+    return await relay.relay_run(url, pairs, stop_at - time.perf_counter(), offered, run=7)
 
 
 def main() -> None:
@@ -108,6 +110,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="sampling window")
     parser.add_argument("--rate", type=int, default=200, help="py-spy samples per second")
     parser.add_argument("--folded", type=Path, help="keep py-spy's raw stacks here")
+    parser.add_argument(
+        "--offered", type=float, help="messages/s in all (an open loop; default: closed)"
+    )
     args = parser.parse_args()
     spy = py_spy()
     tmp = Path(tempfile.mkdtemp(prefix="caucus-profile-"))
@@ -119,7 +124,7 @@ def main() -> None:
 
         async def sampled() -> tuple[relay.Result, float, float]:
             stop_at = time.perf_counter() + args.seconds + 2.0
-            loop = asyncio.create_task(keep_relaying(url, args.pairs, stop_at))
+            loop = asyncio.create_task(keep_relaying(url, args.pairs, stop_at, args.offered))
             await asyncio.sleep(1.0)  # the loop is under way before sampling starts
             cpu_before = relay.process_cpu(hub.pid)
             spying = await asyncio.create_subprocess_exec(
@@ -151,7 +156,8 @@ def main() -> None:
     per_message_us = cpu / (result.rate * window) * 1e6
     threads, waits = breakdown(folded)
     print(
-        f"\nhub under the relay's closed loop: {args.pairs} pairs, {result.rate:.0f} msgs/s, "
+        f"\nhub under the relay's {'open' if args.offered else 'closed'} loop: {args.pairs} "
+        f"pairs, {result.rate:.0f} msgs/s, "
         f"{cpu / window:.0%} of a core, {per_message_us:.0f} us of hub CPU per message "
         f"(all threads; sampling slows it somewhat)\n"
     )

@@ -94,6 +94,7 @@ async def test_claims_made_together_answer_each_as_alone(db: Engine) -> None:
         await send(db, a, "b", f"b{i}")
     await send(db, a, "c", "c0")
     first = await claim(db, b, limit=2)
+    assert (first.drained, first.next_visible_at) == (False, None)  # two more are visible
     through = first.deliveries[-1].message.seq
     await claim(db, c)  # c's one delivery is in flight: nothing visible until it times out
     results: list[ClaimResult] = await db.write(
@@ -102,11 +103,12 @@ async def test_claims_made_together_answer_each_as_alone(db: Engine) -> None:
         )()
     )
     assert [d.message.content for d in results[0].deliveries] == ["b2", "b3"]
-    assert (results[0].acked, results[0].next_visible_at) == (2, None)
+    # b got every visible one: when its next shows (the two just handed out) is known.
+    assert (results[0].acked, results[0].next_visible_at, results[0].drained) == (2, NOW + 60, True)
     assert (results[1].deliveries, results[1].acked) == ([], 0)
     assert results[1].next_visible_at == pytest.approx(NOW + 60)
     assert (results[2].deliveries, results[2].next_visible_at) == ([], None)
-    assert results[3].deliveries == []
+    assert (results[3].deliveries, results[3].drained) == ([], False)
     assert (await peek(db, b)).pending == 2  # the acknowledged batch is gone
     # The batch handed out together comes back after its timeout, redelivered.
     back = await claim(db, b, now=NOW + 61)

@@ -31,6 +31,29 @@ async def test_a_batch_acknowledged_on_the_next_receive_never_comes_back(
     assert (await hub.delivery.receive(bob, wait=0)).deliveries == []
 
 
+async def test_after_a_receive_that_took_everything_the_next_parks_without_a_write(
+    hub: Hub,
+) -> None:
+    """A low-rate agent's round: the receive that acknowledges a batch finds nothing new, so it
+    parks with no write at all; its acknowledgement rides on the claim the next message
+    brings (one write per receive, not two)."""
+    alice, _ = await join(hub, "alice")
+    bob, _ = await join(hub, "bob")
+    await hub.delivery.send(alice, to="bob", content="one")
+    (first,) = (await hub.delivery.receive(bob, wait=0)).deliveries
+    writes = hub._db.stats["write_batches"]
+    parked = asyncio.ensure_future(
+        hub.delivery.receive(bob, wait=30, ack_through=first.message.seq)
+    )
+    await eventually(lambda: hub.notifier.is_listening(bob.id))
+    assert hub._db.stats["write_batches"] == writes  # parked: nothing claimed, nothing written
+    await hub.delivery.send(alice, to="bob", content="two")
+    result = await parked
+    assert [d.message.content for d in result.deliveries] == ["two"]
+    assert result.acked == 1
+    assert hub._db.stats["write_batches"] == writes + 2  # the send, then the claim with the ack
+
+
 async def test_unacknowledged_messages_return_after_the_visibility_timeout(
     hub: Hub, clock: FakeClock
 ) -> None:

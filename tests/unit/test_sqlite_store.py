@@ -14,6 +14,7 @@ from caucus.domain.names import parse_target
 from caucus.errors import StorageError
 from caucus.ids import hash_token, new_token
 from caucus.storage.sqlite_engine import SqliteEngine
+from caucus.storage.sqlite_runners import GroupCommitWriter
 
 
 async def test_concurrent_sends_share_commits(tmp_path: Path) -> None:
@@ -62,6 +63,48 @@ async def test_the_database_is_in_wal_mode_with_full_sync(tmp_path: Path) -> Non
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     finally:
         conn.close()
+
+
+async def test_a_batch_of_claims_alone_commits_without_syncing(tmp_path: Path) -> None:
+    """What may be lost to a power cut (a receive's claim) commits at NORMAL, so it does not
+    wait for the disk; a batch holding anything else (a send beside it) syncs as configured."""
+    writer = GroupCommitWriter(
+        lambda: sqlite3.connect(tmp_path / "s.db", isolation_level=None, check_same_thread=False),
+        batch_max=64,
+        relax=(2, 1),
+    )
+    await writer.open()
+
+    def level(conn: sqlite3.Connection) -> int:
+        return int(conn.execute("PRAGMA synchronous").fetchone()[0])
+
+    try:
+        assert await writer.submit(level, durable=False) == 1
+        assert await writer.submit(level) == 2
+        # Queued in one turn, one batch: the durable one decides for both.
+        both = await asyncio.gather(writer.submit(level, durable=False), writer.submit(level))
+        assert both == [2, 2]
+        assert await writer.submit(level, durable=False) == 1
+    finally:
+        await writer.close()
+
+
+async def test_an_engine_set_to_normal_never_syncs_harder_for_claims(tmp_path: Path) -> None:
+    def connect() -> sqlite3.Connection:
+        conn = sqlite3.connect(tmp_path / "n.db", isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA synchronous=1")
+        return conn
+
+    writer = GroupCommitWriter(connect, batch_max=64, relax=(1, 1))
+    await writer.open()
+    try:
+        for durable in (False, True):
+            got = await writer.submit(
+                lambda conn: conn.execute("PRAGMA synchronous").fetchone()[0], durable=durable
+            )
+            assert got == 1
+    finally:
+        await writer.close()
 
 
 async def test_a_second_hub_cannot_open_the_same_database(tmp_path: Path) -> None:

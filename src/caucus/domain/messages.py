@@ -153,6 +153,9 @@ class ClaimResult:
     deliveries: list[Delivery]
     acked: int
     next_visible_at: float | None  # when an in-flight delivery becomes visible again
+    # With deliveries: the claim took every visible one, and `next_visible_at` is when the next
+    # (these included) shows, so the receive after it may park without claiming first.
+    drained: bool = False
     # The senders of the tasks this receive claimed (pending → in progress): told, so a
     # sender following its task (the A2A door's stream) sees it taken up.
     claimed_for: list[int] = field(default_factory=list)

@@ -245,6 +245,9 @@ class DeliveryService:
                     acked += result.acked
                     poll.pending_ack = None
                     if result.deliveries:
+                        if result.drained and not waiter.signalled:
+                            # The next receive parks without a claim (its ack waits for one).
+                            notifier.set_idle(peer.id, result.next_visible_at)
                         return ReceiveResult(result.deliveries, acked, False, poll.displaced)
                     notifier.set_idle(peer.id, result.next_visible_at)
                     idle = result.next_visible_at
@@ -394,6 +397,9 @@ class Claim:
 
     __slots__ = ("request",)
     together = "claim"
+    # Lost to a power cut, a claim only shows its deliveries (and its acknowledged batch)
+    # again: at-least-once allows it, so it need not wait for the disk (ADR 0041).
+    durable = False
 
     def __init__(self, request: ClaimRequest) -> None:
         self.request = request

@@ -21,6 +21,10 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 Params = Mapping[str, Any]
+# A unit may carry `durable = False`: what it writes may be lost to a power cut (not to a
+# crash of the hub), as only the newest writes, so an engine may commit it without waiting
+# for the disk (ADR 0041). A receive's claim is such a unit: losing one only shows its
+# deliveries again, which at-least-once delivery allows.
 Unit = Callable[["Repos"], T]
 
 

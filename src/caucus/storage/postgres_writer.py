@@ -177,6 +177,9 @@ class PgWriter:
             tx.pipeline = pipe
             try:
                 conn.execute(b"BEGIN")
+                if not any(getattr(unit, "durable", True) for unit, _ in batch):
+                    # Only claims: a power cut may lose them (`storage.engine.Unit`, ADR 0041).
+                    conn.execute(b"SET LOCAL synchronous_commit TO off")
                 # Every kind's statement goes out before any is read: one round trip for all.
                 started = [
                     (members, _start(conn, repos, [batch[j][0] for j in members]))

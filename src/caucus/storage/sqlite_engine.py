@@ -130,7 +130,10 @@ class SqliteEngine:
         self._reads: Repos | None = None
         self._wake: list[Callable[[Sequence[int]], None]] = []
         self._writer = GroupCommitWriter(
-            self._connect_writer, batch_max=batch_max, on_abort=self._recipients.clear
+            self._connect_writer,
+            batch_max=batch_max,
+            on_abort=self._recipients.clear,
+            relax=(_SYNC_LEVELS[synchronous.upper()], _SYNC_LEVELS["NORMAL"]),
         )
         self._reader = ReaderThread(self._connect_reader)
         # Costly reads (searches, summaries) on a lane of their own, each within its budget:
@@ -174,7 +177,8 @@ class SqliteEngine:
         repos = self._writes
         if repos is None:
             raise StorageError("the database is not open")
-        result: T = await self._writer.submit(lambda _conn: unit(repos))
+        durable = getattr(unit, "durable", True)  # `Unit.durable`: False may be lost to a power cut
+        result: T = await self._writer.submit(lambda _conn: unit(repos), durable=durable)
         return result
 
     async def read(self, unit: Unit[T]) -> T:

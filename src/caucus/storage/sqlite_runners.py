@@ -8,6 +8,11 @@ on the loop rather than in a writer thread avoids handing the GIL back and forth
 call, which profiling showed to cost more than the statements themselves. The loop never waits on
 the disk.
 
+A batch in which every operation may be lost to a power cut (`submit(durable=False)`: a receive's
+claim, which only hides deliveries for a while) commits without syncing the WAL. WAL frames are
+appended in order and the next synced commit syncs them all, so a power cut can lose only the
+newest such commits, never one that a synced commit after it depends on (ADR 0041).
+
 Operations raise a CaucusError only before they write anything (they validate first), so such a
 failure needs no undo. Any other failure rolls the batch back and replays it with one savepoint per
 operation, so one bad operation never undoes or loses the others.
@@ -66,14 +71,25 @@ class GroupCommitWriter:
         *,
         batch_max: int,
         on_abort: Callable[[], None] | None = None,
+        relax: tuple[int, int] | None = None,
     ) -> None:
+        """`relax`: (the file's synchronous level, the level for a batch nothing in which must
+        survive a power cut), or None to commit every batch alike."""
         self._q = queries("sqlite")
+        pragma = self._q["synchronous"]
+        self._levels = (
+            None
+            if relax is None or relax[1] >= relax[0]
+            else (pragma.format(level=relax[0]), pragma.format(level=relax[1]))
+        )
+        self._relaxed = False  # the connection commits at the relaxed level now
         self._connect = connect
         self._on_abort = on_abort  # a batch was rolled back: caches derived from it are stale
         self._batch_max = batch_max
         self._conn: sqlite3.Connection | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pending: deque[tuple[Op, asyncio.Future[Any]]] = deque()
+        self._durable: deque[bool] = deque()  # beside `_pending`: must it survive a power cut
         self._busy = False  # a batch is being run or committed
         self._idle: asyncio.Event | None = None
         self._commits: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -103,12 +119,13 @@ class GroupCommitWriter:
         conn, self._conn = self._conn, None
         await asyncio.to_thread(conn.close)
 
-    def submit(self, op: Op) -> asyncio.Future[Any]:
+    def submit(self, op: Op, *, durable: bool = True) -> asyncio.Future[Any]:
         loop = self._loop
         if loop is None or self._conn is None:
             raise StorageError("the database is not open")
         fut: asyncio.Future[Any] = loop.create_future()
         self._pending.append((op, fut))
+        self._durable.append(durable)
         if not self._busy:
             self._busy = True
             assert self._idle is not None
@@ -143,11 +160,17 @@ class GroupCommitWriter:
     def _run_batch(self) -> None:
         conn = self._conn
         assert conn is not None
-        pending = self._pending
-        batch = [pending.popleft() for _ in range(min(len(pending), self._batch_max))]
+        pending, durable = self._pending, self._durable
+        size = min(len(pending), self._batch_max)
+        batch = [pending.popleft() for _ in range(size)]
+        flags = [durable.popleft() for _ in range(size)]  # every one popped, beside its op
+        must_sync = any(flags)
         self.batches += 1
         self.ops += len(batch)
         try:
+            if self._levels is not None and self._relaxed == must_sync:
+                conn.execute(self._levels[0] if must_sync else self._levels[1])
+                self._relaxed = not must_sync
             conn.execute(self._q["begin_immediate"])
         except sqlite3.Error as exc:
             self._fail(batch, storage_error(exc))

@@ -257,9 +257,10 @@ class Inbox:
                 for r in rows
             ],
         )
-        return ClaimResult(
-            [Delivery(message(r), r["delivery_count"] + 1) for r in rows], acked, None
-        )
+        handed = [Delivery(message(r), r["delivery_count"] + 1) for r in rows]
+        if len(rows) < limit:  # all that was visible: the next to show is known (these included)
+            return ClaimResult(handed, acked, self._tx.value(later, params), drained=True)
+        return ClaimResult(handed, acked, None)
 
     def claim_many(self, requests: Sequence[ClaimRequest]) -> Callable[[], list[ClaimResult]]:
         """Several peers' claims (one each at most), each as `claim` makes it; the returned
@@ -292,10 +293,10 @@ class Inbox:
                 claimant = row["claimant"]
                 result = found.get(claimant)
                 if result is None:
-                    result = found[claimant] = ClaimResult([], int(row["acked"]), None)
-                if row["seq"] is None:
-                    result.next_visible_at = row["next_visible"]
-                else:
+                    result = found[claimant] = ClaimResult(
+                        [], int(row["acked"]), row["next_visible"], drained=bool(row["drained"])
+                    )
+                if row["seq"] is not None:
                     result.deliveries.append(Delivery(message(row), row["delivery_count"] + 1))
             return [found[r.peer_id] for r in requests]
 

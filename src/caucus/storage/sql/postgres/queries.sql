@@ -7,6 +7,10 @@
 
 -- === migrations ====================================================================
 
+-- name: commit_sync
+-- What this transaction's commit waits for: the store's setting, or less for claims (ADR 0041).
+SELECT current_setting('synchronous_commit');
+
 -- name: migrations_table
 CREATE TABLE IF NOT EXISTS schema_migrations (
     version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL
@@ -258,19 +262,24 @@ WITH q AS (
         lease = picked.lease
     FROM picked WHERE d.peer_id = picked.peer_id AND d.seq = picked.seq
     RETURNING d.peer_id, d.seq, d.delivery_count - 1 AS delivery_count
-), summary AS (
-    SELECT q.peer_id,
-        (SELECT COUNT(*) FROM acked a WHERE a.peer_id = q.peer_id) AS acked,
-        -- Read only when nothing was handed out: a receive that got messages returns them.
-        CASE WHEN EXISTS (SELECT 1 FROM picked p WHERE p.peer_id = q.peer_id) THEN NULL ELSE
-        (SELECT MIN(x.visible_at) FROM deliveries x
-         WHERE x.peer_id = q.peer_id AND x.visible_at > q.now
-           AND (q.priority_only = 0 OR x.lane = 0)
-           AND x.seq NOT IN (SELECT a.seq FROM acked a WHERE a.peer_id = q.peer_id))
-        END AS next_visible
+), counted AS (
+    SELECT q.*, (SELECT COUNT(*) FROM picked p WHERE p.peer_id = q.peer_id) AS handed_out
     FROM q
+), summary AS (
+    SELECT c.peer_id, c.handed_out > 0 AND c.handed_out < c.lim AS drained,
+        (SELECT COUNT(*) FROM acked a WHERE a.peer_id = c.peer_id) AS acked,
+        -- Read unless the claim took its limit (more may be visible): when the next hidden
+        -- delivery shows, those just handed out included (LEAST skips a NULL).
+        CASE WHEN c.handed_out >= c.lim THEN NULL ELSE LEAST(
+            CASE WHEN c.handed_out > 0 THEN c.visible_at END,
+            (SELECT MIN(x.visible_at) FROM deliveries x
+             WHERE x.peer_id = c.peer_id AND x.visible_at > c.now
+               AND (c.priority_only = 0 OR x.lane = 0)
+               AND x.seq NOT IN (SELECT a.seq FROM acked a WHERE a.peer_id = c.peer_id)))
+        END AS next_visible
+    FROM counted c
 )
-SELECT s.peer_id AS claimant, s.acked, s.next_visible, h.delivery_count,
+SELECT s.peer_id AS claimant, s.acked, s.next_visible, s.drained, h.delivery_count,
     m.seq, m.id, m.ts, m.sender, m.target, m.kind, m.content, m.meta, m.thread, m.reply_to,
     m.reply_seq, m.reply_sender
 FROM summary s

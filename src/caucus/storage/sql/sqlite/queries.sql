@@ -40,6 +40,10 @@ RELEASE op;
 -- name: schema_objects
 SELECT COUNT(*) FROM sqlite_master;
 
+-- name: commit_sync
+-- What this transaction's commit waits for: the store's setting, or less for claims (ADR 0041).
+PRAGMA synchronous;
+
 -- name: last_lease
 SELECT COALESCE(MAX(lease), 0) FROM deliveries;
 
