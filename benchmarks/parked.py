@@ -3,10 +3,10 @@
 Starts `caucus hub` (a fresh SQLite file), registers N agents, and parks every one of them in
 a `GET /receive` long-poll from this one process, each on its own HTTP/1.1 keep-alive
 connection (as N agents on N hosts would hold them). It reads the hub's resident memory
-(/proc, VmRSS) three times: started and idle; with the N agents registered and their
-connections open but nothing parked; with all N parked (confirmed by the operator snapshot's
-`listening` count). The figure is the growth per agent from the first reading to the last, and
-the part of it the parking itself adds (from the second).
+(/proc, VmRSS) three times: started and idle (warmed up, and once its RSS stops growing); with
+the N agents registered and their connections open but nothing parked; with all N parked
+(confirmed by the operator snapshot's `listening` count). The figure is the growth per agent
+from the first reading to the last, and the part of it the parking itself adds (from the second).
 
 Run: `.venv/bin/python benchmarks/parked.py` (`--agents 10000`; the target is 15 KB each).
 """
@@ -80,10 +80,22 @@ async def warm_up(url: str, operator: str) -> None:
     await listening(url, operator)
 
 
+async def settled(pid: int, *, within: float = 30.0) -> int:
+    """The hub's RSS once it stops growing: what it loads on first use includes its first
+    maintenance round's modules (a few seconds after start), which are no agent's either."""
+    last, steady, deadline = rss_bytes(pid), 0, time.monotonic() + within
+    while steady < 3 and time.monotonic() < deadline:
+        await asyncio.sleep(1.0)
+        now = rss_bytes(pid)
+        steady = steady + 1 if now - last < 256 * 1024 else 0
+        last = now
+    return last
+
+
 async def measure(url: str, pid: int, home: Path, n: int, timeout: float) -> dict[str, float]:
     operator = (home / "operator-token").read_text().strip()
     await warm_up(url, operator)
-    idle = rss_bytes(pid)
+    idle = await settled(pid)
     print(f"registering {n} agents...", file=sys.stderr, flush=True)
     tokens = await register_all(url, n)
     host, port = relay.host_port(url)

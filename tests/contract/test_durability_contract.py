@@ -12,7 +12,6 @@ from caucus.storage.repos import Repos
 from tests.contract.conftest import NOW
 from tests.contract.test_store_contract import peer, send
 
-
 RELAXED = (1, "off")  # SQLite's NORMAL (in WAL mode: no sync at commit), PostgreSQL's off
 
 

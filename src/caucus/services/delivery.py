@@ -251,6 +251,7 @@ class DeliveryService:
                         return ReceiveResult(result.deliveries, acked, False, poll.displaced)
                     notifier.set_idle(peer.id, result.next_visible_at)
                     idle = result.next_visible_at
+                    del result  # not held while it parks
                 remaining = self._parking(poll, idle)
                 if remaining is None:
                     break

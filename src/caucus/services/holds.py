@@ -69,14 +69,21 @@ class Holds:
         self.per_identity = per_identity
         self.room = room
         self.per_viewer = per_viewer
-        self._held: dict[Owner, set[Hold]] = {}
+        # An owner's one hold as itself, a set only from the second: most hold one (a parked
+        # receive), and 10,000 parked agents would each carry an empty set's 200 bytes.
+        self._held: dict[Owner, Hold | set[Hold]] = {}
         self._agents = 0  # holds of agents, the room's count
+
+    def _mine(self, owner: Owner) -> set[Hold] | tuple[Hold, ...]:
+        mine = self._held.get(owner)
+        if mine is None:
+            return ()
+        return (mine,) if isinstance(mine, Hold) else mine
 
     def take(self, owner: Owner, kind: HoldKind) -> Hold:
         """A hold for `owner`, or `CapStreams` if it holds as many as it may or the room
         is full (agents only: the operator's room is its own)."""
-        mine = self._held.get(owner)
-        count = len(mine) if mine is not None else 0
+        count = len(self._mine(owner))
         agent = isinstance(owner, int)
         cap = self.per_identity if agent else self.per_viewer
         if count >= cap:
@@ -97,18 +104,27 @@ class Holds:
                 hint=Hint.RETRY_LATER,
             )
         hold = Hold(self, owner, kind)
-        self._held.setdefault(owner, set()).add(hold)
+        mine = self._held.get(owner)
+        if mine is None:
+            self._held[owner] = hold
+        elif isinstance(mine, Hold):
+            self._held[owner] = {mine, hold}
+        else:
+            mine.add(hold)
         if agent:
             self._agents += 1
         return hold
 
     def release(self, hold: Hold) -> None:
         mine = self._held.get(hold.owner)
-        if mine is None or hold not in mine:
-            return
-        mine.discard(hold)
-        if not mine:
+        if mine is hold:
             del self._held[hold.owner]
+        elif isinstance(mine, set) and hold in mine:
+            mine.discard(hold)
+            if len(mine) == 1:
+                self._held[hold.owner] = next(iter(mine))
+        else:
+            return
         if isinstance(hold.owner, int):
             self._agents -= 1
 
@@ -123,13 +139,13 @@ class Holds:
     def end(self, peer_id: int, *, keep: frozenset[HoldKind] = frozenset()) -> int:
         """The agent is gone: everything it holds (but the kinds in `keep`) ends now, and is
         given back as its holder stops. How many ended."""
-        ended = [h for h in self._held.get(peer_id, ()) if h.kind not in keep]
+        ended = [h for h in self._mine(peer_id) if h.kind not in keep]
         for hold in ended:
             hold.end()
         return len(ended)
 
     def count(self, owner: Owner, kind: HoldKind | None = None) -> int:
-        return sum(1 for h in self._held.get(owner, ()) if kind is None or h.kind is kind)
+        return sum(1 for h in self._mine(owner) if kind is None or h.kind is kind)
 
     @property
     def agents(self) -> int:

@@ -52,16 +52,18 @@ HOT: tuple[Verb[Any], ...] = tuple(v for v in VERBS.values() if v.hot)
 
 
 _HOT_PATTERNED = tuple(v for v in HOT if v.path_params)
-_HOT_EXACT: dict[tuple[str, str], Verb[Any]] = {
-    (v.method, v.path): v for v in HOT if not v.path_params
+# Each exact one's answer made once: a parked receive holds it while it waits (10,000 of them).
+_HOT_EXACT: dict[tuple[str, str], tuple[Verb[Any], dict[str, str]]] = {
+    (v.method, v.path): (v, {}) for v in HOT if not v.path_params
 }
 
 
 def hot_verb(method: str, path: str) -> tuple[Verb[Any], dict[str, str]] | None:
-    """The hot verb `method path` names, with its path parameters (the lanes' one match)."""
+    """The hot verb `method path` names, with its path parameters (the lanes' one match; the
+    parameters of an exact one are shared: read them, never change them)."""
     exact = _HOT_EXACT.get((method, path))
     if exact is not None:
-        return exact, {}
+        return exact
     for verb in _HOT_PATTERNED:
         found = verb.match(method, path)
         if found is not None:
