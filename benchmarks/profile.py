@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import contextlib
 import linecache
 import re
 import subprocess
@@ -113,46 +114,58 @@ def main() -> None:
     parser.add_argument(
         "--offered", type=float, help="messages/s in all (an open loop; default: closed)"
     )
+    parser.add_argument(
+        "--postgres", action="store_true", help="the hub on a throwaway PostgreSQL cluster"
+    )
     args = parser.parse_args()
     spy = py_spy()
     tmp = Path(tempfile.mkdtemp(prefix="caucus-profile-"))
     folded = args.folded or tmp / "hub.folded"
     env = {**relay.BENCH_ENV, "CAUCUS_HOME": str(tmp)}
-    hub, url = relay.start(relay.hub_command(tmp / "bench.db"), env)
-    try:
-        asyncio.run(relay.relay_run(url, args.pairs, 2.0, None, run=0))  # warm up
+    with contextlib.ExitStack() as stack:
+        db = str(tmp / "bench.db")
+        if args.postgres:
+            sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+            from caucus.testing.postgres import fresh_database, throwaway_cluster
 
-        async def sampled() -> tuple[relay.Result, float, float]:
-            stop_at = time.perf_counter() + args.seconds + 2.0
-            loop = asyncio.create_task(keep_relaying(url, args.pairs, stop_at, args.offered))
-            await asyncio.sleep(1.0)  # the loop is under way before sampling starts
-            cpu_before = relay.process_cpu(hub.pid)
-            spying = await asyncio.create_subprocess_exec(
-                str(spy),
-                "record",
-                "--pid",
-                str(hub.pid),
-                "--duration",
-                str(int(args.seconds)),
-                "--rate",
-                str(args.rate),
-                "--nonblocking",
-                "--threads",
-                "--format",
-                "raw",
-                "--output",
-                str(folded),
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            await spying.wait()
-            cpu = relay.process_cpu(hub.pid) - cpu_before
-            result = await loop
-            return result, cpu, float(int(args.seconds))
+            db = fresh_database(stack.enter_context(throwaway_cluster(durable=True)), "profile")
+        hub, url = relay.start(relay.hub_command(db), env)
+        stack.callback(relay.stop, hub)
+        result, cpu, window = sample(spy, hub.pid, url, args, folded)
+    report(result, cpu, window, args, folded)
 
-        result, cpu, window = asyncio.run(sampled())
-    finally:
-        relay.stop(hub)
+
+def sample(
+    spy: Path, pid: int, url: str, args: argparse.Namespace, folded: Path
+) -> tuple[relay.Result, float, float]:
+    """The relay's loop on the hub at `url` while py-spy samples it: its result, the hub's
+    CPU seconds over the window and the window's length."""
+    asyncio.run(relay.relay_run(url, args.pairs, 2.0, None, run=0))  # warm up
+
+    async def sampled() -> tuple[relay.Result, float, float]:
+        stop_at = time.perf_counter() + args.seconds + 2.0
+        loop = asyncio.create_task(keep_relaying(url, args.pairs, stop_at, args.offered))
+        await asyncio.sleep(1.0)  # the loop is under way before sampling starts
+        cpu_before = relay.process_cpu(pid)
+        spying = await asyncio.create_subprocess_exec(
+            str(spy),
+            *("record", "--pid", str(pid), "--duration", str(int(args.seconds))),
+            *("--rate", str(args.rate), "--nonblocking", "--threads", "--format", "raw"),
+            *("--output", str(folded)),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        await spying.wait()
+        cpu = relay.process_cpu(pid) - cpu_before
+        result = await loop
+        return result, cpu, float(int(args.seconds))
+
+    return asyncio.run(sampled())
+
+
+def report(
+    result: relay.Result, cpu: float, window: float, args: argparse.Namespace, folded: Path
+) -> None:
     per_message_us = cpu / (result.rate * window) * 1e6
     threads, waits = breakdown(folded)
     print(

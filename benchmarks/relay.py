@@ -246,10 +246,12 @@ async def relay_run(
     *,
     spread: list[str] | None = None,
     pid: int | None = None,
+    window: Callable[[], object] | None = None,
 ) -> Result:
     """N sender/receiver pairs, closed loop (or open at `rate`). With `spread` (hubs sharing a
     database), pair i sends on hub i and receives on hub i+1. With `pid`, the CPU that process
-    spends per message while they flow (registration and connecting left out)."""
+    spends per message while they flow (registration and connecting left out); `window` is
+    called as they start to flow and once they end, for a caller's own readings."""
     hubs = spread or [url]
     names = [(f"s{run}-{i}", f"r{run}-{i}") for i in range(pairs)]
     where = {n: hubs[(i + (n[0] == "r")) % len(hubs)] for i, pair in enumerate(names) for n in pair}
@@ -298,12 +300,16 @@ async def relay_run(
 
     receiving = [asyncio.create_task(receiver(c)) for c in receivers]
     cpu_before, mine = (process_cpu(pid) if pid else 0.0), time.process_time()
+    if window is not None:
+        window()
     await asyncio.gather(
         *(sender(i, c, r) for i, (c, (_, r)) in enumerate(zip(senders, names, strict=True)))
     )
     await asyncio.sleep(0.5)  # let the last messages land
     stop_receiving.set()
     await asyncio.gather(*receiving)
+    if window is not None:
+        window()
     result = Result((received / (min(time.perf_counter(), end) - start)), lat, count=every)
     if pid and every:
         result.cpu_us = (process_cpu(pid) - cpu_before) / every * 1e6
