@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from caucus.domain.messages import ClaimRequest
+from caucus.domain.slices import Slices
 from caucus.services.delivery import Claim
 from caucus.storage.engine import Engine
 from caucus.storage.repos import Repos
@@ -39,7 +40,7 @@ async def test_claims_alone_do_not_wait_for_the_disk_anything_beside_them_does(
         assert configured == 2  # FULL: the hub's default
     # Queued together, the durable one decides for the batch.
     both = await asyncio.gather(db.write(Probe(durable=False)), db.write(Probe(durable=True)))
-    assert both == [configured, configured]
+    assert list(both) == [configured, configured]
 
 
 async def test_a_claim_committed_without_waiting_is_seen_by_the_next_one(db: Engine) -> None:
@@ -50,3 +51,11 @@ async def test_a_claim_committed_without_waiting_is_seen_by_the_next_one(db: Eng
     assert [d.message.content for d in first.deliveries] == ["one"]
     again = await db.write(Claim(request))
     assert again.deliveries == []  # hidden by the first claim, though it did not wait
+
+
+async def test_housekeeping_slices_do_not_wait_for_the_disk(db: Engine) -> None:
+    """Retention, the search index, the sent counts: redone after a power cut, so a send
+    queued behind one of their slices does not wait for its sync too."""
+    slices = Slices(lambda: 0.0, most=10, least=1)
+    got = await db.write(slices.unit(lambda r, _size: r.tx.value("commit_sync"), lambda _: 0))
+    assert got in RELAXED

@@ -118,3 +118,18 @@ async def test_a_second_hub_cannot_open_the_same_database(tmp_path: Path) -> Non
     again = SqliteEngine(tmp_path / "one.db")
     await again.open()
     await again.close()
+
+
+async def test_the_wal_is_cut_back_by_its_size_limit_not_by_each_slice(tmp_path: Path) -> None:
+    """Retention's slices give pages back without a truncating checkpoint (it would hold every
+    write while it copied the whole WAL); the writer's WAL size limit cuts a grown WAL back
+    when a checkpoint restarts it."""
+    store = SqliteEngine(tmp_path / "j.db")
+    await store.open()
+    try:
+        limit = await store._writer.submit(
+            lambda conn: conn.execute("PRAGMA journal_size_limit").fetchone()[0]
+        )
+        assert limit == 64 * 2**20
+    finally:
+        await store.close()

@@ -41,7 +41,7 @@ class History:
     def __init__(self, db: Engine, clock: Clock, query_budget: float = 3.0) -> None:
         self._db = db
         self._budget = query_budget
-        self._slices = Slices(clock.monotonic, most=COUNT_SLICE, least=1_000)
+        self._slices = Slices(clock.monotonic, most=COUNT_SLICE, least=100)
 
     async def after(
         self, seq: int, limit: int, *, since: float | None = None, until: float | None = None

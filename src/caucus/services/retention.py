@@ -21,6 +21,8 @@ from caucus.storage.repos import Repos
 
 log = logging.getLogger(__name__)
 
+PURGE_TARGET = 0.001  # seconds a purge slice should hold the store
+KEPT_FREE = 0.25  # of the file, free pages kept for the next writes rather than given back
 RECLAIM_PAGES = 2048  # free pages given back per slice at most (8 MiB at 4 KiB pages)
 STATE_KEY = "retention"
 
@@ -31,8 +33,12 @@ class Retention:
         self._clock = clock
         self._settings = settings
         self._warned_full_vacuum = False
-        self._slices = Slices(clock.monotonic, most=settings.retention_batch, least=10)
-        self._pages = Slices(clock.monotonic, most=RECLAIM_PAGES, least=64)
+        # Half the usual slice: a purge runs slice after slice for its whole budget, so every
+        # send in that spell queues behind one (the open loop's p99 while purging, issue 53).
+        self._slices = Slices(
+            clock.monotonic, most=settings.retention_batch, least=10, target=PURGE_TARGET
+        )
+        self._pages = Slices(clock.monotonic, most=RECLAIM_PAGES, least=8)
 
     async def dropped(self) -> Dropped:
         """What retention has dropped so far (zero on a database it never touched)."""
@@ -136,7 +142,10 @@ class Retention:
 
     async def _give_back(self) -> None:
         """Free pages back to the file system, a slice at a time (each one holds the writer
-        while it moves pages), for at most this round's budget."""
+        while it moves pages), for at most this round's budget, while more than a quarter of
+        the file is free. Less than that is kept: the next messages reuse freed pages, and a
+        room at its bound frees and reuses about as much each round, so giving them back
+        would only grow the file again (and hold every write a few ms a slice at 1M)."""
         size = await self._db.size()
         if not size.incremental:
             if not self._warned_full_vacuum:
@@ -148,11 +157,9 @@ class Retention:
             return
         pages = self._pages
         pages.begin_round()
-        monotonic = self._clock.monotonic
-        while pages.more and size.file_bytes > size.used_bytes:
-            count, began = pages.size, monotonic()
-            await self._db.reclaim(count)
-            pages.took(monotonic() - began, count)
+        while pages.more and size.file_bytes - size.used_bytes > size.file_bytes * KEPT_FREE:
+            count = pages.size
+            pages.took(await self._db.reclaim(count), count)
             smaller = await self._db.size()
             if smaller.file_bytes >= size.file_bytes:
                 return  # nothing more to give back (or a store that gives back on its own)

@@ -102,7 +102,7 @@ class SearchService:
             refill=settings.search_rate_refill,
             what="searches and summaries",
         )
-        self._slices = Slices(clock.monotonic, most=FOLLOW_BATCH, least=100)
+        self._slices = Slices(clock.monotonic, most=FOLLOW_BATCH, least=10)
         self._merges = Slices(clock.monotonic, most=MERGE_PAGES, least=4)
 
     def spend(self, peer: Peer | None) -> None:

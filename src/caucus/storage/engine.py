@@ -147,8 +147,9 @@ class Engine(Protocol):
 
     async def size(self) -> StoreSize: ...
 
-    async def reclaim(self, pages: int | None = None, *, full: bool = False) -> None:
-        """Give free space back to the file system (a backend without files does nothing)."""
+    async def reclaim(self, pages: int | None = None, *, full: bool = False) -> float:
+        """Give free space back to the file system (a backend without files does nothing);
+        the seconds it held the store (waiting for its turn left out), to size the next."""
         ...
 
     async def upkeep(self) -> None:

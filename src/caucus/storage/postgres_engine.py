@@ -263,5 +263,5 @@ class PgEngine:
         except Exception as exc:  # the next tick tries again; the rest of the round goes on
             log.warning("vacuuming the deliveries table failed: %s", exc)
 
-    async def reclaim(self, pages: int | None = None, *, full: bool = False) -> None:
-        return
+    async def reclaim(self, pages: int | None = None, *, full: bool = False) -> float:
+        return 0.0

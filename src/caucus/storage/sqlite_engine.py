@@ -229,22 +229,37 @@ class SqliteEngine:
     async def upkeep(self) -> None:
         return  # SQLite reuses a deleted row's space in place; retention reclaims the rest
 
-    async def reclaim(self, pages: int | None = None, *, full: bool = False) -> None:
+    async def reclaim(self, pages: int | None = None, *, full: bool = False) -> float:
         """Give free pages back to the file system: `pages` of them (all when None) with an
         incremental vacuum, or with `full` a whole VACUUM, which also turns an older file to
-        incremental auto-vacuum. Then truncate the WAL."""
+        incremental auto-vacuum. All or full, the WAL is then truncated; a slice of `pages`
+        leaves it to the checkpoints (the WAL's size limit cuts it back), since a truncating
+        checkpoint holds every write while it copies the whole WAL (retention's slices)."""
         q = self._q
 
-        def op(conn: sqlite3.Connection) -> None:
+        def op(conn: sqlite3.Connection) -> float:
+            began = self._monotonic()
             tx = SqliteTx(conn, q)
             if full:
                 tx.script("auto_vacuum_incremental")
                 tx.script("vacuum")
+            elif pages is None:
+                tx.script("incremental_vacuum", pages=0)
             else:
-                tx.script("incremental_vacuum", pages=pages or 0)
-            tx.all("wal_checkpoint")
+                # A slice moves pages only: lost to a power cut, the file is as it was, so it
+                # does not wait for the disk while every write waits for it (ADR 0041).
+                level = int(tx.value("commit_sync"))
+                tx.script("synchronous", level=_SYNC_LEVELS["NORMAL"])
+                try:
+                    tx.script("incremental_vacuum", pages=pages)
+                finally:
+                    tx.script("synchronous", level=level)
+            if full or pages is None:
+                tx.all("wal_checkpoint")
+            return self._monotonic() - began
 
-        await self._writer.exclusive(op)
+        held: float = await self._writer.exclusive(op)
+        return held
 
     def _take_lock(self) -> None:
         lock_path = self.path.with_name(self.path.name + ".lock")
@@ -275,6 +290,7 @@ class SqliteEngine:
             # an older file needs one full VACUUM for (`caucus db purge` does it).
             tx.script("auto_vacuum_incremental")
         tx.script("journal_mode_wal")
+        tx.script("journal_size_limit")
         tx.script("synchronous", level=_SYNC_LEVELS[self._synchronous.upper()])
         tx.script("busy_timeout")
         migrate_sqlite(conn)

@@ -249,6 +249,11 @@ PRAGMA incremental_vacuum({pages});
 -- name: journal_mode_wal
 PRAGMA journal_mode=WAL;
 
+-- name: journal_size_limit
+-- A WAL that a purge grew is cut back to this when a checkpoint restarts it (64 MiB), so no
+-- slice of retention needs a truncating checkpoint of its own.
+PRAGMA journal_size_limit=67108864;
+
 -- name: synchronous
 PRAGMA synchronous={level};
 
