@@ -133,36 +133,3 @@ async def test_the_wal_is_cut_back_by_its_size_limit_not_by_each_slice(tmp_path:
         assert limit == 64 * 2**20
     finally:
         await store.close()
-
-
-async def test_commits_never_checkpoint_a_thread_of_its_own_does(tmp_path: Path) -> None:
-    """The writer's automatic checkpoint is off (it ran inside whichever commit crossed 1,000
-    pages, every send in that batch waiting); the checkpointer checkpoints what was
-    committed since its last turn, from its own connection."""
-    store = SqliteEngine(tmp_path / "c.db")
-    await store.open()
-    try:
-        automatic = await store._writer.submit(
-            lambda conn: conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
-        )
-        assert automatic == 0
-        checkpointer = store._checkpointer
-        await asyncio.to_thread(checkpointer.checkpoint)  # whatever opening committed
-        done = checkpointer.checkpoints
-        await asyncio.to_thread(checkpointer.checkpoint)
-        assert checkpointer.checkpoints == done  # nothing new: no checkpoint
-        digest = hash_token(new_token())
-        await store.write(
-            lambda r: r.peers.create(
-                name="a", token_hash=digest, skills=[], description="", now=1.0
-            )
-        )
-        await asyncio.to_thread(checkpointer.checkpoint)
-        assert checkpointer.checkpoints == done + 1
-        wal = tmp_path / "c.db-wal"
-        frames = sqlite3.connect(tmp_path / "c.db").execute("PRAGMA wal_checkpoint(PASSIVE)")
-        busy, log, checkpointed = frames.fetchone()
-        assert (busy, log) == (0, checkpointed)  # all of the WAL is in the file
-        assert wal.exists()
-    finally:
-        await store.close()

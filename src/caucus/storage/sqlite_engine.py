@@ -22,7 +22,7 @@ from caucus.storage.engine import Duplicate, Params, Row, Unit
 from caucus.storage.migrate import migrate_sqlite
 from caucus.storage.queries import Queries, queries
 from caucus.storage.repos import ROW_BY_ROW, RecipientCache, Repos
-from caucus.storage.sqlite_runners import Checkpointer, GroupCommitWriter, ReaderThread
+from caucus.storage.sqlite_runners import GroupCommitWriter, ReaderThread
 
 T = TypeVar("T")
 _EMPTY: dict[str, Any] = {}
@@ -136,7 +136,6 @@ class SqliteEngine:
             relax=(_SYNC_LEVELS[synchronous.upper()], _SYNC_LEVELS["NORMAL"]),
         )
         self._reader = ReaderThread(self._connect_reader)
-        self._checkpointer = Checkpointer(self._connect_checkpointer, self._writer)
         # Costly reads (searches, summaries) on a lane of their own, each within its budget:
         # they never queue the inbox's reads behind them (issue 47).
         self._monotonic = monotonic
@@ -155,7 +154,6 @@ class SqliteEngine:
         self._take_lock()
         try:
             await self._writer.open()
-            await self._checkpointer.open()
             await self._reader.open()
             await self._costly.open()
         except BaseException:
@@ -166,7 +164,6 @@ class SqliteEngine:
         await self._costly.close()
         await self._reader.close()
         await self._writer.close()
-        await self._checkpointer.close()
         if self._lock_file is not None:
             self._lock_file.close()
             self._lock_file = None
@@ -294,7 +291,6 @@ class SqliteEngine:
             tx.script("auto_vacuum_incremental")
         tx.script("journal_mode_wal")
         tx.script("journal_size_limit")
-        tx.script("wal_autocheckpoint_off")
         tx.script("synchronous", level=_SYNC_LEVELS[self._synchronous.upper()])
         tx.script("busy_timeout")
         migrate_sqlite(conn)
@@ -303,11 +299,6 @@ class SqliteEngine:
         self._writes = Repos(
             tx, recipients=self._recipients, next_lease=self._next_lease, trips=ROW_BY_ROW
         )
-        return conn
-
-    def _connect_checkpointer(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        SqliteTx(conn, self._q).script("busy_timeout")
         return conn
 
     def _connect_reader(self) -> sqlite3.Connection:

@@ -96,7 +96,6 @@ class GroupCommitWriter:
         self._committer: threading.Thread | None = None
         self.batches = 0
         self.ops = 0
-        self.commits = 0  # what the checkpointer looks at: anything new in the WAL
 
     async def open(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -151,7 +150,6 @@ class GroupCommitWriter:
         except sqlite3.Error as exc:
             raise storage_error(exc) from None
         finally:
-            self.commits += 1
             if self._pending:
                 self._loop.call_soon(self._run_batch)
             else:
@@ -252,7 +250,6 @@ class GroupCommitWriter:
             conn, batch, results = item
             try:
                 conn.execute(self._q["commit"])
-                self.commits += 1
             except sqlite3.Error as exc:
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute(self._q["rollback"])
@@ -351,56 +348,3 @@ class ReaderThread(threading.Thread):
 
 # SQLite virtual-machine steps between two looks at a read's deadline (~0.1 ms of work).
 PROGRESS_STEPS = 1000
-
-
-class Checkpointer(threading.Thread):
-    """Checkpoints the WAL from a connection of its own, a few times a second when something
-    was committed (ADR 0041). The writer's automatic checkpoint is off: it ran inside whichever
-    commit crossed 1,000 pages, and every send in that batch waited while it copied the WAL
-    into the file (5-15 ms at a million messages, every few hundred ms while retention
-    purged). A passive checkpoint takes no lock a writer needs; a busy one is tried again."""
-
-    def __init__(
-        self,
-        connect: Callable[[], sqlite3.Connection],
-        writer: GroupCommitWriter,
-        *,
-        every: float = 0.25,
-    ) -> None:
-        super().__init__(name="caucus-sqlite-checkpoint", daemon=True)
-        self._q = queries("sqlite")
-        self._connect = connect
-        self._writer = writer
-        self._every = every
-        self._stopping = threading.Event()
-        self._conn: sqlite3.Connection | None = None
-        self._seen = 0
-        self.checkpoints = 0
-
-    async def open(self) -> None:
-        self._conn = await asyncio.to_thread(self._connect)
-        self.start()
-
-    async def close(self) -> None:
-        if self.is_alive():
-            self._stopping.set()
-            await asyncio.to_thread(self.join)
-
-    def run(self) -> None:
-        conn = self._conn
-        assert conn is not None
-        try:
-            while not self._stopping.wait(self._every):
-                self.checkpoint()
-        finally:
-            conn.close()
-
-    def checkpoint(self) -> None:
-        """One passive checkpoint, if anything was committed since the last."""
-        commits = self._writer.commits
-        if commits == self._seen or self._conn is None:
-            return
-        self._seen = commits
-        with contextlib.suppress(sqlite3.Error):  # busy or locked: the next turn tries again
-            self._conn.execute(self._q["wal_checkpoint_passive"]).fetchall()
-            self.checkpoints += 1

@@ -265,10 +265,3 @@ PRAGMA query_only=ON;
 
 -- name: wal_checkpoint
 PRAGMA wal_checkpoint(TRUNCATE);
-
--- name: wal_checkpoint_passive
-PRAGMA wal_checkpoint(PASSIVE);
-
--- name: wal_autocheckpoint_off
--- The writer's commits never checkpoint: a thread of its own does (sqlite_runners.Checkpointer).
-PRAGMA wal_autocheckpoint=0;
