@@ -173,3 +173,32 @@ async def test_a_round_of_retention_holds_the_store_in_small_slices_up_to_its_bu
         clock.step = 0.0
         second = await hub.retention.sweep()
         assert first.messages + second.messages == 400
+
+
+@pytest.mark.sqlite_file
+async def test_a_little_free_space_is_kept_for_the_next_messages_more_is_given_back(
+    tmp_path: Path,
+) -> None:
+    """ADR 0041: a sweep that frees less than a quarter of the file keeps the pages (the next
+    messages reuse them); one that frees more gives them back."""
+    clock = FakeClock()
+    async with make_hub(tmp_path, clock=clock, send_rate_capacity=1e9, retention_age=DAY) as hub:
+        alice = (await hub.principals.register(name="alice")).peer
+        bob = (await hub.principals.register(name="bob")).peer
+        for batch in range(10):
+            for n in range(150):
+                await hub.delivery.send(alice, to="bob", content=f"batch {batch} note {n} " * 20)
+            while got := (await hub.delivery.receive(bob, wait=0, limit=100)).deliveries:
+                await hub.delivery.ack(bob, through=got[-1].message.seq)
+            clock.advance(DAY / 10)
+        # Only the first batch (a tenth of the file) is now more than a day old.
+        clock.advance(DAY / 20)
+        before = await hub._db.size()
+        assert (await hub.retention.sweep()).messages == 150
+        kept = await hub._db.size()
+        assert kept.used_bytes < before.used_bytes  # freed, reusable
+        assert kept.file_bytes == before.file_bytes  # and kept: under a quarter of the file
+        clock.advance(DAY)  # now everything is old enough
+        assert (await hub.retention.sweep()).messages == 1350
+        after = await hub._db.size()
+        assert after.file_bytes < kept.file_bytes / 2  # most of the file free: given back
