@@ -37,3 +37,22 @@ def test_every_postgres_statement_compiles_against_the_migrated_schema(
                     raise psycopg.Rollback
             except psycopg.Error as exc:
                 raise AssertionError(f"{name}: {exc}") from None
+
+
+def test_the_size_bound_reads_what_every_message_column_stores(postgres_server: Server) -> None:
+    """`message_row_bytes` (retention's size bound on PostgreSQL, storage/postgres_size.py)
+    adds the columns up by name: one a migration adds and the statement forgets would go
+    uncounted, and the bound would keep more than it says."""
+    dsn = fresh_database(postgres_server)
+    migrate_postgres(dsn)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        columns = [
+            row[0]
+            for row in conn.execute(
+                "SELECT column_name FROM information_schema.columns "
+                "WHERE table_name = 'messages' AND table_schema = current_schema()"
+            )
+        ]
+    statement = queries("postgres")["message_row_bytes"]
+    assert len(columns) > 10
+    assert [c for c in columns if f"pg_column_size({c})" not in statement] == []

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from caucus.domain.retention import StoreSize
 from caucus.errors import StorageError
 from caucus.storage.engine import Unit, late
+from caucus.storage.postgres_size import live_bytes
 from caucus.storage.postgres_tidy import CHURN as TIDY_CHURN
 from caucus.storage.postgres_tidy import Tidy, vacuum_with
 from caucus.storage.postgres_tx import PgTx, storage_error
@@ -253,9 +254,16 @@ class PgEngine:
 
     # --- the database ------------------------------------------------------------------------
     async def size(self) -> StoreSize:
-        used = int(await self.read(lambda r: r.tx.value("database_size")))
-        # The server gives freed space back on its own (autovacuum): nothing to reclaim here.
-        return StoreSize(used_bytes=used, file_bytes=used, incremental=True)
+        def op(r: Repos) -> StoreSize:
+            footprint = r.tx.one("messages_footprint")
+            assert footprint is not None  # the table is the schema's
+            used = live_bytes(footprint, r.tx.value("message_row_bytes"))
+            return StoreSize(used, int(footprint["database"]), incremental=True)
+
+        # What this process wrote reaches the statistics once its writer has committed.
+        await self.write(lambda r: r.tx.run("stats_flush"))
+        # Autovacuum marks freed space reusable; the files keep their size: nothing to give back.
+        return await self.read(op)
 
     async def upkeep(self) -> None:
         try:

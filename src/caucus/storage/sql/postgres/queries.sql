@@ -361,5 +361,35 @@ LISTEN caucus_signal;
 -- Hub processes starting at once migrate one at a time (released at the end of the transaction).
 SELECT pg_advisory_xact_lock(7262831);
 
--- name: database_size
-SELECT pg_database_size(current_database());
+-- name: messages_footprint
+-- What the size bound reads (storage/postgres_size.py). The statistics count the rows live;
+-- after a reset (a crash) they count only since, and the catalog's figure from the last
+-- VACUUM or ANALYZE stands in until then.
+SELECT pg_database_size(current_database()) AS database,
+       pg_total_relation_size(c.oid) AS total,
+       pg_table_size(c.oid) AS stored,
+       CASE WHEN s.n_tup_ins > 0 OR s.n_tup_del > 0 OR c.reltuples < 0 THEN s.n_live_tup
+            ELSE c.reltuples::bigint END AS live
+FROM pg_class c JOIN pg_stat_user_tables s ON s.relid = c.oid
+WHERE c.oid = 'messages'::regclass;
+
+-- name: message_row_bytes
+-- What a message row stores, as stored (compressed, or out of line), measured on the newest
+-- rows (an index range, not a scan); a column the schema adds belongs here too.
+SELECT avg(pg_column_size(seq) + pg_column_size(id) + pg_column_size(ts)
+    + coalesce(pg_column_size(sender_id), 0) + pg_column_size(sender) + pg_column_size(target)
+    + pg_column_size(kind) + pg_column_size(content) + coalesce(pg_column_size(meta), 0)
+    + coalesce(pg_column_size(thread), 0) + coalesce(pg_column_size(reply_to), 0)
+    + coalesce(pg_column_size(reply_seq), 0) + coalesce(pg_column_size(reply_sender), 0)
+    + pg_column_size(delivered_to) + pg_column_size(missed) + pg_column_size(search)
+    + coalesce(pg_column_size(recipient_id), 0))::float8
+FROM (SELECT * FROM messages ORDER BY seq DESC LIMIT 512) m;
+
+-- name: stats_flush
+-- The writer's statistics reach the server when its backend next goes idle, not a second
+-- later: the size bound reads them next (PostgreSQL 15 has the call).
+DO $$ BEGIN
+    IF current_setting('server_version_num')::int >= 150000 THEN
+        PERFORM pg_stat_force_next_flush();
+    END IF;
+END $$;
