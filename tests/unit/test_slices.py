@@ -60,12 +60,12 @@ def test_a_job_starts_small_and_at_most_doubles() -> None:
 
 
 def test_a_round_stops_once_its_budget_is_spent() -> None:
-    slices = Slices(Ticks(0.25), most=100, least=10, budget=1.0)
+    slices = Slices(Ticks(0.004), most=100, least=10, budget=0.016)
     unit = 0
     while slices.more:
         slices.unit(lambda r, size: size, lambda done: done)(None)
         unit += 1
-    assert unit == 4  # a quarter of a second each, a second in all
+    assert unit == 4  # 4 ms each (under a stall), 16 ms in all
     slices.begin_round()
     assert slices.more
 
@@ -124,3 +124,16 @@ def test_a_slice_of_a_few_items_does_not_price_them() -> None:
     slices.took(0.002, 1)  # one item in 2 ms: the statement's own cost, mostly
     slices.took(0.0001, 1)
     assert slices.size == 2  # it grows as if nothing were dear
+
+
+def test_a_slice_that_held_the_store_past_a_stall_ends_the_round() -> None:
+    """A job whose least slice is dear (merging a large index term) takes one such slice a
+    round, not slice after slice for the whole budget with every send queued behind them."""
+    slices = Slices(Ticks(0), most=64, least=4, target=0.002, budget=0.2)
+    slices.begin_round()
+    slices.took(0.004, 4)  # dear, but under the stall: the round goes on
+    assert slices.more
+    slices.took(0.024, 4)
+    assert not slices.more
+    slices.begin_round()
+    assert slices.more  # the next round takes one again
