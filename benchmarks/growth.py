@@ -12,7 +12,8 @@ JSON Lines on standard input), then `caucus hub` serves it and this script measu
   hub's loop watch at 2 ms: the worst stall of its event loop during them
   (`GET /operator/upkeep`), retention's size bound out of the way;
 - the same open loop while retention purges a copy of the database down to 70% of its size;
-- the database's size per million messages.
+- the database's size per million messages (`used_mb`: what the size bound reads) and the
+  search index's (`index_mb`: on SQLite its own file, ADR 0042; on PostgreSQL the GIN index).
 Run: `.venv/bin/python benchmarks/growth.py` (`--quick`; `--sizes 0,100000,1000000,10000000`;
 `--backends sqlite`).
 """
@@ -232,9 +233,14 @@ class Sqlite:
         self.folder = folder
         self.db = str(folder / "growth.db")
 
+    def index_mb(self) -> float:
+        """The search index's file beside the room's (ADR 0042)."""
+        path = Path(self.db + ".search")
+        return path.stat().st_size / 1_048_576 if path.exists() else 0.0
+
     def copy(self) -> str:
         target = self.folder / "purging.db"
-        for suffix in ("", "-wal"):
+        for suffix in ("", "-wal", ".search", ".search-wal"):
             source = Path(self.db + suffix)
             if source.exists():
                 shutil.copyfile(source, str(target) + suffix)
@@ -249,6 +255,14 @@ class Postgres:
 
         self.server = server
         self.db = fresh_database(server, "growth")
+
+    def index_mb(self) -> float:
+        """The GIN index over the messages' words."""
+        import psycopg
+
+        with psycopg.connect(self.db) as conn:
+            row = conn.execute("SELECT pg_relation_size('messages_search')").fetchone()
+        return float(row[0]) / 1_048_576 if row else 0.0
 
     def copy(self) -> str:
         import psycopg
@@ -271,6 +285,7 @@ def grow(
         seeded = size
         figures = asyncio.run(serve_and_measure(store.db, folder, args, size > 0))
         figures["seed_s"] = took
+        figures["index_mb"] = store.index_mb()
         if size and not args.no_purge:
             bound = int(figures["used_mb"] * 0.7 * 1_048_576)
             figures |= asyncio.run(purging(store.copy(), folder, bound, args))

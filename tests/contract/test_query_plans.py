@@ -19,6 +19,8 @@ import pytest
 
 from caucus.storage.migrate import migrate_postgres, migrate_sqlite
 from caucus.storage.queries import positional, queries
+from caucus.storage.sqlite_engine import SqliteTx
+from caucus.storage.sqlite_index import attach, index_path, prepare
 from caucus.testing.postgres import Server, fresh_database
 
 # Every read whose cost could follow the history: the transcript and its text filter, the
@@ -121,8 +123,12 @@ def scanned_sqlite(conn: sqlite3.Connection, name: str, given: dict[str, Any]) -
 
 @pytest.fixture(scope="module")
 def sqlite_db(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    conn = sqlite3.connect(tmp_path_factory.mktemp("plans") / "plans.db")
+    path = tmp_path_factory.mktemp("plans") / "plans.db"
+    conn = sqlite3.connect(path)
     migrate_sqlite(conn)
+    tx = SqliteTx(conn, queries("sqlite"))  # the search index's file, as the engine opens it
+    attach(tx, index_path(path))
+    prepare(tx, 2)
     yield conn
     conn.close()
 

@@ -69,9 +69,11 @@ async def test_a_week_of_traffic_shrinks_to_its_bound_and_keeps_what_is_unfinish
         records = len(list(newest_first(hub.decisions.path)))
         before = await hub._db.size()
         assert before.used_bytes > 2 * bound  # the week really is over the bound
-        for _ in range(50):  # maintenance rounds, as the loop would run them
+        for _ in range(50):  # maintenance rounds, as the loop runs them (`Hub.maintain`)
+            await hub.search.follow()
             if (await hub.retention.sweep()).total == 0:
                 break
+        await hub.search.follow()  # the index forgets the last round's, the queue empties
         after = await hub._db.size()
         assert after.used_bytes <= bound
         assert after.file_bytes < before.file_bytes / 2  # given back, not only reusable
@@ -197,12 +199,17 @@ async def test_a_little_free_space_is_kept_for_the_next_messages_more_is_given_b
             clock.advance(DAY / 10)
         # Only the first batch (a tenth of the file) is now more than a day old.
         clock.advance(DAY / 20)
+        await hub.search.follow()
         before = await hub._db.size()
         assert (await hub.retention.sweep()).messages == 150
+        await hub.search.follow()  # the next round: the index forgets them, the queue empties
+        await hub.retention.sweep()
         kept = await hub._db.size()
         assert kept.used_bytes < before.used_bytes  # freed, reusable
-        assert kept.file_bytes == before.file_bytes  # and kept: under a quarter of the file
+        assert kept.file_bytes >= before.file_bytes  # and kept: under a quarter of the file
         clock.advance(DAY)  # now everything is old enough
         assert (await hub.retention.sweep()).messages == 1350
+        await hub.search.follow()
+        await hub.retention.sweep()
         after = await hub._db.size()
         assert after.file_bytes < kept.file_bytes / 2  # most of the file free: given back

@@ -5,6 +5,8 @@ summary with the model's failure named when the model is down."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from mcp import Client
 from caucus.client import HubClient
 from caucus.errors import InvalidRequest, NotFound
 from caucus.operator_client import OperatorClient
+from caucus.storage.sqlite_index import index_path
 from caucus.testing import make_hub, serve, serve_fake
 from caucus.testing.fake_openai import FakeOpenAI, Say, Status, last_user
 from tests.conftest import ClientFactory
@@ -145,12 +148,50 @@ async def test_the_index_merges_its_segments_in_the_maintenance_round_not_in_wri
         await hub.principals.register(name="bob")
         for n in range(12):  # twelve writes to the index: twelve segments
             await hub.delivery.send(alice, to="bob", content=f"segment {n} of the index")
-            assert await hub._db.write(lambda r: r.search.index_more(100)) == 1
+            assert await hub._db.index(lambda r: r.search.index_more(100)) == 1
         assert hub.db_path is not None
-        config = execute(hub.db_path, "SELECT k, v FROM messages_fts_config")
+        config = execute(index_path(hub.db_path), "SELECT k, v FROM messages_fts_config")
         assert {tuple(row) for row in config} >= {("automerge", 0), ("crisismerge", 100)}
-        assert await hub._db.write(lambda r: r.search.merge_more(1))  # segments left to merge
+        assert await hub._db.index(lambda r: r.search.merge_more(1))  # segments left to merge
         await hub.search.follow()
-        assert not await hub._db.write(lambda r: r.search.merge_more(64))
+        assert not await hub._db.index(lambda r: r.search.merge_more(64))
         found = await hub.search.search(None, "segment")
         assert len(found.hits) == 12
+
+
+@pytest.mark.sqlite_file
+async def test_the_index_keeps_a_file_of_its_own_and_its_upkeep_never_holds_a_send(
+    tmp_path: Path,
+) -> None:
+    """Issue 53, ADR 0042: the search index lives beside the room's file, and while its
+    upkeep holds the index's write lock (a merge step of a large index: tens of ms), a send
+    still commits: nothing it writes waits on the index."""
+    async with make_hub(tmp_path, send_rate_capacity=1e9) as hub:
+        alice = (await hub.principals.register(name="alice")).peer
+        await hub.principals.register(name="bob")
+        await hub.delivery.send(alice, to="bob", content="before the upkeep")
+        assert hub.db_path is not None
+        assert index_path(hub.db_path).exists()
+        assert execute(hub.db_path, "SELECT name FROM sqlite_master WHERE name LIKE '%fts%'") == []
+        holding, release = threading.Event(), threading.Event()
+
+        def upkeep(r: Any) -> int:
+            done: int = r.search.index_more(100)  # the index's write lock is taken here
+            holding.set()
+            release.wait(60)
+            return done
+
+        held = asyncio.ensure_future(hub._db.index(upkeep))
+        assert await asyncio.to_thread(holding.wait, 60)
+        try:
+            # A bound on a hang, not a figure: the send does not wait on the index at all.
+            sent = await asyncio.wait_for(
+                hub.delivery.send(alice, to="bob", content="during the upkeep"), 60
+            )
+            assert not held.done()
+        finally:
+            release.set()
+        assert await held == 1
+        await hub.search.follow()
+        found = await hub.search.search(None, "upkeep")
+        assert found.hits[0].message.id == sent.message_id

@@ -10,7 +10,8 @@ that ran out of work sizes the next from what it did (at most twice that, never 
 itself), and a round begins at a quarter of the last size: a job's first slice after a quiet
 spell never takes a whole backlog at a size learnt long ago. A round of a job stops once its
 slices have held the store `budget` seconds in all, or after one slice that held it past
-`STALL`, and goes on at the next maintenance round. Slices are housekeeping, redone after a power cut: they do not wait for the disk.
+`STALL`, and goes on at the next maintenance round. Slices are housekeeping, redone after a
+power cut: they do not wait for the disk.
 Times are read on the hub's clock, so a test's fake clock, which does not move while a unit
 runs, sees every slice twice the last, up to `most`.
 """
@@ -38,13 +39,17 @@ class Slices:
         least: int,
         target: float = TARGET,
         budget: float = BUDGET,
+        stall: float | None = STALL,
     ) -> None:
+        """`stall`: None for a job that holds nothing a send waits on (the search index's, in
+        a file and on a thread of its own), so none of its slices ends a round early."""
         self._monotonic = monotonic
         self.most = most
         self.least = min(least, most)
         self.size = self.least
         self._target = target
         self._budget = budget
+        self._stall = stall
         self.spent = 0.0
         self._worst = 0.0  # the dearest item of late (seconds): no slice is sized past it
 
@@ -68,7 +73,7 @@ class Slices:
         asked) would otherwise run such slices back to back for the whole budget, every
         send queued behind them (p99 150-190 ms while purging)."""
         self.spent += seconds
-        if seconds > STALL:
+        if self._stall is not None and seconds > self._stall:
             self.spent = max(self.spent, self._budget)
         if seconds <= 0:
             wanted = self.size * 2

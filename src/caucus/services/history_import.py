@@ -94,12 +94,12 @@ class HistoryImport:
             if row is None:
                 break
         indexed = 0
-        while done := await self._db.write(lambda r: r.search.index_more(INDEX_BATCH)):
+        while done := await self._db.index(lambda r: r.search.index_more(INDEX_BATCH)):
             indexed += done
             progress("indexed", indexed)
         if read:
             progress("optimizing the search index of", read)
-            await self._db.write(lambda r: r.search.optimize())
+            await self._db.index(lambda r: r.search.optimize())
         while await self._db.write(lambda r: count_slice(r, COUNT_SLICE)):
             pass  # the sent counts walk past what came in (nobody here sent it)
         return ImportReport(read, added, indexed)

@@ -77,7 +77,9 @@ class Retention:
             done += step
         if done.total:
             await self._note(done)
-            await self._give_back()
+        # Every round, not only one that purged: what the last round purged waited (its words
+        # queued for the search index, `storage/sqlite_index.py`) and is free only now.
+        await self._give_back()
         return done
 
     async def _over_bound(self) -> bool:

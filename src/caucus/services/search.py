@@ -45,6 +45,8 @@ log = logging.getLogger(__name__)
 
 FOLLOW_BATCH = 5_000  # messages indexed per unit of work at most (`domain.slices` sizes it)
 MERGE_PAGES = 64  # pages of the index's segments merged per unit of work at most
+APART_TARGET = 0.02  # seconds a slice of the index's upkeep holds the index's file
+APART_BUDGET = 0.5  # seconds of such slices per job per maintenance round
 CATCH_UP = 5_000  # a search indexes up to this many new messages before it reads
 MAX_THREAD = 128
 THREAD_MESSAGES = 500  # a summary reads a thread's newest messages, at most this many
@@ -76,12 +78,27 @@ def _count(done: int) -> int:
     return done
 
 
+def _apart(clock: Clock, *, most: int, least: int) -> Slices:
+    return Slices(
+        clock.monotonic,
+        most=most,
+        least=least,
+        target=APART_TARGET,
+        budget=APART_BUDGET,
+        stall=None,
+    )
+
+
+def _gone_through(r: Repos) -> int:
+    return r.search.gone_through()
+
+
 async def index_caught_up(db: Engine) -> int:
     """Index what the maintenance round has not yet, when that is little, so a read through
     the index sees what was stored before it; how many messages stay unindexed."""
     left = await db.read(lambda r: r.search.unindexed())
     if 0 < left <= CATCH_UP:
-        await db.write(lambda r: r.search.index_more(CATCH_UP))
+        await db.index(lambda r: r.search.index_more(CATCH_UP))
         left = await db.read(lambda r: r.search.unindexed())
     return left
 
@@ -102,8 +119,11 @@ class SearchService:
             refill=settings.search_rate_refill,
             what="searches and summaries",
         )
-        self._slices = Slices(clock.monotonic, most=FOLLOW_BATCH, least=10)
-        self._merges = Slices(clock.monotonic, most=MERGE_PAGES, least=4)
+        # The index's upkeep holds neither the room's writer nor the event loop (`Engine.index`):
+        # its slices are sized for fewer commits, not for a send's wait.
+        self._slices = _apart(clock, most=FOLLOW_BATCH, least=10)
+        self._merges = _apart(clock, most=MERGE_PAGES, least=4)
+        self._dropped = 0  # the queue of purged messages, dropped through this position
 
     def spend(self, peer: Peer | None) -> None:
         """A search or a summary is a costly read: each identity has a budget of them (the
@@ -111,14 +131,20 @@ class SearchService:
         self._budget.take(peer.id if peer is not None else "viewer")
 
     async def follow(self) -> int:
-        """Index messages stored since the last time, a slice per unit of work, then merge
-        the index's segments, each for at most this round's budget (`domain.slices`); how
-        many messages were indexed."""
-        total = await self._slices.drain(self._db.write, _index_more, _count)
+        """Forget purged messages and index those stored since the last time, a slice per
+        unit of work, then merge the index's segments, each for at most this round's budget
+        (`domain.slices`), all of it apart from the room's writer (`Engine.index`); then the
+        queue of what the index forgot is dropped from the log's side. How many items."""
+        db = self._db
+        total = await self._slices.drain(db.index, _index_more, _count)
         merges = self._merges
         merges.begin_round()
-        while merges.more and await self._db.write(merges.unit(_merge_more, _pages_merged)):
+        while merges.more and await db.index(merges.unit(_merge_more, _pages_merged)):
             pass
+        through = await db.index(_gone_through)
+        if through > self._dropped:
+            await db.write(lambda r: r.search.drop_gone(through))
+            self._dropped = through
         return total
 
     async def search(

@@ -120,6 +120,12 @@ class Engine(Protocol):
 
     async def read(self, unit: Unit[T]) -> T: ...
 
+    async def index(self, unit: Unit[T]) -> T:
+        """A unit of the search index's upkeep (following the log, forgetting what was
+        purged, merging): where the index lives apart (SQLite: a file and a thread of its
+        own), it never holds the room's writer; elsewhere it is a write."""
+        ...
+
     async def query(self, unit: Unit[T], *, budget: float) -> T:
         """A costly read (a search, a summary): run apart from the other reads, so it never
         holds them up, and given up (`QueryTimeout`) once `budget` seconds have passed since

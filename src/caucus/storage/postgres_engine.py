@@ -170,6 +170,9 @@ class PgEngine:
         result: T = await self._writer.submit(unit)
         return result
 
+    async def index(self, unit: Unit[T]) -> T:
+        return await self.write(unit)  # the GIN index keeps itself: nothing runs apart
+
     async def read(self, unit: Unit[T]) -> T:
         return await asyncio.to_thread(self._read, unit)
 

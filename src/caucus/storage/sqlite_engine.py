@@ -1,7 +1,8 @@
 """The embedded SQLite engine: WAL, one group-committing writer, one reader thread (ADR 0001).
 
 Write units run on the writer (`sqlite_runners`), batched into one transaction per commit;
-read units on the reader thread. One hub process owns the file (a lock beside it), so wake-ups
+read units on the reader thread; the search index's upkeep on a thread of its own, in a file
+of its own (`sqlite_index`, ADR 0042). One hub process owns the file (a lock beside it), so wake-ups
 stay in the process and the writer may cache what only it changes.
 """
 
@@ -22,6 +23,7 @@ from caucus.storage.engine import Duplicate, Params, Row, Unit
 from caucus.storage.migrate import migrate_sqlite
 from caucus.storage.queries import Queries, queries
 from caucus.storage.repos import ROW_BY_ROW, RecipientCache, Repos
+from caucus.storage.sqlite_index import attach, index_path, prepare
 from caucus.storage.sqlite_runners import GroupCommitWriter, ReaderThread
 
 T = TypeVar("T")
@@ -143,6 +145,9 @@ class SqliteEngine:
             self._connect_costly, name="caucus-sqlite-costly", monotonic=monotonic
         )
         self._costly_reads: Repos | None = None
+        self.index_path = index_path(path)
+        self._indexer = ReaderThread(self._connect_index, name="caucus-sqlite-index")
+        self._index_repos: Repos | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
     async def open(self) -> None:
@@ -151,9 +156,11 @@ class SqliteEngine:
         if not self.path.parent.exists():
             make_private(self.path.parent, directory=True)
         make_private(self.path)
+        make_private(self.index_path)
         self._take_lock()
         try:
             await self._writer.open()
+            await self._indexer.open()  # the index's file exists before a reader attaches it
             await self._reader.open()
             await self._costly.open()
         except BaseException:
@@ -163,6 +170,7 @@ class SqliteEngine:
     async def close(self) -> None:
         await self._costly.close()
         await self._reader.close()
+        await self._indexer.close()
         await self._writer.close()
         if self._lock_file is not None:
             self._lock_file.close()
@@ -186,6 +194,13 @@ class SqliteEngine:
         if repos is None:
             raise StorageError("the database is not open")
         result: T = await self._reader.submit(lambda _conn: unit(repos))
+        return result
+
+    async def index(self, unit: Unit[T]) -> T:
+        repos = self._index_repos
+        if repos is None:
+            raise StorageError("the database is not open")
+        result: T = await self._indexer.submit(lambda _conn: unit(repos))
         return result
 
     async def query(self, unit: Unit[T], *, budget: float) -> T:
@@ -214,17 +229,32 @@ class SqliteEngine:
 
     # --- the file --------------------------------------------------------------------------
     async def size(self) -> StoreSize:
+        """The room's file: what the size bound reads, less the purged words waiting for the
+        index to forget them (gone within a round). The search index's file beside it is
+        derived from the log and keeps in step with it (`sqlite_index`); `index_bytes` says
+        how big it is."""
+
         def op(repos: Repos) -> StoreSize:
             tx = repos.tx
             pages, free = tx.value("page_count"), tx.value("freelist_count")
             size = tx.value("page_size")
+            queued = int(tx.value("search_gone_bytes"))  # purged words the index still needs
             return StoreSize(
-                used_bytes=(pages - free) * size,
+                used_bytes=max(0, (pages - free) * size - queued),
                 file_bytes=pages * size,
                 incremental=tx.value("auto_vacuum") == 2,
             )
 
         return await self.write(op)  # the writer sees what it has just committed
+
+    async def index_bytes(self) -> int:
+        """The search index's file, in bytes (its pages, free ones included)."""
+
+        def op(repos: Repos) -> int:
+            tx = repos.tx
+            return int(tx.value("search_page_count")) * int(tx.value("search_page_size"))
+
+        return await self.index(op)
 
     async def upkeep(self) -> None:
         return  # SQLite reuses a deleted row's space in place; retention reclaims the rest
@@ -311,10 +341,23 @@ class SqliteEngine:
         self._costly_reads = Repos(tx, trips=ROW_BY_ROW)
         return conn
 
+    def _connect_index(self) -> sqlite3.Connection:
+        """The index's upkeep: reads the room's file, writes only the index's (`sqlite_index`);
+        a deferred BEGIN (the reader thread's) takes the index's write lock alone."""
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        tx = SqliteTx(conn, self._q)
+        tx.script("busy_timeout")
+        attach(tx, self.index_path)
+        prepare(tx, _SYNC_LEVELS[self._synchronous.upper()])
+        conn.row_factory = sqlite3.Row
+        self._index_repos = Repos(tx, trips=ROW_BY_ROW)
+        return conn
+
     def _read_only(self) -> tuple[sqlite3.Connection, SqliteTx]:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         tx = SqliteTx(conn, self._q)
         tx.script("busy_timeout")
+        attach(tx, self.index_path)
         tx.script("query_only")
         conn.row_factory = sqlite3.Row
         return conn, tx

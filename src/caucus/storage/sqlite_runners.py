@@ -261,7 +261,8 @@ class GroupCommitWriter:
 
 
 class ReaderThread(threading.Thread):
-    """One thread with one read-only connection, running read operations in order. An
+    """One thread with one connection, running operations in order, each in a transaction
+    (committed, or rolled back when it fails): reads, or the search index's upkeep. An
     operation given a deadline (on `monotonic`'s scale) is interrupted once it passes it, and
     not started at all past it (`QueryTimeout`)."""
 
@@ -331,11 +332,17 @@ class ReaderThread(threading.Thread):
         try:
             conn.execute(self._q["begin"])
             try:
-                return fut, op(conn), None
+                value = op(conn)
+            except BaseException:
+                # Nothing half done stays (the search index's upkeep writes on such a thread).
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute(self._q["rollback"])
+                raise
             finally:
                 if deadline is not None:  # the commit of a read is never given up
                     conn.set_progress_handler(None, 0)
-                conn.execute(self._q["commit"])
+            conn.execute(self._q["commit"])
+            return fut, value, None
         except sqlite3.OperationalError as exc:
             if deadline is not None and "interrupt" in str(exc):
                 return fut, None, late()

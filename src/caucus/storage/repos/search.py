@@ -1,7 +1,8 @@
 """Full-text search over the message log (`domain.search`), and a thread's messages.
 
-On SQLite the FTS5 index follows the log in batches (`index_more`); PostgreSQL keeps its GIN
-index as each message is stored, and its statements say there is nothing to follow.
+On SQLite the FTS5 index, in a file of its own (`storage/sqlite_index.py`), follows the log in
+batches (`index_more`) and forgets what retention purged; PostgreSQL keeps its GIN index as
+each message is stored and dropped, and its statements say there is nothing to follow.
 """
 
 from __future__ import annotations
@@ -34,15 +35,44 @@ class Search:
         return int(self._tx.value("search_unindexed", {"upto": self._tx.value("search_upto")}))
 
     def index_more(self, limit: int) -> int:
-        """Index the next `limit` messages at most; how many."""
+        """Up to `limit` items of the index's upkeep: first purged messages it forgets, then
+        new messages it indexes; how many. What is purged is forgotten before the index moves
+        on, in one snapshot: a message purged before it was indexed is then known as never
+        indexed (past `upto`), never told to an index that does not hold it."""
         tx = self._tx
         upto = int(tx.value("search_upto"))
-        through = tx.value("search_next_upto", {"upto": upto, "limit": limit})
+        forgot = self._forget(upto, limit)
+        if forgot >= limit:
+            return forgot
+        through = tx.value("search_next_upto", {"upto": upto, "limit": limit - forgot})
         if through is None:
-            return 0
+            return forgot
         done = tx.run("search_index", {"upto": upto, "through": through})
         tx.run("search_mark", {"upto": through})
-        return done
+        return forgot + done
+
+    def _forget(self, upto: int, limit: int) -> int:
+        """Purged messages out of the index, up to `limit` (those it held: up to `upto`)."""
+        tx = self._tx
+        after = int(tx.value("search_gone_cursor"))
+        gone = tx.all("search_gone_next", {"after": after, "limit": limit})
+        if not gone:
+            return 0
+        held = [{"seq": g["seq"], "content": g["content"]} for g in gone if g["seq"] <= upto]
+        if held:
+            tx.many("search_unindex", held)
+        tx.run("search_gone_mark", {"gone": gone[-1]["id"]})
+        return len(gone)
+
+    def gone_through(self) -> int:
+        """Purged messages up to this queue position are out of the index."""
+        return int(self._tx.value("search_gone_cursor"))
+
+    def drop_gone(self, through: int) -> int:
+        """The queue of purged messages, up to what the index has forgotten, dropped (the
+        log's side); how many."""
+        self._tx.run("search_gone_shrink", {"through": through})
+        return self._tx.run("search_gone_drop", {"through": through})
 
     def merge_more(self, pages: int) -> bool:
         """About `pages` pages of merging the index's segments; whether there was any to do

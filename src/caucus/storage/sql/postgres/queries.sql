@@ -180,6 +180,26 @@ SELECT CAST(NULL AS BIGINT);
 -- name: search_unindexed
 SELECT 0;
 
+-- name: search_gone_cursor
+SELECT 0;
+
+-- name: search_gone_next
+-- The GIN index forgets a purged row with it: nothing is queued.
+SELECT CAST(NULL AS BIGINT) AS id, CAST(NULL AS BIGINT) AS seq, CAST(NULL AS TEXT) AS content
+WHERE CAST(:after AS BIGINT) IS NULL AND CAST(:limit AS INTEGER) IS NULL AND false;
+
+-- name: search_unindex
+SELECT CAST(:seq AS BIGINT), CAST(:content AS TEXT) WHERE false;
+
+-- name: search_gone_mark
+SELECT CAST(:gone AS BIGINT) WHERE false;
+
+-- name: search_gone_drop
+SELECT CAST(:through AS BIGINT) WHERE false;
+
+-- name: search_gone_shrink
+SELECT CAST(:through AS BIGINT) WHERE false;
+
 -- name: search_merge
 SELECT CAST(:pages AS INTEGER) WHERE false;
 

@@ -95,7 +95,7 @@ ORDER BY seq DESC LIMIT :limit;
 -- name: messages_before_matching
 -- As messages_before, only those holding the words of :match_fts: through the search index,
 -- walking its matches back from :before.
-SELECT m.* FROM messages_fts JOIN messages m ON m.seq = messages_fts.rowid
+SELECT m.* FROM search.messages_fts JOIN messages m ON m.seq = messages_fts.rowid
 WHERE messages_fts MATCH :match_fts
   AND messages_fts.rowid < COALESCE(:before, 9223372036854775807)
   AND (:peer IS NULL OR m.sender = :peer OR m.target = :peer
@@ -106,29 +106,99 @@ ORDER BY messages_fts.rowid DESC LIMIT :limit;
 
 -- === search (issue 34) =============================================================
 
+-- The index lives in a file of its own, attached as `search` (storage/sqlite_index.py): its
+-- upkeep never holds the room's writer. It holds no text: a message's words are read from
+-- the log when it is indexed, and from `search_gone` when it is purged.
+
 -- name: search_upto
-SELECT COALESCE((SELECT upto FROM search_state WHERE id = 1), 0);
+SELECT COALESCE((SELECT upto FROM search.search_state WHERE id = 1), 0);
 
 -- name: search_next_upto
 -- Where a batch of at most :limit messages after :upto ends (NULL: none to index).
 SELECT max(seq) FROM (SELECT seq FROM messages WHERE seq > :upto ORDER BY seq LIMIT :limit);
 
 -- name: search_index
-INSERT INTO messages_fts (rowid, content)
-SELECT seq, content FROM messages WHERE seq > :upto AND seq <= :through;
+INSERT INTO search.messages_fts (rowid, content)
+SELECT seq, content FROM main.messages WHERE seq > :upto AND seq <= :through;
 
 -- name: search_mark
-INSERT INTO search_state (id, upto) VALUES (1, :upto)
+INSERT INTO search.search_state (id, upto) VALUES (1, :upto)
 ON CONFLICT (id) DO UPDATE SET upto = excluded.upto;
+
+-- name: search_gone_cursor
+-- Every purged message up to this `search_gone` id is out of the index.
+SELECT COALESCE((SELECT gone FROM search.search_state WHERE id = 1), 0);
+
+-- name: search_gone_next
+SELECT id, seq, content FROM main.search_gone WHERE id > :after ORDER BY id LIMIT :limit;
+
+-- name: search_unindex
+-- A contentless index forgets a message when told the words it was indexed with.
+INSERT INTO search.messages_fts (messages_fts, rowid, content) VALUES ('delete', :seq, :content);
+
+-- name: search_gone_mark
+INSERT INTO search.search_state (id, upto, gone) VALUES (1, 0, :gone)
+ON CONFLICT (id) DO UPDATE SET gone = excluded.gone;
+
+-- name: search_gone_shrink
+-- What the index has forgotten leaves the log's side (the room's writer): first its size...
+UPDATE search_gone_size SET bytes = max(0, bytes - COALESCE(
+    (SELECT sum(length(CAST(content AS BLOB))) FROM search_gone WHERE id <= :through), 0))
+WHERE id = 1;
+
+-- name: search_gone_drop
+-- ...then the words themselves.
+DELETE FROM search_gone WHERE id <= :through;
+
+-- name: search_gone_bytes
+SELECT COALESCE((SELECT bytes FROM search_gone_size WHERE id = 1), 0);
+
+-- name: search_gone_newest
+SELECT COALESCE(MAX(id), 0) FROM search_gone;
+
+-- name: search_file_setup
+-- The index's file, made on first use: incremental auto-vacuum before any table, then WAL.
+PRAGMA search.auto_vacuum=INCREMENTAL;
+PRAGMA search.journal_mode=WAL;
+CREATE VIRTUAL TABLE IF NOT EXISTS search.messages_fts USING fts5(
+    content, content='', tokenize='porter unicode61'
+);
+CREATE TABLE IF NOT EXISTS search.search_state (
+    id   INTEGER PRIMARY KEY CHECK (id = 1),
+    upto INTEGER NOT NULL,
+    gone INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO search.messages_fts (messages_fts, rank) VALUES ('automerge', 0);
+INSERT INTO search.messages_fts (messages_fts, rank) VALUES ('crisismerge', 100);
+
+-- name: search_file_reset
+-- An index that is not this log's (ahead of it: the room's file was replaced) starts over.
+INSERT INTO search.messages_fts (messages_fts) VALUES ('delete-all');
+DELETE FROM search.search_state;
+
+-- name: search_attach
+ATTACH DATABASE :path AS search;
+
+-- name: search_synchronous
+PRAGMA search.synchronous={level};
+
+-- name: search_state_row
+SELECT * FROM search.search_state WHERE id = 1;
+
+-- name: search_page_count
+PRAGMA search.page_count;
+
+-- name: search_page_size
+PRAGMA search.page_size;
 
 -- name: search_merge
 -- About :pages pages of merging the index's segments (the maintenance round's slice; the index
 -- never merges on its own: 0019_search_merges.sql).
-INSERT INTO messages_fts (messages_fts, rank) VALUES ('merge', :pages);
+INSERT INTO search.messages_fts (messages_fts, rank) VALUES ('merge', :pages);
 
 -- name: search_optimize
 -- Every segment merged into one (after a bulk import).
-INSERT INTO messages_fts (messages_fts) VALUES ('optimize');
+INSERT INTO search.messages_fts (messages_fts) VALUES ('optimize');
 
 -- name: total_changes
 SELECT total_changes();
@@ -142,7 +212,7 @@ SELECT count(*) FROM messages WHERE seq > :upto;
 -- takes the newest :limit.
 SELECT * FROM (
     SELECT m.*, bm25(messages_fts) AS score
-    FROM messages_fts JOIN messages m ON m.seq = messages_fts.rowid
+    FROM search.messages_fts JOIN messages m ON m.seq = messages_fts.rowid
     WHERE messages_fts MATCH :match_fts
       AND (:sender IS NULL OR m.sender = :sender)
       AND (:channel IS NULL OR m.target = :channel)

@@ -129,18 +129,23 @@ CREATE INDEX messages_thread ON messages (thread) WHERE thread IS NOT NULL;
 
 CREATE INDEX messages_ts ON messages (ts);
 
-CREATE VIRTUAL TABLE messages_fts USING fts5(
-    content, content='messages', content_rowid='seq', tokenize='porter unicode61'
+CREATE TABLE search_gone (
+    id      INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq     INTEGER NOT NULL,
+    content TEXT    NOT NULL
 );
 
-INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 0);
+CREATE TABLE search_gone_size (
+    id    INTEGER PRIMARY KEY CHECK (id = 1),
+    bytes INTEGER NOT NULL
+);
 
-INSERT INTO messages_fts (messages_fts, rank) VALUES ('crisismerge', 100);
+INSERT INTO search_gone_size (id, bytes) VALUES (1, 0);
 
-CREATE TRIGGER messages_unindex AFTER DELETE ON messages
-WHEN old.seq <= COALESCE((SELECT upto FROM search_state WHERE id = 1), 0)
+CREATE TRIGGER messages_gone AFTER DELETE ON messages
 BEGIN
-    INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+    INSERT INTO search_gone (seq, content) VALUES (old.seq, old.content);
+    UPDATE search_gone_size SET bytes = bytes + length(CAST(old.content AS BLOB)) WHERE id = 1;
 END;
 
 CREATE TABLE offer_claims (
@@ -233,11 +238,6 @@ CREATE TABLE room_state (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
 ) WITHOUT ROWID;
-
-CREATE TABLE search_state (
-    id   INTEGER PRIMARY KEY CHECK (id = 1),
-    upto INTEGER NOT NULL
-);
 
 CREATE TABLE sent_counts (
     sender TEXT    PRIMARY KEY,
