@@ -123,6 +123,7 @@ class SearchService:
         # its slices are sized for fewer commits, not for a send's wait.
         self._slices = _apart(clock, most=FOLLOW_BATCH, least=10)
         self._merges = _apart(clock, most=MERGE_PAGES, least=4)
+        self._drops = Slices(clock.monotonic, most=FOLLOW_BATCH, least=50)
         self._dropped = 0  # the queue of purged messages, dropped through this position
 
     def spend(self, peer: Peer | None) -> None:
@@ -143,8 +144,15 @@ class SearchService:
             pass
         through = await db.index(_gone_through)
         if through > self._dropped:
-            await db.write(lambda r: r.search.drop_gone(through))
-            self._dropped = through
+
+            def drop(r: Repos, size: int) -> int:
+                return r.search.drop_gone(through, size)
+
+            # On the room's writer: slices of its own size (a round's purge is ~20,000 rows,
+            # 31-39 ms in one statement at a million messages).
+            await self._drops.drain(db.write, drop, _count)
+            if self._drops.more:  # it ended on a short slice, not the budget: all dropped
+                self._dropped = through
         return total
 
     async def search(

@@ -68,11 +68,12 @@ class Search:
         """Purged messages up to this queue position are out of the index."""
         return int(self._tx.value("search_gone_cursor"))
 
-    def drop_gone(self, through: int) -> int:
-        """The queue of purged messages, up to what the index has forgotten, dropped (the
-        log's side); how many."""
-        self._tx.run("search_gone_shrink", {"through": through})
-        return self._tx.run("search_gone_drop", {"through": through})
+    def drop_gone(self, through: int, limit: int) -> int:
+        """Up to `limit` of the queue of purged messages, up to what the index has forgotten,
+        dropped (the log's side); how many."""
+        params = {"through": through, "limit": limit}
+        self._tx.run("search_gone_shrink", params)
+        return self._tx.run("search_gone_drop", params)
 
     def merge_more(self, pages: int) -> bool:
         """About `pages` pages of merging the index's segments; whether there was any to do

@@ -195,10 +195,10 @@ SELECT CAST(:seq AS BIGINT), CAST(:content AS TEXT) WHERE false;
 SELECT CAST(:gone AS BIGINT) WHERE false;
 
 -- name: search_gone_drop
-SELECT CAST(:through AS BIGINT) WHERE false;
+SELECT CAST(:through AS BIGINT), CAST(:limit AS INTEGER) WHERE false;
 
 -- name: search_gone_shrink
-SELECT CAST(:through AS BIGINT) WHERE false;
+SELECT CAST(:through AS BIGINT), CAST(:limit AS INTEGER) WHERE false;
 
 -- name: search_merge
 SELECT CAST(:pages AS INTEGER) WHERE false;

@@ -141,14 +141,16 @@ INSERT INTO search.search_state (id, upto, gone) VALUES (1, 0, :gone)
 ON CONFLICT (id) DO UPDATE SET gone = excluded.gone;
 
 -- name: search_gone_shrink
--- What the index has forgotten leaves the log's side (the room's writer): first its size...
-UPDATE search_gone_size SET bytes = max(0, bytes - COALESCE(
-    (SELECT sum(length(CAST(content AS BLOB))) FROM search_gone WHERE id <= :through), 0))
+-- What the index has forgotten leaves the log's side (the room's writer), :limit at a time:
+-- first its size...
+UPDATE search_gone_size SET bytes = max(0, bytes - COALESCE((SELECT sum(length(CAST(content AS BLOB)))
+    FROM (SELECT content FROM search_gone WHERE id <= :through ORDER BY id LIMIT :limit)), 0))
 WHERE id = 1;
 
 -- name: search_gone_drop
 -- ...then the words themselves.
-DELETE FROM search_gone WHERE id <= :through;
+DELETE FROM search_gone
+WHERE id IN (SELECT id FROM search_gone WHERE id <= :through ORDER BY id LIMIT :limit);
 
 -- name: search_gone_bytes
 SELECT COALESCE((SELECT bytes FROM search_gone_size WHERE id = 1), 0);
