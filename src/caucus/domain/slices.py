@@ -50,13 +50,16 @@ class Slices:
         self._target = target
         self._budget = budget
         self._stall = stall
+        self._round_budget = budget
         self.spent = 0.0
         self._worst = 0.0  # the dearest item of late (seconds): no slice is sized past it
 
-    def begin_round(self) -> None:
+    def begin_round(self, budget: float | None = None) -> None:
         """A new round: its first slice is a quarter of the last size (and grows from there,
         doubling): what a row costs after a pause (a cold cache, a purge in between) is not
-        what it cost while the last round ran (5x between them at a million messages)."""
+        what it cost while the last round ran (5x between them at a million messages).
+        `budget`: this round's, when it is not the job's usual one."""
+        self._round_budget = self._budget if budget is None else budget
         self.spent = 0.0
         self.size = max(self.least, self.size // 4)
         self._worst /= 2  # forgotten by halves, a round at a time
@@ -64,7 +67,7 @@ class Slices:
     @property
     def more(self) -> bool:
         """Whether this round may take another slice."""
-        return self.spent < self._budget
+        return self.spent < self._round_budget
 
     def took(self, seconds: float, done: int) -> None:
         """A slice of `done` items held the store `seconds`: size the next. One that held it
@@ -74,7 +77,7 @@ class Slices:
         send queued behind them (p99 150-190 ms while purging)."""
         self.spent += seconds
         if self._stall is not None and seconds > self._stall:
-            self.spent = max(self.spent, self._budget)
+            self.spent = max(self.spent, self._round_budget)
         if seconds <= 0:
             wanted = self.size * 2
         elif done < self.size:
