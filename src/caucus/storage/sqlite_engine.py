@@ -231,8 +231,7 @@ class SqliteEngine:
     async def size(self) -> StoreSize:
         """The room's file: what the size bound reads, less the purged words waiting for the
         index to forget them (gone within a round). The search index's file beside it is
-        derived from the log and keeps in step with it (`sqlite_index`); `index_bytes` says
-        how big it is."""
+        derived from the log and keeps in step with it (`sqlite_index`)."""
 
         def op(repos: Repos) -> StoreSize:
             tx = repos.tx
@@ -246,15 +245,6 @@ class SqliteEngine:
             )
 
         return await self.write(op)  # the writer sees what it has just committed
-
-    async def index_bytes(self) -> int:
-        """The search index's file, in bytes (its pages, free ones included)."""
-
-        def op(repos: Repos) -> int:
-            tx = repos.tx
-            return int(tx.value("search_page_count")) * int(tx.value("search_page_size"))
-
-        return await self.index(op)
 
     async def upkeep(self) -> None:
         return  # SQLite reuses a deleted row's space in place; retention reclaims the rest

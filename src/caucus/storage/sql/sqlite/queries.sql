@@ -187,11 +187,6 @@ PRAGMA search.synchronous={level};
 -- name: search_state_row
 SELECT * FROM search.search_state WHERE id = 1;
 
--- name: search_page_count
-PRAGMA search.page_count;
-
--- name: search_page_size
-PRAGMA search.page_size;
 
 -- name: search_merge
 -- About :pages pages of merging the index's segments (the maintenance round's slice; the index
