@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from caucus.domain.retention import StoreSize
 from caucus.errors import StorageError
 from caucus.storage.engine import Unit, late
-from caucus.storage.postgres_size import live_bytes
+from caucus.storage.postgres_size import ROW_BYTES_EVERY, live_bytes
 from caucus.storage.postgres_tidy import CHURN as TIDY_CHURN
 from caucus.storage.postgres_tidy import Tidy, vacuum_with
 from caucus.storage.postgres_tx import PgTx, storage_error
@@ -129,6 +129,10 @@ class PgEngine:
         self._listening: asyncio.Event | None = None
         vacuum = vacuum_with(self._reads.connection, self._q["deliveries_vacuum"])
         self.tidy = Tidy(lambda: self._writer.ops, vacuum, churn=tidy_churn)
+        # What a message row stores (`postgres_size`): measured again every few size readings
+        # (retention reads the size after each purge slice; the average moves slowly).
+        self._row_bytes: float | None = None
+        self._sized = 0
 
     @property
     def stats(self) -> dict[str, int]:
@@ -260,7 +264,10 @@ class PgEngine:
         def op(r: Repos) -> StoreSize:
             footprint = r.tx.one("messages_footprint")
             assert footprint is not None  # the table is the schema's
-            used = live_bytes(footprint, r.tx.value("message_row_bytes"))
+            if self._row_bytes is None or self._sized % ROW_BYTES_EVERY == 0:
+                self._row_bytes = r.tx.value("message_row_bytes")
+            self._sized += 1
+            used = live_bytes(footprint, self._row_bytes)
             return StoreSize(used, int(footprint["database"]), incremental=True)
 
         # What this process wrote reaches the statistics once its writer has committed.

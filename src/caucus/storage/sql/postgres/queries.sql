@@ -394,8 +394,11 @@ FROM pg_class c JOIN pg_stat_user_tables s ON s.relid = c.oid
 WHERE c.oid = 'messages'::regclass;
 
 -- name: message_row_bytes
--- What a message row stores, as stored (compressed, or out of line), measured on the newest
--- rows (an index range, not a scan); a column the schema adds belongs here too.
+-- What a message row stores, as stored (compressed, or out of line), averaged over rows spread
+-- evenly across the whole log (256 lookups by number): neither the newest rows alone (a room's
+-- recent messages may differ from its history) nor ANALYZE's widths (it measures a text
+-- search vector by its words, not by what it stores). A column the schema adds belongs here.
+WITH r AS (SELECT min(seq) AS lo, max(seq) AS hi FROM messages)
 SELECT avg(pg_column_size(seq) + pg_column_size(id) + pg_column_size(ts)
     + coalesce(pg_column_size(sender_id), 0) + pg_column_size(sender) + pg_column_size(target)
     + pg_column_size(kind) + pg_column_size(content) + coalesce(pg_column_size(meta), 0)
@@ -403,7 +406,8 @@ SELECT avg(pg_column_size(seq) + pg_column_size(id) + pg_column_size(ts)
     + coalesce(pg_column_size(reply_seq), 0) + coalesce(pg_column_size(reply_sender), 0)
     + pg_column_size(delivered_to) + pg_column_size(missed) + pg_column_size(search)
     + coalesce(pg_column_size(recipient_id), 0))::float8
-FROM (SELECT * FROM messages ORDER BY seq DESC LIMIT 512) m;
+FROM messages m
+WHERE m.seq IN (SELECT generate_series(r.lo, r.hi, greatest((r.hi - r.lo) / 256, 1)) FROM r);
 
 -- name: stats_flush
 -- The writer's statistics reach the server when its backend next goes idle, not a second
