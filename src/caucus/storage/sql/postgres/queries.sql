@@ -382,14 +382,16 @@ LISTEN caucus_signal;
 SELECT pg_advisory_xact_lock(7262831);
 
 -- name: messages_footprint
--- What the size bound reads (storage/postgres_size.py). The statistics count the rows live;
--- after a reset (a crash) they count only since, and the catalog's figure from the last
--- VACUUM or ANALYZE stands in until then.
+-- What the size bound reads (storage/postgres_size.py). The statistics count the rows live
+-- once a VACUUM or ANALYZE ran since they started; after a reset (a crash, a copied database)
+-- they count only the changes since, added to the catalog's count from before.
 SELECT pg_database_size(current_database()) AS database,
        pg_total_relation_size(c.oid) AS total,
        pg_table_size(c.oid) AS stored,
-       CASE WHEN s.n_tup_ins > 0 OR s.n_tup_del > 0 OR c.reltuples < 0 THEN s.n_live_tup
-            ELSE c.reltuples::bigint END AS live
+       CASE WHEN c.reltuples < 0 OR COALESCE(s.last_vacuum, s.last_autovacuum, s.last_analyze,
+                                             s.last_autoanalyze) IS NOT NULL
+            THEN s.n_live_tup
+            ELSE c.reltuples::bigint + s.n_tup_ins - s.n_tup_del END AS live
 FROM pg_class c JOIN pg_stat_user_tables s ON s.relid = c.oid
 WHERE c.oid = 'messages'::regclass;
 
