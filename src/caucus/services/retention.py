@@ -15,7 +15,7 @@ import logging
 from caucus.clock import Clock
 from caucus.config import Settings
 from caucus.domain.retention import Dropped, PurgeCounts, PurgeReport, StoreSize
-from caucus.domain.slices import Slices
+from caucus.domain.slices import PRICED, Slices
 from caucus.storage.engine import Engine
 from caucus.storage.repos import Repos
 
@@ -26,10 +26,15 @@ PURGE_TARGET = 0.001  # seconds a purge slice should hold the store
 # (`BUSY_WRITES` units a second or more). Each slice's pages reach the disk with the next send's
 # commit, so a purge among flowing sends goes gently: at 1M, 0.05 s kept the open loop's p99
 # at 7-8 ms and 0.01 s at 5.7-6.3 (3.2-3.8 empty; 9-10 at 0.2 s). A quiet room purges at
-# speed (~20,000 messages a round at a million), a busy one ~1,200 a round.
+# speed (~20,000 messages a round at a million), a busy one ~1,200 a round or what keeps pace
+# with what comes in, whichever is more.
 PURGE_BUDGET = 0.2
 PURGE_BUDGET_BUSY = 0.01
 BUSY_WRITES = 100.0
+# While busy, a round purges this many items for each unit written since the last: a message
+# is about two units (its send, and the claim that hands it out, the acknowledgement riding on
+# the next), so a room at its bound keeps pace with the messages that come in.
+KEEP_PACE = 0.5
 KEPT_FREE = 0.25  # of the file, free pages kept for the next writes rather than given back
 RECLAIM_PAGES = 2048  # free pages given back per slice at most (8 MiB at 4 KiB pages)
 STATE_KEY = "retention"
@@ -52,6 +57,7 @@ class Retention:
         )
         self._pages = Slices(clock.monotonic, most=RECLAIM_PAGES, least=8)
         self._mark: tuple[float, int] | None = None  # when the last round ended, writes then
+        self._each = 0.0  # seconds of slices an item purged cost of late
 
     async def dropped(self) -> Dropped:
         """What retention has dropped so far (zero on a database it never touched)."""
@@ -70,7 +76,7 @@ class Retention:
     async def sweep(self) -> PurgeCounts:
         """One maintenance round (see the module docstring)."""
         slices = self._slices
-        slices.begin_round(PURGE_BUDGET_BUSY if self._busy() else PURGE_BUDGET)
+        slices.begin_round(self._budget())
         done = PurgeCounts()
         cut = self._clock.now() - self._settings.retention_age
         while slices.more:
@@ -93,18 +99,26 @@ class Retention:
         # Every round, not only one that purged: what the last round purged waited (its words
         # queued for the search index, `storage/sqlite_index.py`) and is free only now.
         await self._give_back()
+        if _most(done) >= PRICED and slices.spent > 0:
+            self._each = slices.spent / _most(done)
         self._mark = (self._clock.monotonic(), self._db.stats.get("write_ops", 0))
         return done
 
-    def _busy(self) -> bool:
-        """Whether others wrote `BUSY_WRITES` units a second or more since the last round
-        ended (its own writes left out); a first round counts as quiet."""
+    def _budget(self) -> float:
+        """This round's seconds of purge slices: `PURGE_BUDGET` in a quiet room (a first
+        round counts as quiet); while others write `BUSY_WRITES` units a second or more, what
+        purging as many items as they wrote since the last round takes (at what an item cost
+        of late: a room at its bound keeps pace with what comes in), at least
+        `PURGE_BUDGET_BUSY`. Their own writes are left out."""
         if self._mark is None:
-            return False
+            return PURGE_BUDGET
         then, ops = self._mark
-        elapsed = self._clock.monotonic() - then
+        elapsed = max(self._clock.monotonic() - then, 0.001)
         written = self._db.stats.get("write_ops", 0) - ops
-        return written > BUSY_WRITES * max(elapsed, 0.001)
+        if written <= BUSY_WRITES * elapsed:
+            return PURGE_BUDGET
+        pace = written * self._each * KEEP_PACE
+        return min(PURGE_BUDGET, max(PURGE_BUDGET_BUSY, pace))
 
     async def _over_bound(self) -> bool:
         return (await self._db.size()).used_bytes > self._settings.retention_max_bytes
