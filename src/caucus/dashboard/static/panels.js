@@ -200,6 +200,7 @@ export function Transcript({ api, state, dispatch, filters, setFilters, notify }
   const [dropped, setDropped] = useState(null); // what retention dropped, as the hub says
   const scroller = useRef(null);
   const anchor = useRef(null); // the row to keep in place across the next render
+  const olderAgain = useRef(false); // a scroll to the top came while a page was loading
   const filtering = anyFilter(filters);
   // One function for every row (rows only render again when their own message changes), over
   // whatever the transcript holds at the moment a thread is opened.
@@ -264,8 +265,20 @@ export function Transcript({ api, state, dispatch, filters, setFilters, notify }
     if (row) anchor.current = { seq: row.dataset.seq, offset: row.offsetTop - el.scrollTop };
   }
 
+  // A scroll to the top while a page loads is not lost: once it has come, if the view is
+  // still at the top, the next page is asked for (a busy machine drew the two apart).
+  useEffect(() => {
+    const el = scroller.current;
+    if (loading || !olderAgain.current || !el) return;
+    olderAgain.current = false;
+    if (el.scrollTop < 60) older();
+  }, [loading]);
+
   async function older() {
-    if (loading) return;
+    if (loading) {
+      olderAgain.current = true;
+      return;
+    }
     if (startIndex > 0) {
       // Slide the window back over what memory already holds.
       keepInView();
