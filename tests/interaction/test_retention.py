@@ -142,6 +142,17 @@ async def test_the_operator_purges_on_request_and_history_and_export_say_so(
             assert refused.status_code == 403
 
 
+async def acknowledged(hub: Hub, count: int, words: str = "") -> None:
+    """alice sends bob `count` notes (each `words` longer) and bob acknowledges them all:
+    finished messages, for retention to take."""
+    alice = (await hub.principals.register(name="alice")).peer
+    bob = (await hub.principals.register(name="bob")).peer
+    for n in range(count):
+        await hub.delivery.send(alice, to="bob", content=f"note {n}{words}")
+    while got := (await hub.delivery.receive(bob, wait=0, limit=100)).deliveries:
+        await hub.delivery.ack(bob, through=got[-1].message.seq)
+
+
 class SlowMachine(FakeClock):
     """A fake clock on which everything timed takes `step` seconds: each read of the monotonic
     clock moves it on (a unit of work reads it as it starts and as it ends)."""
@@ -163,12 +174,7 @@ async def test_a_round_of_retention_holds_the_store_in_small_slices_up_to_its_bu
     async with make_hub(
         tmp_path, clock=clock, send_rate_capacity=1e9, retention_age=DAY, retention_batch=100
     ) as hub:
-        alice = (await hub.principals.register(name="alice")).peer
-        bob = (await hub.principals.register(name="bob")).peer
-        for n in range(800):
-            await hub.delivery.send(alice, to="bob", content=f"note {n}")
-        while got := (await hub.delivery.receive(bob, wait=0, limit=100)).deliveries:
-            await hub.delivery.ack(bob, through=got[-1].message.seq)
+        await acknowledged(hub, 800)
         clock.advance(2 * DAY)
         clock.step = 0.004
         first = await hub.retention.sweep()
@@ -192,13 +198,9 @@ async def test_retention_purges_gently_while_sends_flow_and_at_speed_when_the_ro
     async with make_hub(
         tmp_path, clock=clock, send_rate_capacity=1e9, retention_age=DAY, retention_batch=100
     ) as hub:
-        alice = (await hub.principals.register(name="alice")).peer
-        bob = (await hub.principals.register(name="bob")).peer
+        await acknowledged(hub, 2000)
+        alice = await hub.registry.find("alice")
         await hub.principals.register(name="carol")
-        for n in range(2000):
-            await hub.delivery.send(alice, to="bob", content=f"note {n}")
-        while got := (await hub.delivery.receive(bob, wait=0, limit=100)).deliveries:
-            await hub.delivery.ack(bob, through=got[-1].message.seq)
         clock.advance(2 * DAY)
         clock.step = 0.002  # two reads a slice: 2 ms each
         quiet = await hub.retention.sweep()
@@ -261,12 +263,7 @@ async def test_the_words_of_purged_messages_leave_their_queue_in_slices(tmp_path
     async with make_hub(
         tmp_path, clock=clock, send_rate_capacity=1e9, retention_age=DAY, retention_batch=500
     ) as hub:
-        alice = (await hub.principals.register(name="alice")).peer
-        bob = (await hub.principals.register(name="bob")).peer
-        for n in range(600):
-            await hub.delivery.send(alice, to="bob", content=f"note {n} " + "y" * 400)
-        while got := (await hub.delivery.receive(bob, wait=0, limit=100)).deliveries:
-            await hub.delivery.ack(bob, through=got[-1].message.seq)
+        await acknowledged(hub, 600, " " + "y" * 400)
         await hub.search.follow()
         clock.advance(2 * DAY)
         held = await hub._db.size()
