@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from caucus.clock import Clock
 from caucus.ledger.tail import newest_first
 from caucus.services.hub import Hub
+from caucus.services.retention import PURGE_BUDGET, PURGE_BUDGET_BUSY, purge_budget
 from caucus.testing import FakeClock, make_hub, serve
 
 DAY = 86400.0
@@ -188,17 +190,13 @@ async def test_a_round_of_retention_holds_the_store_in_small_slices_up_to_its_bu
         assert first.messages + second.messages + third.messages == 800
 
 
-async def test_retention_purges_gently_while_sends_flow_and_at_speed_when_the_room_is_quiet(
-    tmp_path: Path,
-) -> None:
-    """Issue 53: each purge slice's pages reach the disk with the next send's commit, so while
-    others write (100 units a second or more) a round purges about as many items as they
-    wrote (a room at its bound keeps pace), and for 0.2 s once the room is quiet again."""
+async def busy_rounds(tmp_path: Path, **settings: Any) -> tuple[int, int, int]:
+    """Messages purged by a round in a quiet room, by one after others wrote 300 units in a
+    second, and by one after ten quiet seconds; 2,000 finished messages (2 MB), two days
+    old."""
     clock = SlowMachine()
-    async with make_hub(
-        tmp_path, clock=clock, send_rate_capacity=1e9, retention_age=DAY, retention_batch=100
-    ) as hub:
-        await acknowledged(hub, 2000)
+    async with make_hub(tmp_path, clock=clock, send_rate_capacity=1e9, **settings) as hub:
+        await acknowledged(hub, 2000, FILLER)
         alice = await hub.registry.find("alice")
         await hub.principals.register(name="carol")
         clock.advance(2 * DAY)
@@ -214,9 +212,42 @@ async def test_retention_purges_gently_while_sends_flow_and_at_speed_when_the_ro
         clock.advance(10.0)  # nobody writes for a while
         clock.step = 0.002
         again = await hub.retention.sweep()
-        # Half as many as the units that came in (a message is about two), not the quiet
-        # room's 0.2 s of slices; the sizes differ a little from round to round.
-        assert 150 <= busy.messages < min(quiet.messages, again.messages) / 4
+        return quiet.messages, busy.messages, again.messages
+
+
+async def test_retention_purges_gently_while_sends_flow_and_at_speed_when_the_room_is_quiet(
+    tmp_path: Path,
+) -> None:
+    """Issue 53: each purge slice's pages reach the disk with the next send's commit, so while
+    others write (100 units a second or more) a round purges about as many items as they
+    wrote (a room at its bound keeps pace), and for 0.2 s once the room is quiet again."""
+    quiet, busy, again = await busy_rounds(tmp_path, retention_age=DAY, retention_batch=100)
+    # Half as many as the units that came in (a message is about two), not the quiet
+    # room's 0.2 s of slices; the sizes differ a little from round to round.
+    assert 150 <= busy < min(quiet, again) / 4
+
+
+async def test_a_busy_room_over_its_size_bound_purges_faster_than_it_fills(
+    tmp_path: Path,
+) -> None:
+    """Issue 53: at the plain busy pace a room over its bound stays there (PostgreSQL held
+    794 MB against a 556 MB bound under 500 messages a second); over it, a busy round
+    purges more than came in, the more the further over (here about half a bound over, 1.5
+    MB in a 1 MiB bound, coming down to it in that round; how the budget grows with how far
+    over is the next test's)."""
+    paced = (await busy_rounds(tmp_path / "age", retention_age=DAY, retention_batch=100))[1]
+    far_over = await busy_rounds(
+        tmp_path / "bound", retention_max_bytes=1024 * 1024, retention_batch=100
+    )
+    assert far_over[1] > 1.5 * paced
+
+
+def test_a_busy_rounds_budget_grows_with_how_far_over_the_bound_the_room_is() -> None:
+    at_bound = purge_budget(1000, 0.0001, 0.0)
+    assert at_bound == pytest.approx(0.05)  # half an item a unit, 100 us an item
+    assert purge_budget(1000, 0.0001, 0.4) == pytest.approx(at_bound * 1.8)
+    assert purge_budget(1000, 0.0001, 10.0) == PURGE_BUDGET  # never past a quiet round's
+    assert purge_budget(10, 0.0001, 0.0) == PURGE_BUDGET_BUSY  # a floor, to come down at all
 
 
 @pytest.mark.sqlite_file

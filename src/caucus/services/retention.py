@@ -35,6 +35,10 @@ BUSY_WRITES = 100.0
 # is about two units (its send, and the claim that hands it out, the acknowledgement riding on
 # the next), so a room at its bound keeps pace with the messages that come in.
 KEEP_PACE = 0.5
+# A busy room over its bound purges faster than it fills: the pace above times one plus this
+# for each bound's worth over (40% over: 1.8x what comes in), so it comes down while the sends
+# go on (at the plain pace a PostgreSQL room 40% over stayed there) and slows as it nears it.
+OVER_GAIN = 2.0
 KEPT_FREE = 0.25  # of the file, free pages kept for the next writes rather than given back
 RECLAIM_PAGES = 2048  # free pages given back per slice at most (8 MiB at 4 KiB pages)
 STATE_KEY = "retention"
@@ -76,7 +80,7 @@ class Retention:
     async def sweep(self) -> PurgeCounts:
         """One maintenance round (see the module docstring)."""
         slices = self._slices
-        slices.begin_round(self._budget())
+        slices.begin_round(await self._budget())
         done = PurgeCounts()
         cut = self._clock.now() - self._settings.retention_age
         while slices.more:
@@ -104,12 +108,9 @@ class Retention:
         self._mark = (self._clock.monotonic(), self._db.stats.get("write_ops", 0))
         return done
 
-    def _budget(self) -> float:
-        """This round's seconds of purge slices: `PURGE_BUDGET` in a quiet room (a first
-        round counts as quiet); while others write `BUSY_WRITES` units a second or more, what
-        purging as many items as they wrote since the last round takes (at what an item cost
-        of late: a room at its bound keeps pace with what comes in), at least
-        `PURGE_BUDGET_BUSY`. Their own writes are left out."""
+    async def _budget(self) -> float:
+        """This round's seconds of purge slices (`purge_budget`); retention's own writes
+        are left out of what others wrote."""
         if self._mark is None:
             return PURGE_BUDGET
         then, ops = self._mark
@@ -117,8 +118,9 @@ class Retention:
         written = self._db.stats.get("write_ops", 0) - ops
         if written <= BUSY_WRITES * elapsed:
             return PURGE_BUDGET
-        pace = written * self._each * KEEP_PACE
-        return min(PURGE_BUDGET, max(PURGE_BUDGET_BUSY, pace))
+        bound = self._settings.retention_max_bytes
+        over = max((await self._db.size()).used_bytes - bound, 0) / bound if bound else 0.0
+        return purge_budget(written, self._each, over)
 
     async def _over_bound(self) -> bool:
         return (await self._db.size()).used_bytes > self._settings.retention_max_bytes
@@ -204,6 +206,16 @@ class Retention:
             if smaller.file_bytes >= size.file_bytes:
                 return  # nothing more to give back (or a store that gives back on its own)
             size = smaller
+
+
+def purge_budget(written: int, each: float, over: float) -> float:
+    """A busy round's seconds of purge slices: what purging as many items as others wrote
+    since the last round takes (`KEEP_PACE` an item a unit, at `each` seconds an item, what
+    one cost of late), so a room at its bound keeps pace with what comes in; `over` (bounds'
+    worth over it) adds `OVER_GAIN` times that again for each, so a room over it comes down.
+    At least `PURGE_BUDGET_BUSY`, at most a quiet round's `PURGE_BUDGET`."""
+    pace = written * each * KEEP_PACE * (1.0 + OVER_GAIN * over)
+    return min(PURGE_BUDGET, max(PURGE_BUDGET_BUSY, pace))
 
 
 def _most(counts: PurgeCounts) -> int:
