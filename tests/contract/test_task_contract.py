@@ -80,7 +80,9 @@ async def test_a_task_is_stored_pending_and_its_item_claims_it_when_received(db:
     stored = await db.read(lambda r: r.tasks.stored(task.id))
     assert stored is not None
     assert (stored.sender_id, stored.worker_id) == (alice.id, bob.id)
-    assert await receive(db, bob) == ["task"]
+    got = await db.write(Claim(ClaimRequest(bob.id, NOW, visibility=60, limit=100)))
+    assert [d.message.kind for d in got.deliveries] == ["task"]
+    assert got.claimed_for == [alice.id]  # the sender, woken with the commit
     claimed = await get(db, task.id)
     assert claimed.state is TaskState.IN_PROGRESS
     assert [e.state for e in claimed.history] == ["pending", "in_progress"]

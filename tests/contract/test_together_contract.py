@@ -176,3 +176,44 @@ async def test_concurrent_units_each_get_their_own_outcome(db: Engine) -> None:
     assert sorted(contents) == sorted(["waiting", *(f"m{i}" for i in range(8))])
     if db.dialect == "postgres":
         assert db.stats["write_together"] > 0  # some of them did run together
+
+
+async def test_a_batch_of_sends_and_claims_alone_commits_as_it_stores(db: Engine) -> None:
+    """ADR 0043: direct sends and claims alone in a batch commit in the round trip that
+    stores them (PostgreSQL). A send the server refuses (text with a NUL character) makes it
+    skip that COMMIT, and the batch is replayed unit by unit: the others are stored once each.
+    A peer's two claims in one such batch never hand out a delivery twice."""
+    senders = [await peer(db, f"s{i}") for i in range(6)]
+    receivers = [await peer(db, f"r{i}") for i in range(6)]
+
+    def sends(tag: str, bad: int | None = None) -> list[Append]:
+        return [
+            Append(
+                direct(s, f"r{i}", f"{tag}{i}" + ("\x00" if i == bad else "")),
+                Target(TargetKind.PEER, f"r{i}"),
+                0.0,
+            )
+            for i, s in enumerate(senders)
+        ]
+
+    clean = await asyncio.gather(*(db.write(u) for u in sends("a")))
+    assert all(isinstance(o, AppendOutcome) for o in clean)
+    mixed = await asyncio.gather(*(db.write(u) for u in sends("b", bad=3)), return_exceptions=True)
+    postgres = db.dialect == "postgres"
+    if postgres:
+        assert db.stats["write_committed_first"] > 0
+        assert isinstance(mixed[3], InvalidRequest)
+        assert [i for i, o in enumerate(mixed) if not isinstance(o, AppendOutcome)] == [3]
+    else:  # SQLite stores the NUL character
+        assert all(isinstance(o, AppendOutcome) for o in mixed)
+    before = db.stats.get("write_committed_first", 0)
+    claims = [Claim(request(r, limit=1)) for r in receivers] + [Claim(request(receivers[0]))]
+    claimed = await asyncio.gather(*(db.write(u) for u in claims))
+    if postgres:
+        assert db.stats["write_committed_first"] > before
+    got = [[d.message.content for d in c.deliveries] for c in claimed]
+    assert got[:6] == [[f"a{i}"] for i in range(6)]
+    assert got[6] == [mixed[0].message.content]  # r0's second claim: the next one, not a0
+    for i, r in enumerate(receivers[1:], start=1):
+        rest = [d.message.content for d in (await claim(db, r)).deliveries]
+        assert rest == ([] if i == 3 and postgres else [mixed[i].message.content])

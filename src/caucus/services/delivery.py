@@ -407,7 +407,7 @@ class Claim:
 
     def __call__(self, r: Repos) -> ClaimResult:
         q = self.request
-        result = r.inbox.claim(
+        return r.inbox.claim(
             q.peer_id,
             now=q.now,
             visibility=q.visibility,
@@ -415,31 +415,26 @@ class Claim:
             ack_through=q.ack_through,
             priority_only=q.priority_only,
         )
-        if result.deliveries:
-            result.claimed_for = r.tasks.claim_received(q.peer_id, result.deliveries, q.now)
-        return result
 
     @staticmethod
     def start_together(r: Repos, units: list[Claim]) -> Callable[[], list[ClaimResult]]:
         """One claim per peer in one go; a peer's further claims in the batch (two receives
-        at once) run after it, alone."""
+        at once) each after it, alone. Every statement is sent before any answer is read (on
+        PostgreSQL the batch may commit before then: `storage.postgres_writer`)."""
         first: dict[int, int] = {}
         for i, u in enumerate(units):
             first.setdefault(u.request.peer_id, i)
-        together = [units[i] for i in first.values()]
-        fetch = r.inbox.claim_many([u.request for u in together])
+        fetch = r.inbox.claim_many([units[i].request for i in first.values()])
+        after = [
+            (i, r.inbox.claim_many([u.request]))
+            for i, u in enumerate(units)
+            if i not in first.values()
+        ]
 
         def finish() -> list[ClaimResult]:
-            claimed = fetch()
-            results: dict[int, ClaimResult] = dict(zip(first.values(), claimed, strict=True))
-            for u, result in zip(together, claimed, strict=True):
-                if result.deliveries:
-                    result.claimed_for = r.tasks.claim_received(
-                        u.request.peer_id, result.deliveries, u.request.now
-                    )
-            for i, u in enumerate(units):
-                if i not in results:
-                    results[i] = u(r)
+            results: dict[int, ClaimResult] = dict(zip(first.values(), fetch(), strict=True))
+            for i, alone in after:
+                (results[i],) = alone()
             return [results[i] for i in range(len(units))]
 
         return finish

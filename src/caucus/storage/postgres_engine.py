@@ -137,7 +137,12 @@ class PgEngine:
     @property
     def stats(self) -> dict[str, int]:
         w = self._writer
-        return {"write_batches": w.batches, "write_ops": w.ops, "write_together": w.together}
+        return {
+            "write_batches": w.batches,
+            "write_ops": w.ops,
+            "write_together": w.together,
+            "write_committed_first": w.committed_first,
+        }
 
     async def open(self) -> None:
         from caucus.storage.migrate import migrate_postgres

@@ -144,8 +144,9 @@ class Leases:
 
 def _unstorable(exc: psycopg.DataError) -> Exception:
     """A value PostgreSQL cannot hold, refused as bad input rather than failing the unit as a
-    storage error: text with a NUL character (SQLite stores it; PostgreSQL text cannot)."""
-    if "NUL" in str(exc):
+    storage error: text with a NUL character (SQLite stores it; PostgreSQL text cannot). The
+    client names it when it sends text; the server, as "0x00", when it reads an array."""
+    if "NUL" in str(exc) or "0x00" in str(exc):
         return InvalidRequest(
             "text may not contain the NUL character (U+0000) on this hub's PostgreSQL database",
             field="body",

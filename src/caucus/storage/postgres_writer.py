@@ -2,7 +2,8 @@
 last commit in one transaction, in pipeline mode. Units of one kind that may run together
 (`Together`: direct sends, claims) are stored by one statement; if a unit makes a statement
 fail, the batch is replayed with each unit in its own savepoint. After each commit, one NOTIFY
-names the peers the batch queued deliveries for (ADR 0014)."""
+names the peers the batch queued deliveries for (ADR 0014). A batch of direct sends alone
+commits in the round trip that stores it (ADR 0043)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,9 @@ _RETRIES = 3  # a unit chosen as a deadlock's victim, or whose serialization fai
 NOTIFY_BYTES = 7000  # below PostgreSQL's 8000-byte payload limit
 Batch = list[tuple[Unit[Any], asyncio.Future[Any]]]  # units, each with its caller's future
 Settled = list[tuple[asyncio.Future[Any], Any, BaseException | None]]  # (future, value, error)
+# The kinds of unit (`Together`) whose one statement answers nothing that asks for another:
+# their COMMIT may go out before their answers are read (ADR 0043).
+COMMIT_FIRST = frozenset({"direct", "claim"})
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -58,6 +62,8 @@ class PgWriter:
         self.batches = 0
         self.ops = 0
         self.together = 0  # units that ran together with others of their kind
+        self.committed_first = 0  # batches that committed in the round trip storing them
+        self._wakes: list[str] = []  # NOTIFY payloads of a batch that committed first
 
     async def open(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -118,6 +124,7 @@ class PgWriter:
                 results = self._commit(conn, tx, repos, batch)
                 with contextlib.suppress(RuntimeError):  # the loop closed during shutdown
                     loop.call_soon_threadsafe(_resolve, results)
+                self._wake_others(conn)
         finally:
             conn.close()
 
@@ -148,6 +155,8 @@ class PgWriter:
         bad unit never undoes or loses the others."""
         try:
             try:
+                if all(getattr(unit, "together", None) in COMMIT_FIRST for unit, _ in batch):
+                    return self._committed_first(conn, tx, repos, batch)
                 return self._pipelined(conn, tx, repos, batch)
             except (_Replay, pg_errors.InFailedSqlTransaction):
                 # The second: a failed statement nothing read, found out at the COMMIT.
@@ -202,6 +211,68 @@ class PgWriter:
         return [
             (fut, *outcome) for (_, fut), outcome in zip(batch, outcomes, strict=True) if outcome
         ]
+
+    def _committed_first(
+        self,
+        conn: psycopg.Connection[Any],
+        tx: PgTx,
+        repos: Repos,
+        batch: Batch,
+    ) -> Settled:
+        """Units of a `COMMIT_FIRST` kind: BEGIN, the one statement that stores them all and
+        the COMMIT go out together and come back in one round trip, not two (the server does
+        not wait for the client between the statement and the COMMIT). A statement that fails
+        makes the server skip the COMMIT: nothing holds, and the batch is replayed. Once the
+        COMMIT is read the batch holds, so nothing after it replays it; the other processes'
+        wake-ups go once the callers have their answers (`_wake_others`)."""
+        tx.woken.clear()
+        tx.failed = False
+        groups = _kinds(batch, alone=True)
+        try:
+            with conn.pipeline() as pipe:
+                tx.pipeline = pipe
+                try:
+                    conn.execute(b"BEGIN")
+                    if not any(getattr(unit, "durable", True) for unit, _ in batch):
+                        conn.execute(b"SET LOCAL synchronous_commit TO off")
+                    started = [
+                        (members, _start(conn, repos, [batch[j][0] for j in members]))
+                        for members in groups
+                    ]
+                    conn.execute(b"COMMIT")
+                finally:
+                    tx.pipeline = None
+        except psycopg.Error as exc:
+            if conn.broken:
+                raise  # whether the COMMIT arrived is unknown: every caller hears so
+            raise _Replay from exc
+        self.committed_first += 1
+        outcomes: list[tuple[Any, BaseException | None]] = [(None, None)] * len(batch)
+        for members, finish in started:
+            self.together += len(members)
+            try:
+                answers = _finish(tx, finish, members)
+            except _Replay as exc:  # stored, but its answers could not be read
+                lost = StorageError(f"stored, but its answer was lost: {exc.__cause__!r}")
+                answers = [(None, lost)] * len(members)
+            for j, outcome in zip(members, answers, strict=True):
+                outcomes[j] = outcome
+        self._wakes = _wake_payloads(self._token, sorted(tx.woken))
+        return [(fut, *outcome) for (_, fut), outcome in zip(batch, outcomes, strict=True)]
+
+    def _wake_others(self, conn: psycopg.Connection[Any]) -> None:
+        """The NOTIFY of a batch that committed first, each in a transaction of its own. Lost
+        (the connection broke), the other processes' receives find the deliveries when their
+        wait ends, as after a restart."""
+        wakes, self._wakes = self._wakes, []
+        if not wakes:
+            return
+        try:
+            with conn.pipeline():
+                for payload in wakes:
+                    conn.execute(self._q["wake_notify"], {"payload": payload})
+        except psycopg.Error as exc:
+            log.warning("could not wake the other processes' receivers: %s", exc)
 
     def _replayed(
         self,
@@ -261,15 +332,16 @@ def _rollback(conn: psycopg.Connection[Any]) -> None:
             conn.execute(b"ROLLBACK")
 
 
-def _kinds(batch: Batch) -> list[list[int]]:
-    """The units that run together: for each kind with more than one unit in the batch, the
-    indexes of its units."""
+def _kinds(batch: Batch, *, alone: bool = False) -> list[list[int]]:
+    """The units that run together: for each kind with more than one unit in the batch (or
+    any, with `alone`), the indexes of its units."""
     by_kind: dict[str, list[int]] = {}
     for i, (unit, _) in enumerate(batch):
         kind = getattr(unit, "together", None)
         if kind is not None:
             by_kind.setdefault(kind, []).append(i)
-    return [members for members in by_kind.values() if len(members) > 1]
+    least = 1 if alone else 2
+    return [members for members in by_kind.values() if len(members) >= least]
 
 
 def _start(

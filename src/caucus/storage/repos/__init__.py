@@ -65,6 +65,7 @@ class Repos:
         self.messages = Messages(tx)
         self.idempotency = Idempotency(tx)
         self.channels = Channels(tx)
+        self.tasks = Tasks(tx)
         self.inbox = Inbox(
             tx,
             self.peers,
@@ -73,8 +74,8 @@ class Repos:
             self.idempotency,
             next_lease or _no_lease,
             trips,
+            self.tasks.claim_received,
         )
-        self.tasks = Tasks(tx)
         self.dependencies = Dependencies(tx)
         self.offers = Offers(tx)
         self.reservations = Reservations(tx)

@@ -41,6 +41,7 @@ class Inbox:
         idempotency: Idempotency,
         next_lease: Callable[[], int],
         trips: Trips,
+        claim_tasks: Callable[[int, Iterable[Delivery], float], list[int]],
     ) -> None:
         self._tx = tx
         self._peers = peers
@@ -49,6 +50,7 @@ class Inbox:
         self._idempotency = idempotency
         self._next_lease = next_lease
         self._trips = trips
+        self._claim_tasks = claim_tasks  # `Tasks.claim_received`
 
     # --- routing ---------------------------------------------------------------------------
     def append(self, msg: NewMessage, target: Target, idem_since: float = 0.0) -> AppendOutcome:
@@ -230,12 +232,20 @@ class Inbox:
         """Acknowledge (see `ack`), then hand out up to `limit` visible deliveries in seq order,
         hiding them for `visibility` seconds and counting the attempt. When there is nothing to
         hand out, `next_visible_at` says when an in-flight delivery becomes visible again.
-        `priority_only` (a paused recipient) hands out only the priority lane."""
+        `priority_only` (a paused recipient) hands out only the priority lane. Receiving a
+        task's item claims the task (`Tasks.claim_received`): `claimed_for` names the senders
+        of the tasks it claimed, woken with the commit."""
         request = ClaimRequest(peer_id, now, visibility, limit, ack_through, priority_only)
         return self._trips.claim(self, request)
 
     def claim_one(self, request: ClaimRequest) -> ClaimResult:
         """`claim` as simple statements, one after another."""
+        result = self._claim_deliveries(request)
+        if result.deliveries:
+            result.claimed_for = self._claim_tasks(request.peer_id, result.deliveries, request.now)
+        return result
+
+    def _claim_deliveries(self, request: ClaimRequest) -> ClaimResult:
         peer_id, now, ack_through = request.peer_id, request.now, request.ack_through
         visibility, limit, priority_only = request.visibility, request.limit, request.priority_only
         acked = self.ack(peer_id, through=ack_through) if ack_through is not None else 0
@@ -274,7 +284,8 @@ class Inbox:
         """Acknowledge and claim for several peers as one statement, where each statement is a
         round trip to a server. Every peer gets one row at least, carrying what it
         acknowledged and when its next hidden delivery shows; a row with no message says
-        nothing was handed out to it."""
+        nothing was handed out to it. The tasks whose items it hands out are claimed by the
+        same statement (as `Tasks.claim_received` claims them), their senders on the row."""
         tx = self._tx
         params = {
             "peer_ids": tx.array([r.peer_id for r in requests]),
@@ -296,8 +307,12 @@ class Inbox:
                     result = found[claimant] = ClaimResult(
                         [], int(row["acked"]), row["next_visible"], drained=bool(row["drained"])
                     )
+                    result.claimed_for = [int(s) for s in row["task_senders"] or ()]
                 if row["seq"] is not None:
                     result.deliveries.append(Delivery(message(row), row["delivery_count"] + 1))
+            senders = [s for result in found.values() for s in result.claimed_for]
+            if senders:
+                tx.woke(senders)
             return [found[r.peer_id] for r in requests]
 
         return results

@@ -255,8 +255,8 @@ VACUUM (SKIP_LOCKED) deliveries;
 -- name: deliveries_ack_claim_many
 -- The receives a writer's batch holds, one per peer, in one statement, each as
 -- deliveries_ack_claim: for every peer at least one row, `claimant` its id, with what it
--- acknowledged and when its next hidden delivery shows, and the message columns null when
--- nothing was handed out to it.
+-- acknowledged, when its next hidden delivery shows and the senders of the tasks whose items
+-- it received (claimed here), and the message columns null when nothing was handed out to it.
 WITH q AS (
     SELECT * FROM unnest(
         CAST(:peer_ids AS BIGINT[]), CAST(:throughs AS BIGINT[]), CAST(:nows AS DOUBLE PRECISION[]),
@@ -282,6 +282,19 @@ WITH q AS (
         lease = picked.lease
     FROM picked WHERE d.peer_id = picked.peer_id AND d.seq = picked.seq
     RETURNING d.peer_id, d.seq, d.delivery_count - 1 AS delivery_count
+), tasked AS (
+    -- Receiving a task's item claims the task, as task_claim does (Tasks.claim_received).
+    UPDATE tasks t SET state = 'in_progress', updated_at = q.now
+    FROM handed h JOIN messages m ON m.seq = h.seq JOIN q ON q.peer_id = h.peer_id
+    WHERE t.worker_id = h.peer_id AND t.state = 'pending' AND t.id = CASE WHEN m.kind = 'task'
+        THEN CASE WHEN jsonb_typeof(CAST(m.meta AS JSONB) -> 'task_id') = 'string'
+            THEN CAST(m.meta AS JSONB) ->> 'task_id' END END
+    RETURNING t.id, t.worker, t.sender_id, h.peer_id AS claimant, q.now
+), evented AS (
+    INSERT INTO task_events (task_id, n, ts, state, actor, detail)
+    SELECT x.id, (SELECT COALESCE(MAX(e.n), 0) + 1 FROM task_events e WHERE e.task_id = x.id),
+        x.now, 'in_progress', x.worker, 'received'
+    FROM tasked x
 ), counted AS (
     SELECT q.*, (SELECT COUNT(*) FROM picked p WHERE p.peer_id = q.peer_id) AS handed_out
     FROM q
@@ -296,10 +309,13 @@ WITH q AS (
              WHERE x.peer_id = c.peer_id AND x.visible_at > c.now
                AND (c.priority_only = 0 OR x.lane = 0)
                AND x.seq NOT IN (SELECT a.seq FROM acked a WHERE a.peer_id = c.peer_id)))
-        END AS next_visible
+        END AS next_visible,
+        (SELECT array_agg(x.sender_id ORDER BY x.id) FROM tasked x
+         WHERE x.claimant = c.peer_id) AS task_senders
     FROM counted c
 )
-SELECT s.peer_id AS claimant, s.acked, s.next_visible, s.drained, h.delivery_count,
+SELECT s.peer_id AS claimant, s.acked, s.next_visible, s.drained, s.task_senders,
+    h.delivery_count,
     m.seq, m.id, m.ts, m.sender, m.target, m.kind, m.content, m.meta, m.thread, m.reply_to,
     m.reply_seq, m.reply_sender
 FROM summary s
