@@ -163,11 +163,13 @@ class Result:
     backend_cpu_us: float = 0.0  # PostgreSQL's backends per operation (scaleout.py)
     server_cpu_us: float = 0.0  # PostgreSQL's own processes per operation (scaleout.py)
     backends: int = 0
+    settling_ms: list[float] = field(default_factory=list)  # `relay_run(settle=...)`'s
 
-    def pct(self, p: float) -> float:
-        if not self.latencies_ms:
+    def pct(self, p: float, *, settling: bool = False) -> float:
+        """The `p`th percentile latency (with `settling`, those of the first seconds too)."""
+        data = sorted(self.latencies_ms + (self.settling_ms if settling else []))
+        if not data:
             return float("nan")
-        data = sorted(self.latencies_ms)
         return data[min(len(data) - 1, int(p / 100 * len(data)))]
 
 
@@ -247,11 +249,13 @@ async def relay_run(
     spread: list[str] | None = None,
     pid: int | None = None,
     window: Callable[[], object] | None = None,
+    settle: float = 0.0,
 ) -> Result:
     """N sender/receiver pairs, closed loop (or open at `rate`). With `spread` (hubs sharing a
     database), pair i sends on hub i and receives on hub i+1. With `pid`, the CPU that process
     spends per message while they flow (registration and connecting left out); `window` is
-    called as they start to flow and once they end, for a caller's own readings."""
+    called as they start to flow and once they end, for a caller's own readings. Messages sent
+    in the first `settle` seconds count, but not their latencies."""
     hubs = spread or [url]
     names = [(f"s{run}-{i}", f"r{run}-{i}") for i in range(pairs)]
     where = {n: hubs[(i + (n[0] == "r")) % len(hubs)] for i, pair in enumerate(names) for n in pair}
@@ -264,6 +268,7 @@ async def relay_run(
     senders = [await conn(s) for s, _ in names]
     receivers = [await conn(r) for _, r in names]
     lat: list[float] = []
+    settling: list[float] = []
     received = every = 0
     start = time.perf_counter()
     end = start + duration
@@ -289,8 +294,10 @@ async def relay_run(
         nonlocal received, every
         for m in messages:
             sent = float(m["content"].split("|", 1)[0])
-            if sent >= start:
+            if sent >= start + settle:
                 lat.append((now - sent) * 1000)
+            elif sent >= start:
+                settling.append((now - sent) * 1000)
         every += len(messages)
         if now <= end:
             received += len(messages)
@@ -311,6 +318,7 @@ async def relay_run(
     if window is not None:
         window()
     result = Result((received / (min(time.perf_counter(), end) - start)), lat, count=every)
+    result.settling_ms = settling
     if pid and every:
         result.cpu_us = (process_cpu(pid) - cpu_before) / every * 1e6
         result.client_cpu_us = (time.process_time() - mine) / every * 1e6
