@@ -58,6 +58,15 @@ async def test_history_arrives_archived_in_order_once(rooms: RoomFactory) -> Non
         "alice",
     )
     assert now[1].delivered_to == ["bob"]
+    if room._db.dialect == "postgres":  # settled: nothing left for autovacuum under load
+        import psycopg
+
+        with psycopg.connect(room._db.dsn) as conn:  # type: ignore[attr-defined]
+            settled = conn.execute(
+                "SELECT last_vacuum IS NOT NULL AND last_analyze IS NOT NULL "
+                "FROM pg_stat_user_tables WHERE relname = 'messages'"
+            ).fetchone()
+        assert settled == (True,)
     assert await room.history.waiting() == 0  # archived: nobody's inbox
 
 

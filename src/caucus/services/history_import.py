@@ -100,6 +100,8 @@ class HistoryImport:
         if read:
             progress("optimizing the search index of", read)
             await self._db.index(lambda r: r.search.optimize())
+            progress("settling the database after", read)
+            await self._db.settle()
         while await self._db.write(lambda r: count_slice(r, COUNT_SLICE)):
             pass  # the sent counts walk past what came in (nobody here sent it)
         return ImportReport(read, added, indexed)

@@ -158,6 +158,14 @@ class Engine(Protocol):
         the seconds it held the store (waiting for its turn left out), to size the next."""
         ...
 
+    async def settle(self) -> None:
+        """After a bulk load (`caucus db import`): what the store does once, so that a hub
+        serving the new history does not do it under load. On PostgreSQL a VACUUM (ANALYZE)
+        of the messages table: the rows' hint bits, the visibility map and the planner's
+        statistics, which autovacuum would otherwise set while the hub serves (on a room of
+        ten million, a vacuum of gigabytes beside the sends). SQLite has none of these."""
+        ...
+
     async def upkeep(self) -> None:
         """What the backend needs done as it churns, run on the hub's maintenance tick (on
         PostgreSQL, vacuuming the deliveries table: `postgres_tidy.py`)."""

@@ -289,6 +289,13 @@ class PgEngine:
     async def reclaim(self, pages: int | None = None, *, full: bool = False) -> float:
         return 0.0
 
+    async def settle(self) -> None:
+        settle = vacuum_with(self._reads.connection, self._q["messages_settle"])
+        try:
+            await asyncio.to_thread(settle)
+        except psycopg.Error as exc:
+            raise storage_error(exc) from None
+
 
 class _StatsFlush:
     """The writer's statistics sent to the server as its batch commits (`postgres_size`):

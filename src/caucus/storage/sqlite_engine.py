@@ -249,6 +249,9 @@ class SqliteEngine:
     async def upkeep(self) -> None:
         return  # SQLite reuses a deleted row's space in place; retention reclaims the rest
 
+    async def settle(self) -> None:
+        return  # no hint bits or visibility map to set; the import merged the search index
+
     async def reclaim(self, pages: int | None = None, *, full: bool = False) -> float:
         """Give free pages back to the file system: `pages` of them (all when None) with an
         incremental vacuum, or with `full` a whole VACUUM, which also turns an older file to

@@ -203,6 +203,11 @@ SELECT CAST(:through AS BIGINT), CAST(:limit AS INTEGER) WHERE false;
 -- name: search_merge
 SELECT CAST(:pages AS INTEGER) WHERE false;
 
+-- name: messages_settle
+-- After a bulk import (Engine.settle): hint bits, the visibility map and statistics set now,
+-- not by autovacuum while the hub serves. Outside a transaction, as VACUUM must be.
+VACUUM (ANALYZE) messages;
+
 -- name: search_optimize
 -- After a bulk import: the planner's statistics of the words (a rare word's filter then reads
 -- the index's few matches, not the log backwards).
