@@ -185,15 +185,7 @@ class PgWriter:
         with conn.pipeline() as pipe:
             tx.pipeline = pipe
             try:
-                conn.execute(b"BEGIN")
-                if not any(getattr(unit, "durable", True) for unit, _ in batch):
-                    # Only claims: a power cut may lose them (`storage.engine.Unit`, ADR 0041).
-                    conn.execute(b"SET LOCAL synchronous_commit TO off")
-                # Every kind's statement goes out before any is read: one round trip for all.
-                started = [
-                    (members, _start(conn, repos, [batch[j][0] for j in members]))
-                    for members in groups
-                ]
+                started = _begin(conn, repos, batch, groups)
                 for members, finish in started:
                     self.together += len(members)
                     for j, outcome in zip(members, _finish(tx, finish, members), strict=True):
@@ -232,13 +224,7 @@ class PgWriter:
             with conn.pipeline() as pipe:
                 tx.pipeline = pipe
                 try:
-                    conn.execute(b"BEGIN")
-                    if not any(getattr(unit, "durable", True) for unit, _ in batch):
-                        conn.execute(b"SET LOCAL synchronous_commit TO off")
-                    started = [
-                        (members, _start(conn, repos, [batch[j][0] for j in members]))
-                        for members in groups
-                    ]
+                    started = _begin(conn, repos, batch, groups)
                     conn.execute(b"COMMIT")
                 finally:
                     tx.pipeline = None
@@ -342,6 +328,18 @@ def _kinds(batch: Batch, *, alone: bool = False) -> list[list[int]]:
             by_kind.setdefault(kind, []).append(i)
     least = 1 if alone else 2
     return [members for members in by_kind.values() if len(members) >= least]
+
+
+def _begin(
+    conn: psycopg.Connection[Any], repos: Repos, batch: Batch, groups: list[list[int]]
+) -> list[tuple[list[int], Callable[[], list[Any]]]]:
+    """BEGIN, and each group's statement (`_start`), all sent before any answer is read: one
+    round trip for all. A batch of claims alone commits without waiting for the disk."""
+    conn.execute(b"BEGIN")
+    if not any(getattr(unit, "durable", True) for unit, _ in batch):
+        # Only claims: a power cut may lose them (`storage.engine.Unit`, ADR 0041).
+        conn.execute(b"SET LOCAL synchronous_commit TO off")
+    return [(members, _start(conn, repos, [batch[j][0] for j in members])) for members in groups]
 
 
 def _start(
