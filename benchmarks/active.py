@@ -103,14 +103,16 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=1.0, help="seconds left out at first")
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="caucus-active-"))
-    hub, url = relay.start(relay.hub_command(tmp / "bench.db"), {**ENV, "CAUCUS_HOME": str(tmp)})
-    bare, bare_url = relay.start([sys.executable, relay.__file__, "--serve-trivial"])
-    try:
-        reps = asyncio.run(measure(args, url, bare_url, hub.pid))
-    finally:
-        relay.stop(hub)
-        relay.stop(bare)
+    with tempfile.TemporaryDirectory(prefix="caucus-active-") as folder:
+        tmp = Path(folder)
+        env = {**ENV, "CAUCUS_HOME": str(tmp)}
+        hub, url = relay.start(relay.hub_command(tmp / "bench.db"), env)
+        bare, bare_url = relay.start([sys.executable, relay.__file__, "--serve-trivial"])
+        try:
+            reps = asyncio.run(measure(args, url, bare_url, hub.pid))
+        finally:
+            relay.stop(hub)
+            relay.stop(bare)
     report(args, reps)
 
 
