@@ -7,7 +7,7 @@ Starts `caucus hub` (a fresh SQLite file) with its loop watch at 2 ms and the ba
 latencies), and the bare endpoint at the same requests per second over as many connections.
 It prints send -> receive p50/p99 (target: p99 <= 50 ms), the bare endpoint's, the hub's CPU
 per message, the share of a core it used, and the worst stalls of its event loop during each
-rep, with when they came (s into the rep). Run: `.venv/bin/python benchmarks/active.py`
+rep, with when they came (seconds after the messages began to flow: registering and connecting are left out). Run: `.venv/bin/python benchmarks/active.py`
 (`--agents 1000 --reps 3 --duration 10`).
 """
 
@@ -48,11 +48,18 @@ async def rep(
     url: str, bare_url: str, pid: int, args: argparse.Namespace, n: int
 ) -> dict[str, Any]:
     agents = args.agents
-    began = time.time()
+    marks: list[float] = []  # when the messages start to flow, and when they end
     result = await relay.relay_run(
-        url, agents, args.duration, 2.0 * agents, 100 + n, pid=pid, settle=args.settle
+        url,
+        agents,
+        args.duration,
+        2.0 * agents,
+        100 + n,
+        pid=pid,
+        settle=args.settle,
+        window=lambda: marks.append(time.time()),
     )
-    held = await stalls(url, began, time.time())
+    held = await stalls(url, marks[0], marks[-1])
     bare = await relay.trivial_run(bare_url, 2 * agents, args.duration, 4.0 * agents)
     return {
         "p50_ms": result.pct(50),
@@ -64,6 +71,7 @@ async def rep(
         "core_share": result.cpu_us * 2.0 * agents / 1e6,
         "messages": result.count,
         "worst_stalls": sorted(held, key=lambda s: -s[1])[:5],
+        "flowed_at": marks[0],
     }
 
 

@@ -378,6 +378,12 @@ class LeanHttp(Patient):
                 this.uncancel()  # the client hung up on its long-poll: nothing to answer
                 return
             raise
+        finally:
+            # The connection holds its last cycle until its next request, seconds away for an
+            # agent that sends now and then: not the task (its coroutine, its context) or what
+            # the lane made of the request. Held, they are what the collector's young passes
+            # walk, and a pass stops the loop for as long as it walks (ADR 0026).
+            cycle.task = cycle.prepared = None
         if self.flow.write_paused and not cycle.disconnected:
             await self.flow.drain()
         if cycle.disconnected or self.transport.is_closing():
