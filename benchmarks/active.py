@@ -7,8 +7,9 @@ Starts `caucus hub` (a fresh SQLite file) with its loop watch at 2 ms and the ba
 latencies), and the bare endpoint at the same requests per second over as many connections.
 It prints send -> receive p50/p99 (target: p99 <= 50 ms), the bare endpoint's, the hub's CPU
 per message, the share of a core it used, and the worst stalls of its event loop during each
-rep, with when they came (seconds after the messages began to flow: registering and connecting are left out). Run: `.venv/bin/python benchmarks/active.py`
-(`--agents 1000 --reps 3 --duration 10`).
+rep, with when they came (seconds after the messages began to flow: registering and connecting
+are left out). Run: `.venv/bin/python benchmarks/active.py` (`--agents 1000 --reps 3
+--duration 10`).
 """
 
 from __future__ import annotations

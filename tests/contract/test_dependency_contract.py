@@ -12,7 +12,7 @@ from caucus.domain.messages import ClaimRequest
 from caucus.domain.peers import Peer
 from caucus.domain.tasks import Task, TaskState
 from caucus.errors import Conflict, InvalidRequest, NotFound
-from caucus.services.delivery import Claim
+from caucus.services.delivery_units import Claim
 from caucus.services.hub import Hub
 from tests.contract.conftest import NOW, RoomFactory
 

@@ -7,7 +7,7 @@ import asyncio
 
 from caucus.domain.messages import ClaimRequest
 from caucus.domain.slices import Slices
-from caucus.services.delivery import Claim
+from caucus.services.delivery_units import Claim
 from caucus.storage.engine import Engine
 from caucus.storage.repos import Repos
 from tests.contract.conftest import NOW

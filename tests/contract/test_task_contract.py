@@ -15,7 +15,7 @@ from caucus.domain.messages import ClaimRequest, NewMessage
 from caucus.domain.peers import Peer
 from caucus.domain.tasks import Task, TaskState
 from caucus.errors import Conflict, Forbidden, NotFound
-from caucus.services.delivery import Claim
+from caucus.services.delivery_units import Claim
 from caucus.services.hub import Hub
 from caucus.services.task_units import open_task
 from caucus.storage.engine import Engine

@@ -14,7 +14,7 @@ from caucus.domain.messages import AppendOutcome, ClaimRequest, ClaimResult, New
 from caucus.domain.names import Target, TargetKind
 from caucus.domain.peers import Peer
 from caucus.errors import InvalidRequest, NameInUse, NotFound
-from caucus.services.delivery import Append, Claim
+from caucus.services.delivery_units import Append, Claim
 from caucus.storage.engine import Duplicate, Engine
 from caucus.storage.repos import Repos
 from tests.contract.conftest import NOW

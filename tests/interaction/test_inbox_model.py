@@ -1,5 +1,6 @@
 """A stateful model test (hypothesis): random sequences of register, send, broadcast, task,
-offer, receive, acknowledge, expire and restart against a real hub on a real SQLite file, each
+offer, receive, a send to a receive parked for it (which the send may claim for, ADR 0044),
+acknowledge, expire and restart against a real hub on a real SQLite file, each
 step checked against a reference model of every inbox: what is handed out, in which order,
 which copies say they are redeliveries, and that nothing acknowledged comes back while nothing
 unacknowledged is lost, across restarts."""
@@ -20,6 +21,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 from caucus.server import open_hub
 from caucus.services.hub import Hub
 from caucus.testing import FakeClock, hub_settings
+from tests.waiting import eventually
 
 NAMES = ("ann", "ben", "cid", "dee")
 VISIBILITY = 60.0
@@ -151,21 +153,53 @@ class InboxMachine(RuleBasedStateMachine):
     def receive(self, data: st.DataObject, limit: int) -> None:
         name = data.draw(st.sampled_from(sorted(self.tokens)))
         got = self._run(self.hub.delivery.receive(self._peer(name), wait=0, limit=limit))
+        self._handed_out(name, limit, got.deliveries)
+
+    @rule(data=st.data(), limit=st.integers(1, 5), acks=st.booleans())
+    def send_to_a_parked_receive(self, data: st.DataObject, limit: int, acks: bool) -> None:
+        """A receive parks (its acknowledgement, if any, waiting for the next claim), then a
+        direct send reaches it: what it answers is what the model hands out after the send."""
+        name = data.draw(st.sampled_from(sorted(self.tokens)))
+        others = self._others(name)
+        if not others:
+            return
+        sender = data.draw(st.sampled_from(others))
+        peer, through = self._peer(name), self.model.last_seen.get(name) if acks else None
+        parked = self.loop.create_task(
+            self.hub.delivery.receive(peer, wait=30, limit=limit, ack_through=through)
+        )
+        delivery = self.hub.delivery
+        self._run(eventually(lambda: parked.done() or name in delivery._parked))
+        if through is not None:
+            self._acked(name, through)
+        waited = not parked.done()
+        if not waited:  # something was visible: it answered at once
+            self._handed_out(name, limit, parked.result().deliveries)
+        self.n += 1
+        content = f"direct {self.n}"
+        receipt = self._run(delivery.send(self._peer(sender), to=name, content=content))
+        self._deliver(receipt.seq, content, [name])
+        if waited:
+            self._handed_out(name, limit, self._run(parked).deliveries)
+
+    def _handed_out(self, name: str, limit: int, deliveries: list[Any]) -> None:
+        """Check a receive's batch against the model's, and record it handed out."""
+        got = deliveries
         now = self.clock.now()
         visible = [i for i in self.model.inbox[name] if i.visible_at <= now]
         expected = sorted(visible, key=lambda i: i.seq)[:limit]
-        assert [(d.message.seq, d.message.content) for d in got.deliveries] == [
+        assert [(d.message.seq, d.message.content) for d in got] == [
             (i.seq, i.content) for i in expected
         ], name
         self.lease += 1
-        for item, delivery in zip(expected, got.deliveries, strict=True):
+        for item, delivery in zip(expected, got, strict=True):
             item.count += 1
             item.lease = self.lease
             item.visible_at = now + VISIBILITY
             assert delivery.delivery_count == item.count
             assert delivery.redelivered == (item.count > 1)
-        if got.deliveries:
-            self.model.last_seen[name] = got.deliveries[-1].message.seq
+        if got:
+            self.model.last_seen[name] = got[-1].message.seq
 
     @rule(data=st.data())
     def ack(self, data: st.DataObject) -> None:
@@ -174,6 +208,9 @@ class InboxMachine(RuleBasedStateMachine):
         if through is None:
             return
         self._run(self.hub.delivery.ack(self._peer(name), through=through))
+        self._acked(name, through)
+
+    def _acked(self, name: str, through: int) -> None:
         # Only the batch that held `through` (a batch the client never saw is not acked by a
         # later cursor); nothing, if that copy is gone already.
         holder = [i.lease for i in self.model.inbox[name] if i.seq == through and i.count > 0]

@@ -32,17 +32,16 @@ from caucus.domain.messages import (
 )
 from caucus.domain.names import (
     Target,
-    TargetKind,
     parse_target,
 )
 from caucus.domain.peers import Peer
-from caucus.errors import CaucusError, InvalidRequest, PayloadTooLarge, RoomStopped
+from caucus.errors import InvalidRequest, PayloadTooLarge, RoomStopped
 from caucus.ids import MessageIds
+from caucus.services.delivery_units import Append, AppendClaim, Claim
 from caucus.services.holds import Hold, HoldKind, Holds
 from caucus.services.notifier import Notifier, Waiter
 from caucus.services.registry import Registry
 from caucus.storage.engine import Engine
-from caucus.storage.repos import Repos
 
 MAX_THREAD = 128
 MAX_IDEMPOTENCY_KEY = 200
@@ -69,6 +68,9 @@ class _Poll:
     on_park: Callable[[], object] | None
     defer_ack: bool  # the acknowledgement may wait for the next claim
     hold: Hold | None = None
+    # A send's claim for this receive, in flight with the send (`AppendClaim`); its result,
+    # or None if it was not made.
+    ahead: asyncio.Future[ClaimResult | None] | None = None
 
     @property
     def displaced(self) -> bool:
@@ -97,6 +99,11 @@ class DeliveryService:
         # The talking stick's gate: raises FloorHeld for a scope another peer holds.
         self.floor_gate: Callable[[Peer, Target], None] | None = None
         self._background: set[asyncio.Task[int]] = set()
+        # Receives parked now, by their peer's name: a direct send to one claims for it as it
+        # is stored (`AppendClaim`), on an engine where that saves a commit (`claims_ahead`).
+        # The name only finds the receive; the claim is made for its identity.
+        self._parked: dict[str, _Poll] = {}
+        self._claims_ahead = db.claims_ahead
         self.send_budget = TokenBuckets(
             clock, capacity=room.rate.capacity, refill=room.rate.refill, what="sends"
         )
@@ -195,9 +202,32 @@ class DeliveryService:
         """Store a message durably, queue it for its audience, wake them and tell subscribers.
         The one way every message (agent, operator, control) enters the hub."""
         since = message.ts - self._settings.idempotency_window
-        outcome: AppendOutcome = await self._db.write(Append(message, target, since))
+        append = Append(message, target, since)
+        poll = self._parked.get(target.name) if append.together == "direct" else None
+        if poll is not None and poll.ahead is None:
+            return await self._claiming(append, poll)
+        outcome: AppendOutcome = await self._db.write(append)
         if not outcome.receipt.duplicate:
             self.after_append(outcome)
+        return outcome
+
+    async def _claiming(self, append: Append, poll: _Poll) -> AppendOutcome:
+        """Store a direct message and claim for its recipient's parked receive in the same
+        unit; the receive, woken, answers with that claim instead of making one."""
+        ahead = poll.ahead = asyncio.get_running_loop().create_future()
+        claim = Claim(self._request(poll.peer, self._clock.now(), poll.batch, poll.pending_ack))
+        try:
+            outcome, claimed = await self._db.write(AppendClaim(append, claim))
+        except BaseException:
+            ahead.set_result(None)  # the receive claims for itself, as it would have
+            raise
+        ahead.set_result(claimed)
+        self.after_append(outcome)
+        # The wake just given was for what the claim took: the receive need not claim again
+        # for it (a send stored after the claim wakes it anew, after this).
+        poll.waiter.signalled = False
+        if claimed.claimed_for:
+            self._db.wake(claimed.claimed_for)
         return outcome
 
     def after_append(self, outcome: AppendOutcome) -> None:
@@ -237,13 +267,11 @@ class DeliveryService:
         waiter, notifier, acked = poll.waiter, self._notifier, 0
         try:
             while True:
-                idle = notifier.idle_until(peer.id)
-                now = self._clock.now()
-                if idle is None or idle <= now or waiter.signalled or not poll.defer_ack:
-                    waiter.signalled = False
-                    result = await self._claim(peer, now, poll.batch, poll.pending_ack)
+                result = await self._next_claim(poll)
+                if result is None:
+                    idle = notifier.idle_until(peer.id)
+                else:
                     acked += result.acked
-                    poll.pending_ack = None
                     if result.deliveries:
                         if result.drained and not waiter.signalled:
                             # The next receive parks without a claim (its ack waits for one).
@@ -255,8 +283,8 @@ class DeliveryService:
                 remaining = self._parking(poll, idle)
                 if remaining is None:
                     break
-                await waiter.wait(remaining)
-                if waiter.superseded or notifier.closing:
+                await self._park(poll, remaining)
+                if poll.ahead is None and (waiter.superseded or notifier.closing):
                     break
             if poll.pending_ack is not None:
                 acked += await self._ack(peer.id, (), poll.pending_ack)
@@ -308,6 +336,34 @@ class DeliveryService:
             poll.on_park = None
         return remaining
 
+    async def _next_claim(self, poll: _Poll) -> ClaimResult | None:
+        """The claim a receive answers with now: the one a send made for it while it was
+        parked, or its own; None while nothing can be claimable (it parks, its ack waits)."""
+        if poll.ahead is not None:
+            ahead, poll.ahead = poll.ahead, None
+            claimed = await ahead
+            if claimed is not None:
+                poll.pending_ack = None  # it rode on that claim
+                return claimed
+        idle, now = self._notifier.idle_until(poll.peer.id), self._clock.now()
+        if idle is None or idle <= now or poll.waiter.signalled or not poll.defer_ack:
+            poll.waiter.signalled = False
+            result = await self._claim(poll.peer, now, poll.batch, poll.pending_ack)
+            poll.pending_ack = None
+            return result
+        return None
+
+    async def _park(self, poll: _Poll, remaining: float) -> None:
+        """Wait to be woken, findable meanwhile by a send that can claim for it."""
+        name = poll.peer.name
+        if self._claims_ahead and not poll.waiter.watcher:
+            self._parked[name] = poll
+        try:
+            await poll.waiter.wait(remaining)
+        finally:
+            if self._parked.get(name) is poll:
+                del self._parked[name]
+
     def _unlisten(self, poll: _Poll) -> None:
         if poll.hold is not None:
             poll.hold.release()
@@ -319,12 +375,14 @@ class DeliveryService:
     async def _claim(self, peer: Peer, now: float, batch: int, ack: int | None) -> ClaimResult:
         """One claim of up to `batch` visible deliveries, with the acknowledgement that waited
         for it; the senders of tasks it claimed are woken once it is stored."""
-        paused = self._room.mode is RoomMode.PAUSED or peer.delivery_paused
-        request = ClaimRequest(peer.id, now, self._settings.visibility_timeout, batch, ack, paused)
-        result: ClaimResult = await self._db.write(Claim(request))
+        result: ClaimResult = await self._db.write(Claim(self._request(peer, now, batch, ack)))
         if result.claimed_for:
             self._db.wake(result.claimed_for)
         return result
+
+    def _request(self, peer: Peer, now: float, batch: int, ack: int | None) -> ClaimRequest:
+        paused = self._room.mode is RoomMode.PAUSED or peer.delivery_paused
+        return ClaimRequest(peer.id, now, self._settings.visibility_timeout, batch, ack, paused)
 
     def _ack_later(self, peer_id: int, through: int) -> None:
         task = asyncio.ensure_future(self._ack(peer_id, (), through))
@@ -365,76 +423,3 @@ class DeliveryService:
                         return found
                     first = asyncio.FIRST_COMPLETED
                     await asyncio.wait({fut, hold.ended}, timeout=left, return_when=first)
-
-
-class Append:
-    """Routing a message: a unit of work (`Inbox.append`). Direct messages with neither an
-    idempotency key nor a reply_to may run together (`storage.engine.Together`)."""
-
-    __slots__ = ("message", "since", "target", "together")
-
-    def __init__(self, message: NewMessage, target: Target, since: float) -> None:
-        self.message = message
-        self.target = target
-        self.since = since
-        direct = target.kind is TargetKind.PEER
-        plain = message.idempotency_key is None and message.reply_to is None
-        self.together = "direct" if direct and plain else None
-
-    def __call__(self, r: Repos) -> AppendOutcome:
-        return r.inbox.append(self.message, self.target, self.since)
-
-    @staticmethod
-    def start_together(
-        r: Repos, units: list[Append]
-    ) -> Callable[[], list[AppendOutcome | CaucusError]]:
-        return r.inbox.append_direct_many([(u.message, u.target.name) for u in units])
-
-
-class Claim:
-    """A receive's unit of work: acknowledge, hand out what is visible, and claim the tasks
-    among it (receiving a task's item claims the task), in one transaction. Claims of
-    different peers may run together (`storage.engine.Together`)."""
-
-    __slots__ = ("request",)
-    together = "claim"
-    # Lost to a power cut, a claim only shows its deliveries (and its acknowledged batch)
-    # again: at-least-once allows it, so it need not wait for the disk (ADR 0041).
-    durable = False
-
-    def __init__(self, request: ClaimRequest) -> None:
-        self.request = request
-
-    def __call__(self, r: Repos) -> ClaimResult:
-        q = self.request
-        return r.inbox.claim(
-            q.peer_id,
-            now=q.now,
-            visibility=q.visibility,
-            limit=q.limit,
-            ack_through=q.ack_through,
-            priority_only=q.priority_only,
-        )
-
-    @staticmethod
-    def start_together(r: Repos, units: list[Claim]) -> Callable[[], list[ClaimResult]]:
-        """One claim per peer in one go; a peer's further claims in the batch (two receives
-        at once) each after it, alone. Every statement is sent before any answer is read (on
-        PostgreSQL the batch may commit before then: `storage.postgres_writer`)."""
-        first: dict[int, int] = {}
-        for i, u in enumerate(units):
-            first.setdefault(u.request.peer_id, i)
-        fetch = r.inbox.claim_many([units[i].request for i in first.values()])
-        after = [
-            (i, r.inbox.claim_many([u.request]))
-            for i, u in enumerate(units)
-            if i not in first.values()
-        ]
-
-        def finish() -> list[ClaimResult]:
-            results: dict[int, ClaimResult] = dict(zip(first.values(), fetch(), strict=True))
-            for i, alone in after:
-                (results[i],) = alone()
-            return [results[i] for i in range(len(units))]
-
-        return finish

@@ -105,6 +105,7 @@ class PgEngine:
 
     dialect = "postgres"
     shared = True
+    claims_ahead = False
 
     def __init__(
         self,

@@ -113,6 +113,7 @@ class SqliteEngine:
 
     dialect = "sqlite"
     shared = False
+    claims_ahead = True
 
     def __init__(
         self,
