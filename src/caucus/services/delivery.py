@@ -10,7 +10,7 @@ identity registers again (a reconnect).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -267,10 +267,12 @@ class DeliveryService:
         waiter, notifier, acked = poll.waiter, self._notifier, 0
         try:
             while True:
-                result = await self._next_claim(poll)
-                if result is None:
+                claiming = self._next_claim(poll)
+                if claiming is None:
                     idle = notifier.idle_until(peer.id)
                 else:
+                    result = await claiming
+                    poll.pending_ack = None  # it rode on that claim
                     acked += result.acked
                     if result.deliveries:
                         if result.drained and not waiter.signalled:
@@ -336,22 +338,26 @@ class DeliveryService:
             poll.on_park = None
         return remaining
 
-    async def _next_claim(self, poll: _Poll) -> ClaimResult | None:
+    def _next_claim(self, poll: _Poll) -> Awaitable[ClaimResult] | None:
         """The claim a receive answers with now: the one a send made for it while it was
-        parked, or its own; None while nothing can be claimable (it parks, its ack waits)."""
+        parked, or its own; None while nothing can be claimable (it parks, its ack waits).
+        Not a coroutine itself: on every receive, it adds no frame to the claim's."""
         if poll.ahead is not None:
-            ahead, poll.ahead = poll.ahead, None
-            claimed = await ahead
-            if claimed is not None:
-                poll.pending_ack = None  # it rode on that claim
-                return claimed
+            return self._taken(poll, poll.ahead)
         idle, now = self._notifier.idle_until(poll.peer.id), self._clock.now()
         if idle is None or idle <= now or poll.waiter.signalled or not poll.defer_ack:
             poll.waiter.signalled = False
-            result = await self._claim(poll.peer, now, poll.batch, poll.pending_ack)
-            poll.pending_ack = None
-            return result
+            return self._claim(poll.peer, now, poll.batch, poll.pending_ack)
         return None
+
+    async def _taken(self, poll: _Poll, ahead: asyncio.Future[ClaimResult | None]) -> ClaimResult:
+        """What a send claimed for this receive; if it could not, the receive's own claim."""
+        poll.ahead = None
+        claimed = await ahead
+        if claimed is not None:
+            return claimed
+        poll.waiter.signalled = False
+        return await self._claim(poll.peer, self._clock.now(), poll.batch, poll.pending_ack)
 
     async def _park(self, poll: _Poll, remaining: float) -> None:
         """Wait to be woken, findable meanwhile by a send that can claim for it."""
