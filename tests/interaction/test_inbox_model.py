@@ -165,11 +165,18 @@ class InboxMachine(RuleBasedStateMachine):
             return
         sender = data.draw(st.sampled_from(others))
         peer, through = self._peer(name), self.model.last_seen.get(name) if acks else None
-        parked = self.loop.create_task(
-            self.hub.delivery.receive(peer, wait=30, limit=limit, ack_through=through)
-        )
+        waiting: list[bool] = []  # the receive says when it first has to wait (`on_park`)
         delivery = self.hub.delivery
-        self._run(eventually(lambda: parked.done() or name in delivery._parked))
+        parked = self.loop.create_task(
+            delivery.receive(
+                peer,
+                wait=30,
+                limit=limit,
+                ack_through=through,
+                on_park=lambda: waiting.append(True),
+            )
+        )
+        self._run(eventually(lambda: parked.done() or bool(waiting)))
         if through is not None:
             self._acked(name, through)
         waited = not parked.done()
