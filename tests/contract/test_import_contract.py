@@ -44,8 +44,11 @@ async def test_history_arrives_archived_in_order_once(rooms: RoomFactory) -> Non
     first = await join(room, "first")  # the room has its own traffic already
     await room.delivery.send(first, to="all", content="hello new room")
     loader = HistoryImport(room._db, 8192)
+    before = _wal_position(room)
     report = await loader.load(rows_of(history), lambda stage, n: None)
     assert (report.read, report.added, report.skipped) == (4, 4, 0)
+    if before is not None:  # and what it dirtied written out: a checkpoint began after it
+        assert _checkpointed_since(room, before)
     again = await loader.load(rows_of(history), lambda stage, n: None)
     assert (again.read, again.added, again.skipped) == (4, 0, 4)
     now = await room.history.after(0, 100)
@@ -68,6 +71,27 @@ async def test_history_arrives_archived_in_order_once(rooms: RoomFactory) -> Non
             ).fetchone()
         assert settled == (True,)
     assert await room.history.waiting() == 0  # archived: nobody's inbox
+
+
+def _wal_position(room: Hub) -> str | None:
+    """PostgreSQL's WAL position now (None on SQLite)."""
+    if room._db.dialect != "postgres":
+        return None
+    import psycopg
+
+    with psycopg.connect(room._db.dsn) as conn:  # type: ignore[attr-defined]
+        row = conn.execute("SELECT pg_current_wal_lsn()::text").fetchone()
+    return str(row[0]) if row else None
+
+
+def _checkpointed_since(room: Hub, position: str) -> bool:
+    import psycopg
+
+    with psycopg.connect(room._db.dsn) as conn:  # type: ignore[attr-defined]
+        row = conn.execute(
+            "SELECT redo_lsn >= %s::pg_lsn FROM pg_control_checkpoint()", (position,)
+        ).fetchone()
+    return bool(row and row[0])
 
 
 async def test_no_identity_travels_with_imported_history(rooms: RoomFactory) -> None:

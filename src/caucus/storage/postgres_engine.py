@@ -292,8 +292,13 @@ class PgEngine:
 
     async def settle(self) -> None:
         settle = vacuum_with(self._reads.connection, self._q["messages_settle"])
+        flush = vacuum_with(self._reads.connection, self._q["settle_checkpoint"])
         try:
             await asyncio.to_thread(settle)
+            try:
+                await asyncio.to_thread(flush)
+            except psycopg.errors.InsufficientPrivilege:
+                log.info("no right to CHECKPOINT: the import's pages reach the disk later")
         except psycopg.Error as exc:
             raise storage_error(exc) from None
 

@@ -208,6 +208,12 @@ SELECT CAST(:pages AS INTEGER) WHERE false;
 -- not by autovacuum while the hub serves. Outside a transaction, as VACUUM must be.
 VACUUM (ANALYZE) messages;
 
+-- name: settle_checkpoint
+-- ...and what the import and that VACUUM dirtied (gigabytes at ten million messages) written
+-- out now: left to a checkpoint while the hub serves, its flush stalls the sends' commits.
+-- A superuser's, or a role with pg_checkpoint's; without it the checkpoint comes on its own.
+CHECKPOINT;
+
 -- name: search_optimize
 -- After a bulk import: the planner's statistics of the words (a rare word's filter then reads
 -- the index's few matches, not the log backwards).
