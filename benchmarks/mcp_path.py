@@ -28,6 +28,7 @@ import contextlib
 import itertools
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -310,6 +311,7 @@ def main() -> None:
         found, cpu, client_cpu = asyncio.run(measure(url, args.count, hub.pid))
     finally:
         relay.stop(hub)
+        shutil.rmtree(tmp, ignore_errors=True)  # the hub's folder: its database, its token
     figures = {f"{k}_{p}_ms": round(pct(v, p), 2) for k, v in found.items() for p in (50, 99)}
     p50 = {k: statistics.median(v) for k, v in found.items()}
     ratio = p50["mcp_delivery"] / p50["http_delivery"]

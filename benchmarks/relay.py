@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -448,6 +449,7 @@ def main() -> None:
     finally:
         stop(hub)
         stop(trivial)
+        shutil.rmtree(tmp, ignore_errors=True)  # the hub's folder: its database, its token
 
     ratio_tp = median(r["ratios"])
     ratio_cpu, ratio_slow = median(r["cpu_ratios"]), median(r["slow_ratios"])
