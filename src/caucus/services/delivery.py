@@ -2,7 +2,9 @@
 
 Concurrent receives on one identity: the newest wins. A receive that is parked when another one
 arrives for the same identity returns at once with no messages and `superseded: true`; it had
-claimed nothing, so nothing is split or lost. A batch already handed out is never taken back:
+claimed nothing, so nothing is split or lost (unless a send was at that moment claiming for it,
+ADR 0044: then it answers with what that send claimed, and the newer one finds the rest).
+A batch already handed out is never taken back:
 what its receiver does not acknowledge comes back after the visibility timeout, or at once when the
 identity registers again (a reconnect).
 """
