@@ -10,16 +10,19 @@ import contextlib
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
+import uvicorn
 from mcp import Client
 
 from caucus.client import HubClient
 from caucus.errors import CapChannels, CapHands, CapPeers, RateLimited
 from caucus.server import CaucusApp, build_app
 from caucus.services.hub import Hub
-from caucus.testing import FakeClock, make_hub, serve
+from caucus.testing import FakeClock, make_hub, serve, serve_app
+from caucus.web.serving import uvicorn_config
 from caucus.web.shield import REFUSAL_HOLD
 from tests.conftest import eventually
 from tests.interaction.test_mcp_http import INIT, JSON_RPC, rpc
@@ -154,6 +157,50 @@ async def test_slow_clients_are_answered_408_and_closed_while_others_are_served(
             writer.close()
             with contextlib.suppress(OSError):
                 await writer.wait_closed()
+
+
+async def _exchange(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes:
+    """One whole `GET /health` on an open connection; the answer's head."""
+    writer.write(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    await writer.drain()
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    await asyncio.wait_for(reader.readexactly(length), 10)
+    return head
+
+
+async def test_an_idle_connection_is_closed_and_a_slow_later_head_is_answered_408(
+    tmp_path: Path,
+) -> None:
+    """The keep-alive limit and a second request's head deadline (both on the loop's one
+    clock, `web/deadlines.py`): a connection idle after its answer is closed by the hub, and
+    one whose next request's head never ends is answered 408, not just dropped."""
+    async with make_hub(tmp_path, head_timeout=scaled(0.5)) as hub:
+
+        def config(app: Any) -> uvicorn.Config:
+            quick = {"timeout_keep_alive": scaled(0.3), "log_level": "warning"}
+            return uvicorn_config(app, hub.settings, access_log=False, **quick)
+
+        async with serve_app(config, build_app(hub)) as url:
+            port = int(url.rsplit(":", 1)[1])
+            idle = await asyncio.open_connection("127.0.0.1", port)
+            slow = await asyncio.open_connection("127.0.0.1", port)
+            try:
+                assert (await _exchange(*idle)).startswith(b"HTTP/1.1 200")
+                assert await asyncio.wait_for(idle[0].read(), 10) == b""  # closed, unasked
+                assert (await _exchange(*slow)).startswith(b"HTTP/1.1 200")
+                slow[1].write(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+                answer = await asyncio.wait_for(slow[0].read(), 10)
+                assert answer.startswith(b"HTTP/1.1 408"), answer
+            finally:
+                for _, writer in (idle, slow):
+                    writer.close()
+                    with contextlib.suppress(OSError):
+                        await writer.wait_closed()
 
 
 async def test_past_the_connection_cap_a_client_gets_503_at_once(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from uvicorn.protocols.http import httptools_impl
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 from uvicorn.server import ServerState
 
-from caucus.web.uvicorn_http import Exchange, LeanHttp
+from caucus.web.uvicorn_http import Exchange, LeanHttp, Patient
 
 CALLBACKS = (
     "connection_made",
@@ -52,6 +52,10 @@ STATE = (
     "server_state",
     "tasks",
     "transport",
+    "timeout_keep_alive",
+    "timeout_keep_alive_handler",
+    "_unset_keepalive_if_required",
+    "_start_asgi_task",
 )
 
 
@@ -85,3 +89,15 @@ def test_an_exchange_has_everything_the_protocol_reads_of_its_cycle() -> None:
 def test_the_status_lines_the_lean_lane_writes_are_uvicorn_s() -> None:
     assert STATUS_LINE[200].startswith(b"HTTP/1.1 200")
     assert STATUS_LINE[413].startswith(b"HTTP/1.1 413")
+
+
+def test_the_protocol_ends_a_response_as_the_hub_s_override_does() -> None:
+    """`Patient.on_response_complete` is uvicorn's with the keep-alive timer kept on the
+    loop's one clock (`web/deadlines.py`): an uvicorn that does anything more there, or arms
+    that timer anywhere else, fails here."""
+    theirs = inspect.getsource(HttpToolsProtocol.on_response_complete)
+    ours = inspect.getsource(Patient.on_response_complete)
+    used = set(re.findall(r"self\.(\w+)", theirs)) - set(re.findall(r"self\.(\w+)", ours))
+    assert used == {"timeout_keep_alive_task", "loop", "timeout_keep_alive_handler"}
+    source = inspect.getsource(HttpToolsProtocol)
+    assert len(re.findall(r"self\.timeout_keep_alive_task = self\.loop\.call_later", source)) == 1

@@ -6,11 +6,13 @@ has what these classes read and override.
 
 **Deadlines** (`Patient`). uvicorn times out idle keep-alive connections but not a client that
 connects and then sends its request head, or its body, a byte at a time: a thousand such
-clients pin a thousand descriptors for as long as they like. The protocol has two deadlines:
-the request head must be complete within `head_timeout` seconds of the connection (or of the
-next request's first byte), and a request's body within `body_timeout` of its head. A client
-that misses one gets 408 and the connection is closed. Long-polls and the event stream are
-unaffected: a deadline ends once the request is read, whatever the response then takes.
+clients pin a thousand descriptors for as long as they like. The protocol has two deadlines
+more: the request head must be complete within `head_timeout` seconds of the connection (or
+of the next request's first byte), and a request's body within `body_timeout` of its head. A
+client that misses one gets 408 and the connection is closed. Long-polls and the event stream
+are unaffected: a deadline ends once the request is read, whatever the response then takes.
+All three (uvicorn's idle limit too) are kept on the loop's one clock (`web/deadlines.py`),
+not a timer each.
 
 **The lean lane** (`LeanHttp`, `Exchange`). uvicorn serves every request as an ASGI cycle: a
 scope, a cycle object with its event, a task running the app, the app's middleware each
@@ -43,6 +45,7 @@ from typing import Any, Protocol
 import httptools
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
+from caucus.web.deadlines import deadlines
 from caucus.web.one_write import OneWrite
 
 log = logging.getLogger(__name__)
@@ -68,24 +71,28 @@ class Patient(HttpToolsProtocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._deadline: asyncio.TimerHandle | None = None
-        self._reading_body = False
+        # One deadline at a time, kept on the loop's one clock (`web/deadlines.py`): the
+        # head's, the body's, or how long the connection may sit idle between requests.
+        self._deadlines = deadlines(self.loop)
+        self.due: float | None = None
+        self._what = ""
 
     def _arm(self, seconds: float, what: str) -> None:
-        self._disarm()
-        self._deadline = self.loop.call_later(seconds, self._late, what)
+        self._what = what
+        self._deadlines.arm(self, seconds)
 
     def _disarm(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
+        self.due = None
 
-    def _late(self, what: str) -> None:
-        self._deadline = None
+    def expire(self) -> None:
         if self.transport.is_closing():
             return
-        if self.cycle is None or self.cycle.response_started is False:
-            self.transport.write(_timeout_response(what))
+        if self._what == "idle":
+            self.timeout_keep_alive_handler()
+            return
+        cycle = self.cycle  # the request late, or the one before it, answered
+        if cycle is None or not cycle.response_started or cycle.response_complete:
+            self.transport.write(_timeout_response(self._what))
         self.transport.close()
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -93,12 +100,16 @@ class Patient(HttpToolsProtocol):
         self._arm(self.head_timeout, "head")
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
+        self._deadlines.forget(self)
         super().connection_lost(exc)
+
+    def _unset_keepalive_if_required(self) -> None:
+        if self._what == "idle":
+            self._disarm()
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        if self._deadline is None:
+        if self.due is None:
             self._arm(self.head_timeout, "head")
 
     def on_headers_complete(self) -> None:
@@ -118,6 +129,20 @@ class Patient(HttpToolsProtocol):
     def on_message_complete(self) -> None:
         super().on_message_complete()
         self._disarm()
+
+    def on_response_complete(self) -> None:
+        # uvicorn's, but its keep-alive limit is a deadline like the others rather than a
+        # timer of its own (`web/deadlines.py`).
+        self.server_state.total_requests += 1
+        if self.transport.is_closing():
+            return
+        self._unset_keepalive_if_required()
+        self.flow.resume_reading()
+        if self.pipeline:
+            cycle, app = self.pipeline.pop()
+            self._start_asgi_task(cycle, app)
+        else:
+            self._arm(self.timeout_keep_alive, "idle")
 
 
 Headers = list[tuple[bytes, bytes]]
@@ -266,7 +291,7 @@ class LeanHttp(Patient):
         self.url = b""
         self.expect_100_continue = False
         self.headers = []
-        if self._deadline is None:
+        if self.due is None:
             self._arm(self.head_timeout, "head")
 
     def on_headers_complete(self) -> None:
