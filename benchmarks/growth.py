@@ -270,7 +270,11 @@ class Postgres:
         name = f"purging_{time.monotonic_ns()}"
         source = self.db.rsplit("/", 1)[1]
         with psycopg.connect(self.server.admin_dsn, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{source}"'.encode())
+            # Copied as files, checkpointed before and after (as a restored backup would be):
+            # PostgreSQL 15's default writes the whole copy through the WAL, and the hub then
+            # served gigabytes of it to the disk beside its sends (p99 262 ms at 10M).
+            strategy = " STRATEGY FILE_COPY" if conn.info.server_version >= 150000 else ""
+            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{source}"{strategy}'.encode())
         return self.server.dsn(name)
 
 
