@@ -6,6 +6,8 @@ only tells the time it is told and runs the one timer when asked."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -13,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from caucus.web.deadlines import COARSEST, FINEST, Deadlines
+from caucus.web.deadlines import COARSEST, FINEST, Deadlines, deadlines
 
 
 class _Loop:
@@ -147,3 +149,16 @@ def test_a_shorter_deadline_brings_a_scheduled_sweep_forward() -> None:
     loop.run_until(100.2)
     assert [name for name, _ in log] == ["quick"]
     assert log[0][1] <= 100.05 + FINEST + 1e-9
+
+
+def test_a_loop_s_keeper_goes_with_its_loop() -> None:
+    """One keeper a loop, and none kept once the loop is gone (a test's loop each)."""
+    loop = asyncio.new_event_loop()
+    try:
+        assert deadlines(loop) is deadlines(loop)
+        kept = weakref.ref(deadlines(loop))
+    finally:
+        loop.close()
+    del loop
+    gc.collect()
+    assert kept() is None

@@ -38,11 +38,20 @@ class Deadlines:
     """The deadlines of every connection on one loop."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
+        # Not the loop itself: the keeper is the loop's entry's value in `_ON`, and a value
+        # that held its key would keep every loop a process ever ran (a test's each) alive.
+        self._loop_ref = weakref.ref(loop)
         self._armed: set[Timed] = set()
         self.tick = COARSEST  # seconds between sweeps: how late a deadline may be met
         self._sweep_at: asyncio.TimerHandle | None = None
         self._sweep_when = 0.0
+
+    @property
+    def _loop(self) -> asyncio.AbstractEventLoop:
+        loop = self._loop_ref()
+        if loop is None:  # only a connection of a loop that is gone could ask
+            raise RuntimeError("the event loop these deadlines ran on is gone")
+        return loop
 
     def arm(self, who: Timed, seconds: float) -> None:
         """`who` expires `seconds` from now (its earlier deadline, if any, replaced)."""
