@@ -11,6 +11,9 @@ JSON Lines on standard input), then `caucus hub` serves it and this script measu
 - an open loop at 500 msgs/s (send -> receive p99, the median of `--loops` runs) with the
   hub's loop watch at 2 ms: the worst stall of its event loop during them
   (`GET /operator/upkeep`), retention's size bound out of the way;
+- each open loop followed by one on an empty room whose hub runs beside it the whole time
+  (`twin_p99_ms`, and `p99_vs_twin`): the empty room on the same machine in the same
+  minutes, where the empty room measured first is half an hour before the 10M room;
 - the same open loop while retention purges a copy of the database down to 70% of its size;
 - the database's size per million messages (`used_mb`: what the size bound reads) and the
   search index's (`index_mb`: on SQLite its own file, ADR 0042; on PostgreSQL the GIN index).
@@ -149,8 +152,10 @@ async def reads(url: str, agent_token: str, reps: int, seeded: bool) -> dict[str
     agent.close()
     paths = {
         "snapshot_ms": (TOKEN, "/operator/snapshot"),
-        "newest_page_ms": (TOKEN, "/operator/messages?limit=200"),
-        "oldest_page_ms": (TOKEN, "/operator/messages?limit=200&before=201"),
+        # Pages of 20, which the empty room fills too (the 20 sends above): a page of 200
+        # there held ~25 messages, so the ratio counted rows, not the history (3.7x at 1M).
+        "newest_page_ms": (TOKEN, "/operator/messages?limit=20"),
+        "oldest_page_ms": (TOKEN, "/operator/messages?limit=20&before=21"),
         "text_filter_ms": (TOKEN, f"/operator/messages?limit=50&q={RARE}"),
         "summary_ms": (TOKEN, f"/operator/threads/{thread}/summary"),
         "long_summary_ms": (TOKEN, f"/operator/threads/{THREAD}/summary"),
@@ -175,11 +180,19 @@ async def upkeep(url: str) -> dict[str, Any]:
         c.close()
 
 
-async def open_loop(url: str, seconds: float, loops: int) -> dict[str, float]:
+async def open_loop(
+    url: str, seconds: float, loops: int, twin: str | None = None
+) -> dict[str, float]:
     """500 msgs/s for `seconds`, `loops` times after a warm-up: the median run's send ->
-    receive p99 and p50, and the event loop's worst stall over all of them."""
+    receive p99 and p50, and the event loop's worst stall over all of them. With `twin` (the
+    URL of an empty room's hub, running beside), a loop on it after each one here: its median
+    p99 (`twin_p99_ms`) is the empty room on the same machine in the same minutes, where the
+    empty room measured first is half an hour away at 10M (PostgreSQL's read 13.4 and 25.4 ms
+    in two runs of the same build)."""
     await relay.relay_run(url, 5, 1.0, 500.0, time.monotonic_ns() % 10**9)  # warm up
-    p99s, p50s, stalls = [], [], [0.0]
+    if twin is not None:
+        await relay.relay_run(twin, 5, 1.0, 500.0, time.monotonic_ns() % 10**9)
+    p99s, p50s, stalls, twins = [], [], [0.0], []
     for _ in range(loops):
         began = time.time()
         result = await relay.relay_run(url, 5, seconds, 500.0, time.monotonic_ns() % 10**9)
@@ -187,11 +200,19 @@ async def open_loop(url: str, seconds: float, loops: int) -> dict[str, float]:
         p99s.append(result.pct(99))
         p50s.append(result.pct(50))
         stalls += [s["ms"] for s in (await upkeep(url))["stalls"] if began <= s["at"] <= ended]
-    return {"p99_ms": relay.median(p99s), "p50_ms": relay.median(p50s), "stall_ms": max(stalls)}
+        if twin is not None:
+            beside = await relay.relay_run(twin, 5, seconds, 500.0, time.monotonic_ns() % 10**9)
+            twins.append(beside.pct(99))
+    figures = {"p99_ms": relay.median(p99s), "p50_ms": relay.median(p50s)}
+    figures["stall_ms"] = max(stalls)
+    if twins:
+        figures["twin_p99_ms"] = relay.median(twins)
+        figures["p99_vs_twin"] = figures["p99_ms"] / figures["twin_p99_ms"]
+    return figures
 
 
 async def serve_and_measure(
-    db: str, folder: Path, args: argparse.Namespace, seeded: bool
+    db: str, folder: Path, args: argparse.Namespace, twin: str | None
 ) -> dict[str, float]:
     env = {**HUB_ENV, "CAUCUS_HOME": str(folder)}
     proc, url = relay.start(relay.hub_command(db), env)
@@ -201,23 +222,28 @@ async def serve_and_measure(
         join = await relay.Conn(host, port, agent).open()
         await join.request("POST", "/channels/join", b'{"channel": "#chan-1"}')
         join.close()
-        figures = await reads(url, agent, args.reps, seeded)
-        figures |= await open_loop(url, args.seconds, args.loops)
+        figures = await reads(url, agent, args.reps, twin is not None)
+        figures |= await open_loop(url, args.seconds, args.loops, twin)
         figures["used_mb"] = (await upkeep(url))["store"]["used_bytes"] / 1_048_576
         return figures
     finally:
         relay.stop(proc)
 
 
-async def purging(db: str, folder: Path, bound: int, args: argparse.Namespace) -> dict[str, float]:
-    """The open loop while retention purges `db` down to `bound` bytes."""
+async def purging(
+    db: str, folder: Path, bound: int, args: argparse.Namespace, twin: str
+) -> dict[str, float]:
+    """The open loop while retention purges `db` down to `bound` bytes (and on the empty
+    room beside it, `twin`)."""
     env = {**HUB_ENV, "CAUCUS_HOME": str(folder), "CAUCUS_RETENTION_MAX_BYTES": str(bound)}
     proc, url = relay.start(relay.hub_command(db), env)
     try:
-        loop = await open_loop(url, args.seconds, args.loops)
+        loop = await open_loop(url, args.seconds, args.loops, twin)
         left = (await upkeep(url))["store"]["used_bytes"] / 1_048_576
         return {
             "purge_p99_ms": loop["p99_ms"],
+            "purge_twin_p99_ms": loop["twin_p99_ms"],
+            "purge_p99_vs_twin": loop["p99_vs_twin"],
             "purge_stall_ms": loop["stall_ms"],
             "purged_to_mb": left,
         }
@@ -238,6 +264,10 @@ class Sqlite:
         path = Path(self.db + ".search")
         return path.stat().st_size / 1_048_576 if path.exists() else 0.0
 
+    def twin(self) -> str:
+        """An empty room beside the one that grows."""
+        return str(self.folder / "twin.db")
+
     def copy(self) -> str:
         target = self.folder / "purging.db"
         for suffix in ("", "-wal", ".search", ".search-wal"):
@@ -255,6 +285,11 @@ class Postgres:
 
         self.server = server
         self.db = fresh_database(server, "growth")
+        self._twin = fresh_database(server, "twin")
+
+    def twin(self) -> str:
+        """An empty room beside the one that grows."""
+        return self._twin
 
     def index_mb(self) -> float:
         """The GIN index over the messages' words."""
@@ -283,18 +318,27 @@ def grow(
 ) -> dict[int, dict[str, float]]:
     rows: dict[int, dict[str, float]] = {}
     now, seeded, total = time.time(), 0, max(args.sizes)
-    for size in args.sizes:
-        print(f"  {store.name}: {size:,} messages", file=sys.stderr)
-        took = seed(store.db, seeded, size - seeded, total, now)
-        seeded = size
-        figures = asyncio.run(serve_and_measure(store.db, folder, args, size > 0))
-        figures["seed_s"] = took
-        figures["index_mb"] = store.index_mb()
-        if size and not args.no_purge:
-            bound = int(figures["used_mb"] * 0.7 * 1_048_576)
-            figures |= asyncio.run(purging(store.copy(), folder, bound, args))
-        rows[size] = figures
-        print(json.dumps({"backend": store.name, "size": size, **figures}), file=sys.stderr)
+    home = folder / "twin"
+    home.mkdir()
+    twin, twin_url = relay.start(
+        relay.hub_command(store.twin()), {**HUB_ENV, "CAUCUS_HOME": str(home)}
+    )
+    try:
+        for size in args.sizes:
+            print(f"  {store.name}: {size:,} messages", file=sys.stderr)
+            took = seed(store.db, seeded, size - seeded, total, now)
+            seeded = size
+            beside = twin_url if size > 0 else None
+            figures = asyncio.run(serve_and_measure(store.db, folder, args, beside))
+            figures["seed_s"] = took
+            figures["index_mb"] = store.index_mb()
+            if size and not args.no_purge:
+                bound = int(figures["used_mb"] * 0.7 * 1_048_576)
+                figures |= asyncio.run(purging(store.copy(), folder, bound, args, twin_url))
+            rows[size] = figures
+            print(json.dumps({"backend": store.name, "size": size, **figures}), file=sys.stderr)
+    finally:
+        relay.stop(twin)
     return rows
 
 
