@@ -4,10 +4,7 @@ single-process lock."""
 from __future__ import annotations
 
 import asyncio
-import os
 import sqlite3
-import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -17,7 +14,7 @@ from caucus.domain.names import parse_target
 from caucus.errors import StorageError
 from caucus.ids import hash_token, new_token
 from caucus.storage.sqlite_engine import SqliteEngine
-from caucus.storage.sqlite_runners import LOWEST, GroupCommitWriter
+from caucus.storage.sqlite_runners import GroupCommitWriter
 
 
 async def test_concurrent_sends_share_commits(tmp_path: Path) -> None:
@@ -66,29 +63,6 @@ async def test_the_database_is_in_wal_mode_with_full_sync(tmp_path: Path) -> Non
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     finally:
         conn.close()
-
-
-@pytest.mark.skipif(sys.platform != "linux", reason="a thread's own nice value is Linux's")
-async def test_the_search_index_s_upkeep_yields_the_cpu_and_nothing_else_does(
-    tmp_path: Path,
-) -> None:
-    """The index's thread runs at the lowest priority (a purge keeps it busy beside the sends,
-    issue 53); the writer (on the loop) and the readers keep the process's."""
-
-    def nice(_repos: object) -> int:
-        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-
-    mine = nice(None)
-    store = SqliteEngine(tmp_path / "n.db")
-    await store.open()
-    try:
-        assert await store.index(nice) == LOWEST
-        assert await store.read(nice) == mine
-        assert await store.query(nice, budget=10.0) == mine
-        assert await store.write(nice) == mine
-    finally:
-        await store.close()
-    assert nice(None) == mine  # the loop's thread (and the process) untouched
 
 
 async def test_a_batch_of_claims_alone_commits_without_syncing(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from caucus.storage.migrate import migrate_sqlite
 from caucus.storage.queries import Queries, queries
 from caucus.storage.repos import ROW_BY_ROW, RecipientCache, Repos
 from caucus.storage.sqlite_index import attach, index_path, prepare
-from caucus.storage.sqlite_runners import GroupCommitWriter, ReaderThread, background
+from caucus.storage.sqlite_runners import GroupCommitWriter, ReaderThread
 
 T = TypeVar("T")
 _EMPTY: dict[str, Any] = {}
@@ -337,9 +337,7 @@ class SqliteEngine:
 
     def _connect_index(self) -> sqlite3.Connection:
         """The index's upkeep: reads the room's file, writes only the index's (`sqlite_index`);
-        a deferred BEGIN (the reader thread's) takes the index's write lock alone. On the
-        index's own thread, which runs at the lowest priority (`background`)."""
-        background()
+        a deferred BEGIN (the reader thread's) takes the index's write lock alone."""
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         tx = SqliteTx(conn, self._q)
         tx.script("busy_timeout")

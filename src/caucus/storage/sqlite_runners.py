@@ -22,10 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import queue
 import sqlite3
-import sys
 import threading
 import time
 from collections import deque
@@ -48,21 +46,6 @@ def storage_error(exc: sqlite3.Error) -> CaucusError:
     if isinstance(exc, sqlite3.OperationalError) and "full" in text:
         return StorageFull("the database disk is full; free space, then retry")
     return StorageError(f"database error: {text}; retry, and check the hub log if it persists")
-
-
-def background() -> None:
-    """The calling thread yields the CPU to every other (Linux: the nice value is a thread's):
-    the search index's upkeep, which a purge keeps busy (FTS5 forgetting and merging), took
-    CPU from the event loop and the load beside it: the open loop's p99 while retention
-    purged a million-message room was 1.31-2.20x the quiet room's (five pairs of runs), and
-    1.09-1.57x with this thread at the lowest priority (issue 53). It still gets all the CPU
-    nobody else wants, so the index keeps up."""
-    if sys.platform == "linux":
-        with contextlib.suppress(OSError):  # a nice value is raised, never lowered: allowed
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), LOWEST)
-
-
-LOWEST = 19  # the lowest scheduling priority (the highest nice value)
 
 
 def settle(fut: asyncio.Future[Any], value: Any, exc: BaseException | None) -> None:
