@@ -176,30 +176,32 @@ def main() -> None:
         args.duration, args.wakes = 1.0, 30
     counts = [int(n) for n in args.processes.split(",")]
     figures: dict[str, dict[str, relay.Result]] = {}
-    tmp = Path(tempfile.mkdtemp(prefix="caucus-scaleout-"))
-    print("SQLite, one process...", file=sys.stderr)
-    hubs = start_hubs(str(tmp / "bench.db"), 1, tmp / "sqlite")
-    try:
-        watch = CpuWatch([p.pid for p, _ in hubs], None, "")
-        figures["sqlite x1"] = asyncio.run(measure([u for _, u in hubs], args, 0, watch))
-    finally:
-        for proc, _ in hubs:
-            relay.stop(proc)
-    with throwaway_cluster(durable=True) as server:
-        for n in counts:
-            print(f"PostgreSQL, {n} process{'es' if n > 1 else ''}...", file=sys.stderr)
-            dsn = fresh_database(server, "bench")
-            hubs = start_hubs(dsn, n, tmp / f"pg{n}")
-            try:
-                database = dsn.rpartition("/")[2].partition("?")[0]
-                watch = CpuWatch([p.pid for p, _ in hubs], server.pid, database)
-                figures[f"postgres x{n}"] = asyncio.run(
-                    measure([u for _, u in hubs], args, n, watch)
-                )
-            finally:
-                for proc, _ in hubs:
-                    relay.stop(proc)
-        ratios = alternated(server, tmp, args) if 1 in counts and args.reps > 0 else []
+    # The hubs' folders (databases, tokens: ~27 MB) go when the run ends.
+    with tempfile.TemporaryDirectory(prefix="caucus-scaleout-") as folder:
+        tmp = Path(folder)
+        print("SQLite, one process...", file=sys.stderr)
+        hubs = start_hubs(str(tmp / "bench.db"), 1, tmp / "sqlite")
+        try:
+            watch = CpuWatch([p.pid for p, _ in hubs], None, "")
+            figures["sqlite x1"] = asyncio.run(measure([u for _, u in hubs], args, 0, watch))
+        finally:
+            for proc, _ in hubs:
+                relay.stop(proc)
+        with throwaway_cluster(durable=True) as server:
+            for n in counts:
+                print(f"PostgreSQL, {n} process{'es' if n > 1 else ''}...", file=sys.stderr)
+                dsn = fresh_database(server, "bench")
+                hubs = start_hubs(dsn, n, tmp / f"pg{n}")
+                try:
+                    database = dsn.rpartition("/")[2].partition("?")[0]
+                    watch = CpuWatch([p.pid for p, _ in hubs], server.pid, database)
+                    figures[f"postgres x{n}"] = asyncio.run(
+                        measure([u for _, u in hubs], args, n, watch)
+                    )
+                finally:
+                    for proc, _ in hubs:
+                        relay.stop(proc)
+            ratios = alternated(server, tmp, args) if 1 in counts and args.reps > 0 else []
     report(figures, args, ratios)
 
 
