@@ -10,6 +10,7 @@ walk an index in its order and stop at their LIMIT; each is named below with why
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from pathlib import Path
@@ -205,3 +206,27 @@ def test_every_hot_read_is_a_statement_of_both_stores(tmp_path: Path) -> None:
     for dialect in ("sqlite", "postgres"):
         for name in HOT:
             assert queries(dialect)[name]
+
+
+# The writer's grouped statements (`storage.postgres_writer`): planned once, generic, for any
+# arrays, so that plan must seek too.
+GROUPED = ("messages_insert_direct_many", "deliveries_ack_claim_many")
+
+
+@pytest.mark.parametrize("name", GROUPED)
+def test_postgres_grouped_writes_seek_by_index_under_a_generic_plan(pg_db: Any, name: str) -> None:
+    text = queries("postgres")[name]
+    names = list(dict.fromkeys(re.findall(r"%\(([a-z_]+)\)[sb]", text)))
+    numbered = re.sub(r"%\(([a-z_]+)\)[sb]", lambda m: f"${names.index(m.group(1)) + 1}", text)
+    pg_db.execute(f"PREPARE grouped AS {numbered}".encode())
+    try:
+        pg_db.execute(b"SET plan_cache_mode = force_generic_plan")
+        nulls = ", ".join(["NULL"] * len(names))
+        (row,) = pg_db.execute(
+            f"EXPLAIN (FORMAT JSON, VERBOSE) EXECUTE grouped({nulls})".encode()
+        ).fetchall()
+    finally:
+        pg_db.execute(b"DEALLOCATE grouped")
+        pg_db.execute(b"RESET plan_cache_mode")
+    assert "$1" in json.dumps(row[0])  # the plan made for any values, not for these
+    assert [r for r in seq_scans(row[0]) if r in WATCHED] == []

@@ -14,7 +14,7 @@ from caucus.domain.messages import AppendOutcome, ClaimRequest, ClaimResult, New
 from caucus.domain.names import Target, TargetKind
 from caucus.domain.peers import Peer
 from caucus.errors import InvalidRequest, NameInUse, NotFound
-from caucus.services.delivery_units import Append, Claim
+from caucus.services.delivery_units import Append, AppendClaim, Claim
 from caucus.storage.engine import Duplicate, Engine
 from caucus.storage.repos import Repos
 from tests.contract.conftest import NOW
@@ -217,3 +217,37 @@ async def test_a_batch_of_sends_and_claims_alone_commits_as_it_stores(db: Engine
     for i, r in enumerate(receivers[1:], start=1):
         rest = [d.message.content for d in (await claim(db, r)).deliveries]
         assert rest == ([] if i == 3 and postgres else [mixed[i].message.content])
+
+
+async def test_sends_that_claim_for_their_recipients_answer_each_as_alone(db: Engine) -> None:
+    """Sends each claiming for its recipient's parked receive (`AppendClaim`), queued at once:
+    together on PostgreSQL (their sends in one statement, then their claims in one that sees
+    them), each caller gets its message stored and its recipient's claim handing it out,
+    after what was already waiting. A send refused answers its error; what its claim took
+    shows again after the visibility timeout (on SQLite it took nothing)."""
+    senders = [await peer(db, f"s{i}") for i in range(3)]
+    receivers = [await peer(db, f"r{i}") for i in range(4)]
+    await send(db, senders[0], "r0", "waiting")
+    await send(db, senders[0], "r3", "kept")
+
+    def unit(s: Peer, to: str, r: Peer, content: str) -> AppendClaim:
+        append = Append(direct(s, to, content), Target(TargetKind.PEER, to), 0.0)
+        return AppendClaim(append, Claim(request(r)))
+
+    units = [unit(s, f"r{i}", receivers[i], f"m{i}") for i, s in enumerate(senders)]
+    units.append(unit(senders[1], "ghost", receivers[3], "lost"))
+    before = db.stats.get("write_together", 0)
+    outcomes = await asyncio.gather(*(db.write(u) for u in units), return_exceptions=True)
+    together = db.stats.get("write_together", 0) - before
+    assert isinstance(outcomes[3], NotFound)
+    for i, answer in enumerate(outcomes[:3]):
+        assert isinstance(answer, tuple), answer
+        stored, claimed = answer
+        assert stored.receipt.delivered_to == [f"r{i}"]
+        contents = [d.message.content for d in claimed.deliveries]
+        assert contents == (["waiting", "m0"] if i == 0 else [f"m{i}"])
+        assert (await claim(db, receivers[i])).deliveries == []  # handed out once
+    later = await db.write(Claim(request(receivers[3], now=NOW + 61)))
+    assert [d.message.content for d in later.deliveries] == ["kept"]
+    if db.dialect == "postgres":  # each ran with its kind, none alone
+        assert together == len(units)

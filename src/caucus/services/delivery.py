@@ -102,10 +102,9 @@ class DeliveryService:
         self.floor_gate: Callable[[Peer, Target], None] | None = None
         self._background: set[asyncio.Task[int]] = set()
         # Receives parked now, by their peer's name: a direct send to one claims for it as it
-        # is stored (`AppendClaim`), on an engine where that saves a commit (`claims_ahead`).
-        # The name only finds the receive; the claim is made for its identity.
+        # is stored (`AppendClaim`): one commit, not two. The name only finds the receive; the
+        # claim is made for its identity.
         self._parked: dict[str, _Poll] = {}
-        self._claims_ahead = db.claims_ahead
         self.send_budget = TokenBuckets(
             clock, capacity=room.rate.capacity, refill=room.rate.refill, what="sends"
         )
@@ -206,7 +205,8 @@ class DeliveryService:
         since = message.ts - self._settings.idempotency_window
         append = Append(message, target, since)
         poll = self._parked.get(target.name) if append.together == "direct" else None
-        if poll is not None and poll.ahead is None:
+        # Not for a peer's send to itself: refused, its claim would hide what it handed out.
+        if poll is not None and poll.ahead is None and poll.peer.id != message.sender_id:
             return await self._claiming(append, poll)
         outcome: AppendOutcome = await self._db.write(append)
         if not outcome.receipt.duplicate:
@@ -364,7 +364,7 @@ class DeliveryService:
     async def _park(self, poll: _Poll, remaining: float) -> None:
         """Wait to be woken, findable meanwhile by a send that can claim for it."""
         name = poll.peer.name
-        if self._claims_ahead and not poll.waiter.watcher:
+        if not poll.waiter.watcher:
             self._parked[name] = poll
         try:
             await poll.waiter.wait(remaining)

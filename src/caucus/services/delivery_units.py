@@ -89,11 +89,12 @@ class AppendClaim:
     receive is answered by the commit that stores the message instead of a second one of its
     own (a batch, a commit and two thread hand-offs a message at low rates: issue 53). The
     claim is the receive's own (its identity, its batch size, its waiting acknowledgement),
-    so it hands out only what that receive would have claimed on waking. It runs alone,
-    never `Together`: on an engine that batches by kind it would lose its order."""
+    so it hands out only what that receive would have claimed on waking. Such units run
+    together (`storage.engine.Together`): their sends in one statement, then their claims in
+    one after it, which sees what it stored (ADR 0044)."""
 
     __slots__ = ("append", "claim")
-    together = None
+    together = "direct_claim"
 
     def __init__(self, append: Append, claim: Claim) -> None:
         self.append = append
@@ -102,3 +103,23 @@ class AppendClaim:
     def __call__(self, r: Repos) -> tuple[AppendOutcome, ClaimResult]:
         outcome = self.append(r)
         return outcome, self.claim(r)
+
+    @staticmethod
+    def start_together(
+        r: Repos, units: list[AppendClaim]
+    ) -> Callable[[], list[tuple[AppendOutcome, ClaimResult] | CaucusError]]:
+        """A send refused (its recipient gone) answers its error, as alone; the claim sent
+        beside it is dropped, and what it handed out shows again after the visibility
+        timeout, as a claim whose receive hung up (the hub sends one only to a parked
+        receive of another peer, so this is rare)."""
+        stored = Append.start_together(r, [u.append for u in units])
+        claimed = Claim.start_together(r, [u.claim for u in units])
+
+        def finish() -> list[tuple[AppendOutcome, ClaimResult] | CaucusError]:
+            outcomes, claims = stored(), claimed()
+            return [
+                o if isinstance(o, CaucusError) else (o, c)
+                for o, c in zip(outcomes, claims, strict=True)
+            ]
+
+        return finish

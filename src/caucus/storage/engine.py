@@ -111,10 +111,6 @@ class Engine(Protocol):
 
     dialect: str
     shared: bool  # several hub processes may use the database at once
-    # A direct send to a parked receive claims for it in the same unit (`AppendClaim`): one
-    # commit instead of two. Not where units are batched by kind (PostgreSQL's `Together`),
-    # which would lose the send-then-claim order and the batch's one round trip (ADR 0043).
-    claims_ahead: bool
 
     async def open(self) -> None: ...
 

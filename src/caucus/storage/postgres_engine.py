@@ -3,9 +3,9 @@
 Units of work are synchronous functions (ADR 0013), so this engine runs them on connections
 owned by threads, never on the event loop: one writer thread per process group-commits every
 unit queued since its last commit (`postgres_writer.py`), and reads take one of a few kept
-connections in a worker thread. Wake-ups cross processes by LISTEN/NOTIFY: the writer sends
-one NOTIFY per committed batch naming the peers it queued deliveries for, and a listening
-connection in each process hands the others' to this process's waiters.
+connections in a worker thread. Wake-ups cross processes by LISTEN/NOTIFY: the writer's NOTIFY
+names the peers a batch queued deliveries for (committed with it, or with the next batch), and
+a listening connection in each process hands the others' to this process's waiters.
 """
 
 from __future__ import annotations
@@ -105,7 +105,6 @@ class PgEngine:
 
     dialect = "postgres"
     shared = True
-    claims_ahead = False
 
     def __init__(
         self,
@@ -143,6 +142,7 @@ class PgEngine:
             "write_ops": w.ops,
             "write_together": w.together,
             "write_committed_first": w.committed_first,
+            "write_wakes_carried": w.wakes_carried,
         }
 
     async def open(self) -> None:

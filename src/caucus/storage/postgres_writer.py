@@ -1,9 +1,11 @@
 """The PostgreSQL writer: one thread per process, group-committing every unit queued since its
 last commit in one transaction, in pipeline mode. Units of one kind that may run together
 (`Together`: direct sends, claims) are stored by one statement; if a unit makes a statement
-fail, the batch is replayed with each unit in its own savepoint. After each commit, one NOTIFY
-names the peers the batch queued deliveries for (ADR 0014). A batch of direct sends alone
-commits in the round trip that stores it (ADR 0043)."""
+fail, the batch is replayed with each unit in its own savepoint. A NOTIFY names the peers a
+batch queued deliveries for, committed with it (ADR 0014). A batch of direct sends and claims
+alone commits in the round trip that stores them (ADR 0043); its NOTIFY rides on the next
+batch's COMMIT, or goes alone when no batch waits (ADR 0045). The grouped statements are
+planned once, not at each batch (ADR 0045)."""
 
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ Batch = list[tuple[Unit[Any], asyncio.Future[Any]]]  # units, each with its call
 Settled = list[tuple[asyncio.Future[Any], Any, BaseException | None]]  # (future, value, error)
 # The kinds of unit (`Together`) whose one statement answers nothing that asks for another:
 # their COMMIT may go out before their answers are read (ADR 0043).
-COMMIT_FIRST = frozenset({"direct", "claim"})
+COMMIT_FIRST = frozenset({"direct", "claim", "direct_claim"})
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -63,7 +65,10 @@ class PgWriter:
         self.ops = 0
         self.together = 0  # units that ran together with others of their kind
         self.committed_first = 0  # batches that committed in the round trip storing them
-        self._wakes: list[str] = []  # NOTIFY payloads of a batch that committed first
+        self.wakes_carried = 0  # batches whose COMMIT told an earlier batch's wake-ups
+        # Peers a batch that committed first woke, not yet told to the other processes: told
+        # with the next batch's COMMIT, or alone when none is waiting (`_wake_others`).
+        self._owed: set[int] = set()
 
     async def open(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -106,6 +111,7 @@ class PgWriter:
             while True:
                 item = self._queue.get()
                 if item is _STOP:
+                    self._wake_others(conn)
                     return
                 batch = [item]
                 while len(batch) < self._batch_max:
@@ -124,7 +130,8 @@ class PgWriter:
                 results = self._commit(conn, tx, repos, batch)
                 with contextlib.suppress(RuntimeError):  # the loop closed during shutdown
                     loop.call_soon_threadsafe(_resolve, results)
-                self._wake_others(conn)
+                if self._queue.empty():  # no batch next to carry the wake-ups: now, alone
+                    self._wake_others(conn)
         finally:
             conn.close()
 
@@ -179,6 +186,7 @@ class PgWriter:
         trip per statement its units wait on, plus one. The units of one kind that may run
         together (`Together`) do so, where the first of them stands in the batch."""
         tx.woken.clear()
+        tx.woken.update(self._owed)
         tx.failed = False
         outcomes: list[tuple[Any, BaseException | None] | None] = [None] * len(batch)
         groups = _kinds(batch)
@@ -200,6 +208,7 @@ class PgWriter:
                 conn.execute(b"COMMIT")
             finally:
                 tx.pipeline = None
+        self._owed.clear()
         return [
             (fut, *outcome) for (_, fut), outcome in zip(batch, outcomes, strict=True) if outcome
         ]
@@ -216,7 +225,8 @@ class PgWriter:
         not wait for the client between the statement and the COMMIT). A statement that fails
         makes the server skip the COMMIT: nothing holds, and the batch is replayed. Once the
         COMMIT is read the batch holds, so nothing after it replays it; the other processes'
-        wake-ups go once the callers have their answers (`_wake_others`)."""
+        wake-ups go once the callers have their answers: with the next batch's COMMIT, or alone
+        if none is waiting (`_wake_others`), not in a round trip of their own each batch."""
         tx.woken.clear()
         tx.failed = False
         groups = _kinds(batch, alone=True)
@@ -225,7 +235,10 @@ class PgWriter:
                 tx.pipeline = pipe
                 try:
                     started = _begin(conn, repos, batch, groups)
+                    for payload in _wake_payloads(self._token, sorted(self._owed)):
+                        conn.execute(self._q["wake_notify"], {"payload": payload})
                     conn.execute(b"COMMIT")
+                    self.wakes_carried += bool(self._owed)
                 finally:
                     tx.pipeline = None
         except psycopg.Error as exc:
@@ -243,14 +256,15 @@ class PgWriter:
                 answers = [(None, lost)] * len(members)
             for j, outcome in zip(members, answers, strict=True):
                 outcomes[j] = outcome
-        self._wakes = _wake_payloads(self._token, sorted(tx.woken))
+        self._owed = set(tx.woken)  # those before were told with this COMMIT
         return [(fut, *outcome) for (_, fut), outcome in zip(batch, outcomes, strict=True)]
 
     def _wake_others(self, conn: psycopg.Connection[Any]) -> None:
-        """The NOTIFY of a batch that committed first, each in a transaction of its own. Lost
-        (the connection broke), the other processes' receives find the deliveries when their
-        wait ends, as after a restart."""
-        wakes, self._wakes = self._wakes, []
+        """The wake-ups owed, each NOTIFY in a transaction of its own. Lost (the connection
+        broke), the other processes' receives find the deliveries when their wait ends, as
+        after a restart."""
+        wakes = _wake_payloads(self._token, sorted(self._owed))
+        self._owed = set()
         if not wakes:
             return
         try:
@@ -269,10 +283,12 @@ class PgWriter:
     ) -> Settled:
         """The batch again, each unit alone in its own savepoint."""
         tx.woken.clear()
+        tx.woken.update(self._owed)
         with conn.transaction():
             results = [(fut, *self._isolated(conn, repos, unit)) for unit, fut in batch]
             for payload in _wake_payloads(self._token, sorted(tx.woken)):
                 tx.value("wake_notify", {"payload": payload})
+        self._owed.clear()
         return results
 
     def _isolated(
@@ -339,7 +355,15 @@ def _begin(
     if not any(getattr(unit, "durable", True) for unit, _ in batch):
         # Only claims: a power cut may lose them (`storage.engine.Unit`, ADR 0041).
         conn.execute(b"SET LOCAL synchronous_commit TO off")
-    return [(members, _start(conn, repos, [batch[j][0] for j in members])) for members in groups]
+    if not groups:
+        return []
+    # A group's statement takes arrays, whose lengths alone its best plan could follow: left
+    # to choose, the server plans it afresh at every batch (0.4-0.9 ms of its time, ADR 0045).
+    conn.execute(b"SET LOCAL plan_cache_mode TO force_generic_plan")
+    started = [(members, _start(conn, repos, [batch[j][0] for j in members])) for members in groups]
+    if sum(len(members) for members in groups) < len(batch):
+        conn.execute(b"SET LOCAL plan_cache_mode TO DEFAULT")  # the units after, as they were
+    return started
 
 
 def _start(

@@ -113,7 +113,6 @@ class SqliteEngine:
 
     dialect = "sqlite"
     shared = False
-    claims_ahead = True
 
     def __init__(
         self,
