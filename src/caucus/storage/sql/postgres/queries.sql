@@ -268,8 +268,13 @@ VACUUM (SKIP_LOCKED) deliveries;
 -- deliveries_ack_claim: for every peer at least one row, `claimant` its id, with what it
 -- acknowledged, when its next hidden delivery shows and the senders of the tasks whose items
 -- it received (claimed here), and the message columns null when nothing was handed out to it.
+-- Linear in the batch: what a step needs of another per peer is counted once, by peer, and
+-- the acknowledged rows (still in this statement's snapshot) are told by the acknowledgement's
+-- own condition, not looked up in `acked` for every row.
 WITH q AS (
-    SELECT * FROM unnest(
+    SELECT q.*, (SELECT x.lease FROM deliveries x WHERE x.peer_id = q.peer_id AND x.seq = q.through)
+        AS through_lease
+    FROM unnest(
         CAST(:peer_ids AS BIGINT[]), CAST(:throughs AS BIGINT[]), CAST(:nows AS DOUBLE PRECISION[]),
         CAST(:limits AS INTEGER[]), CAST(:priority AS INTEGER[]),
         CAST(:visible_ats AS DOUBLE PRECISION[]), CAST(:leases AS BIGINT[])
@@ -277,13 +282,13 @@ WITH q AS (
 ), acked AS (
     DELETE FROM deliveries d USING q
     WHERE d.peer_id = q.peer_id AND d.seq <= q.through AND d.delivery_count > 0
-      AND d.lease = (SELECT x.lease FROM deliveries x WHERE x.peer_id = q.peer_id AND x.seq = q.through)
+      AND d.lease = q.through_lease
     RETURNING d.peer_id, d.seq
 ), picked AS (
     SELECT p.peer_id, p.seq, q.visible_at, q.lease FROM q CROSS JOIN LATERAL (
         SELECT peer_id, seq FROM deliveries
         WHERE peer_id = q.peer_id AND visible_at <= q.now AND (q.priority_only = 0 OR lane = 0)
-          AND seq NOT IN (SELECT a.seq FROM acked a WHERE a.peer_id = q.peer_id)
+          AND NOT COALESCE(seq <= q.through AND delivery_count > 0 AND lease = q.through_lease, false)
         ORDER BY seq LIMIT q.lim
         FOR UPDATE SKIP LOCKED
     ) p
@@ -306,12 +311,20 @@ WITH q AS (
     SELECT x.id, (SELECT COALESCE(MAX(e.n), 0) + 1 FROM task_events e WHERE e.task_id = x.id),
         x.now, 'in_progress', x.worker, 'received'
     FROM tasked x
+), picked_by AS (
+    SELECT peer_id, COUNT(*) AS n FROM picked GROUP BY peer_id
+), acked_by AS (
+    SELECT peer_id, COUNT(*) AS n FROM acked GROUP BY peer_id
+), tasked_by AS (
+    SELECT claimant AS peer_id, array_agg(sender_id ORDER BY id) AS senders
+    FROM tasked GROUP BY claimant
 ), counted AS (
-    SELECT q.*, (SELECT COUNT(*) FROM picked p WHERE p.peer_id = q.peer_id) AS handed_out
-    FROM q
+    SELECT q.*, COALESCE(pb.n, 0) AS handed_out, COALESCE(ab.n, 0) AS acked, tb.senders
+    FROM q LEFT JOIN picked_by pb ON pb.peer_id = q.peer_id
+        LEFT JOIN acked_by ab ON ab.peer_id = q.peer_id
+        LEFT JOIN tasked_by tb ON tb.peer_id = q.peer_id
 ), summary AS (
-    SELECT c.peer_id, c.handed_out > 0 AND c.handed_out < c.lim AS drained,
-        (SELECT COUNT(*) FROM acked a WHERE a.peer_id = c.peer_id) AS acked,
+    SELECT c.peer_id, c.handed_out > 0 AND c.handed_out < c.lim AS drained, c.acked,
         -- Read unless the claim took its limit (more may be visible): when the next hidden
         -- delivery shows, those just handed out included (LEAST skips a NULL).
         CASE WHEN c.handed_out >= c.lim THEN NULL ELSE LEAST(
@@ -319,10 +332,10 @@ WITH q AS (
             (SELECT MIN(x.visible_at) FROM deliveries x
              WHERE x.peer_id = c.peer_id AND x.visible_at > c.now
                AND (c.priority_only = 0 OR x.lane = 0)
-               AND x.seq NOT IN (SELECT a.seq FROM acked a WHERE a.peer_id = c.peer_id)))
+               AND NOT COALESCE(x.seq <= c.through AND x.delivery_count > 0
+                                AND x.lease = c.through_lease, false)))
         END AS next_visible,
-        (SELECT array_agg(x.sender_id ORDER BY x.id) FROM tasked x
-         WHERE x.claimant = c.peer_id) AS task_senders
+        c.senders AS task_senders
     FROM counted c
 )
 SELECT s.peer_id AS claimant, s.acked, s.next_visible, s.drained, s.task_senders,
