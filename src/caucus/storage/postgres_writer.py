@@ -238,7 +238,6 @@ class PgWriter:
                     for payload in _wake_payloads(self._token, sorted(self._owed)):
                         conn.execute(self._q["wake_notify"], {"payload": payload})
                     conn.execute(b"COMMIT")
-                    self.wakes_carried += bool(self._owed)
                 finally:
                     tx.pipeline = None
         except psycopg.Error as exc:
@@ -246,6 +245,7 @@ class PgWriter:
                 raise  # whether the COMMIT arrived is unknown: every caller hears so
             raise _Replay from exc
         self.committed_first += 1
+        self.wakes_carried += bool(self._owed)
         outcomes: list[tuple[Any, BaseException | None]] = [(None, None)] * len(batch)
         for members, finish in started:
             self.together += len(members)
