@@ -91,7 +91,7 @@ class AppendClaim:
     claim is the receive's own (its identity, its batch size, its waiting acknowledgement),
     so it hands out only what that receive would have claimed on waking. Such units run
     together (`storage.engine.Together`): their sends in one statement, then their claims in
-    one after it, which sees what it stored (ADR 0044)."""
+    one after it, which sees what it stored (ADR 0045)."""
 
     __slots__ = ("append", "claim")
     together = "direct_claim"
